@@ -1,0 +1,93 @@
+"""FedAvg (McMahan et al., AISTATS 2017) — and the default of every algorithm part.
+
+An algorithm in fedlib is four small parts (see :mod:`fedlib.algorithms`):
+
+* a **client loss** ``loss(logits, targets, class_counts, sample_weight)``;
+* a **client correction** of the local gradient, with optional client and
+  server state (FedProx, SCAFFOLD);
+* an **aggregator** turning the sampled clients' updates Δ_k = w_k − w into one
+  server update (FedAvg's weighted mean, FedNova's normalized average);
+* a **server optimizer** applying the pseudo-gradient −Δ (SGD with lr 1 is
+  plain averaging; FedOpt uses Adam).
+
+This module holds FedAvg's choice for each part; the other methods replace one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .. import tree
+from ..losses import cross_entropy
+from ..tree import Params
+
+
+@dataclass(frozen=True)
+class CrossEntropyLoss:
+    """Plain softmax cross-entropy (the loss FedLC §3 analyses)."""
+
+    name = "cross_entropy"
+
+    def __call__(self, logits, targets, class_counts, sample_weight=None):
+        return cross_entropy(logits, targets, sample_weight=sample_weight)
+
+
+@dataclass(frozen=True)
+class NoCorrection:
+    """Local SGD on the client loss alone.  Subclasses override a hook each."""
+
+    name = "none"
+
+    def init_server_state(self, params: Params) -> dict:
+        return {}
+
+    def init_client_state(self, params: Params) -> dict:
+        return {}
+
+    def client_context(self, server_state: dict, client_state: dict) -> dict:
+        """Tensors the client needs during its local steps (e.g. c − c_i)."""
+        return {}
+
+    def adjust(self, grads: Params, params: Params, anchor: Params, context: dict) -> Params:
+        """The gradient actually stepped along; ``anchor`` is the round's global model."""
+        return grads
+
+    def effective_steps(self, num_steps: int, lr: float) -> float:
+        """a_k of FedNova (Wang et al. 2020, Eq. 6): the norm of the local
+        gradient-accumulation vector; τ_k for plain local SGD."""
+        return float(num_steps)
+
+    def client_final(self, anchor: Params, local: Params, num_steps: int, lr: float,
+                     server_state: dict, client_state: dict) -> tuple[dict, dict]:
+        """(new client state, message to the server) after local training."""
+        return client_state, {}
+
+    def server_update(self, server_state: dict, messages: list[dict], num_total_clients: int) -> dict:
+        return server_state
+
+
+@dataclass(frozen=True)
+class WeightedMean:
+    """FedAvg's aggregation: Δ = Σ_k p_k Δ_k with p_k = n_k / Σ_{k∈S} n_k."""
+
+    name = "weighted_mean"
+
+    def combine(self, deltas: list[Params], num_samples: list[int], steps: list[float]) -> Params:
+        total = float(sum(num_samples))
+        return tree.weighted_sum(deltas, [n / total for n in num_samples])
+
+
+@dataclass(frozen=True)
+class ServerSGD:
+    """w ← w − η_g · (−Δ).  With η_g = 1 this is FedAvg's model averaging."""
+
+    lr: float = 1.0
+    name = "sgd"
+
+    def init(self, params: Params) -> dict:
+        return {}
+
+    def apply(self, params: Params, pseudo_grad: Params, state: dict) -> tuple[Params, dict]:
+        return tree.tree_map(lambda w, g: w - self.lr * g, params, pseudo_grad), state

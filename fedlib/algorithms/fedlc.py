@@ -1,0 +1,31 @@
+"""FedLC (Zhang et al., ICML 2022, "Federated Learning with Label Distribution
+Skew via Logits Calibration"): the client loss is the calibrated cross-entropy
+L_Cal of Eq. 7, with the pairwise label margin Δ_(y,i) = τ (n_y^(−1/4) − n_i^(−1/4))
+of Eq. 6 computed from the client's own class counts n_y (Algorithm 1).
+
+Everything else is FedAvg; ``fedlc+fedprox`` and ``fedlc+scaffold`` (Table 7)
+combine this loss with another method's correction.  The variants (denominator
+as printed vs. the standard form, Eq. 5's log-prior margin, the treatment of
+classes with n_y = 0) are explicit parameters; see :func:`fedlib.losses.fedlc_loss`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..losses import fedlc_loss
+
+
+@dataclass(frozen=True)
+class CalibratedLoss:
+    tau: float = 1.0
+    denominator: str = "full"
+    margin: str = "quarter_power"
+    missing: str = "clamp"
+    min_count: float = 1.0
+    name = "fedlc"
+
+    def __call__(self, logits, targets, class_counts, sample_weight=None):
+        return fedlc_loss(logits, targets, class_counts, self.tau, denominator=self.denominator,
+                          margin=self.margin, missing=self.missing, min_count=self.min_count,
+                          sample_weight=sample_weight)

@@ -1,0 +1,166 @@
+"""The results store: every run saved under a key derived from its configuration.
+
+Layout of one entry, ``<root>/<key>/``::
+
+    config.json        the resolved configuration (informational)
+    checkpoint.pt      the latest round's full state, while the run is unfinished
+    checkpoint.sha256  its checksum, written after it
+    params.pt          the final global model
+    result.json        history and summary, with a checksum over its own content
+                       and the sha256 of params.pt; written last
+
+The key is a hash of the configuration (without paths and bookkeeping, see
+:data:`fedlib.config.KEY_EXCLUDED`) and of the code version: the source of
+every fedlib module that can change a trained result.  Every file is written to a
+temporary name and renamed into place, and every read verifies its checksum,
+so a half-written or corrupted entry is never returned: it is reported and
+recomputed.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import os
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .config import Config
+
+__all__ = ["Store", "code_version", "default_store_root", "CorruptEntryWarning"]
+
+# Modules that present results but cannot change a trained model or its history.
+_PRESENTATION_MODULES = {"__main__.py", "analysis.py", "figures.py", "report.py", "profiles.py", "store.py"}
+
+
+class CorruptEntryWarning(UserWarning):
+    """A store entry failed its checksum and was ignored."""
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """sha256 (first 16 hex digits) over the source of fedlib's training code,
+    read once per process (the code that was imported is the code that runs)."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        if path.name in _PRESENTATION_MODULES and path.parent == package:
+            continue
+        digest.update(str(path.relative_to(package)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def default_store_root() -> Path:
+    """``$FEDLIB_STORE``, else ``~/.cache/fedlib/store``."""
+    env = os.environ.get("FEDLIB_STORE")
+    return Path(env) if env else Path.home() / ".cache" / "fedlib" / "store"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _torch_bytes(obj: Any) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+class Store:
+    def __init__(self, root: str | os.PathLike | None = None):
+        self.root = Path(root) if root is not None else default_store_root()
+
+    # -- keys ------------------------------------------------------------------
+    def key(self, config: Config) -> str:
+        payload = {"config": config.key_dict(), "code": code_version()}
+        return _sha256(_canonical(payload))[:20]
+
+    def entry(self, key: str) -> Path:
+        return self.root / key
+
+    def _warn(self, key: str, what: str) -> None:
+        warnings.warn(f"fedlib store: {what} in entry {self.entry(key)} is corrupted or incomplete; "
+                      "it is ignored and the run is recomputed.", CorruptEntryWarning, stacklevel=3)
+
+    # -- results ---------------------------------------------------------------
+    def save_result(self, key: str, config: Config, summary: dict, history: list[dict], params: dict) -> None:
+        entry = self.entry(key)
+        entry.mkdir(parents=True, exist_ok=True)
+        blob = _torch_bytes({k: v.detach().cpu() for k, v in params.items()})
+        _atomic_write(entry / "params.pt", blob)
+        body = {"config": config.to_dict(), "summary": summary, "history": history, "params_sha256": _sha256(blob)}
+        body["checksum"] = _sha256(_canonical(body))
+        _atomic_write(entry / "result.json", json.dumps(body, indent=1, sort_keys=True).encode())
+        for name in ("checkpoint.pt", "checkpoint.sha256"):
+            (entry / name).unlink(missing_ok=True)
+
+    def load_result(self, key: str) -> dict | None:
+        """The stored result as ``{config, summary, history, params}``, or None.
+        An entry that fails any check is reported and treated as absent."""
+        entry = self.entry(key)
+        path = entry / "result.json"
+        if not path.exists():
+            return None
+        try:
+            body = json.loads(path.read_text())
+            checksum = body.pop("checksum")
+            if _sha256(_canonical(body)) != checksum:
+                raise ValueError("checksum mismatch")
+            blob = (entry / "params.pt").read_bytes()
+            if _sha256(blob) != body["params_sha256"]:
+                raise ValueError("params checksum mismatch")
+            body["params"] = torch.load(io.BytesIO(blob), weights_only=True)
+        except Exception:  # noqa: BLE001 - any failure means "not a trustworthy result"
+            self._warn(key, "result.json/params.pt")
+            path.unlink(missing_ok=True)
+            return None
+        return body
+
+    # -- checkpoints -------------------------------------------------------------
+    def save_checkpoint(self, key: str, config: Config, state: dict) -> None:
+        entry = self.entry(key)
+        entry.mkdir(parents=True, exist_ok=True)
+        if not (entry / "config.json").exists():
+            _atomic_write(entry / "config.json", json.dumps(config.to_dict(), indent=1, sort_keys=True).encode())
+        blob = _torch_bytes(state)
+        (entry / "checkpoint.sha256").unlink(missing_ok=True)  # the old checksum no longer applies
+        _atomic_write(entry / "checkpoint.pt", blob)
+        _atomic_write(entry / "checkpoint.sha256", _sha256(blob).encode())
+
+    def load_checkpoint(self, key: str) -> dict | None:
+        entry = self.entry(key)
+        path, sum_path = entry / "checkpoint.pt", entry / "checkpoint.sha256"
+        if not path.exists():
+            return None
+        try:
+            blob = path.read_bytes()
+            if not sum_path.exists() or sum_path.read_text().strip() != _sha256(blob):
+                raise ValueError("checksum mismatch")
+            return torch.load(io.BytesIO(blob), weights_only=False)
+        except Exception:  # noqa: BLE001
+            self._warn(key, "checkpoint.pt")
+            path.unlink(missing_ok=True)
+            return None
+
+    def clear(self, key: str) -> None:
+        shutil.rmtree(self.entry(key), ignore_errors=True)

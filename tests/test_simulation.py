@@ -1,0 +1,178 @@
+"""End-to-end: every method learns, seeds reproduce, the store returns and
+resumes runs, and never trusts a corrupted entry."""
+
+import json
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import fedlib
+from fedlib import Config, run
+from fedlib.simulation import prepare, simulate
+from fedlib.store import CorruptEntryWarning, Store
+
+from conftest import REPO, have_dataset
+
+METHODS = ["fedavg", "fedprox", "scaffold", "fednova", "fedopt", "fedrs", "fedlc", "fedlc+fedprox",
+           "fedlc+scaffold"]
+SYNTH = dict(dataset="synthetic", synthetic_alpha=0.5, synthetic_beta=0.5, num_clients=10, rounds=15,
+             batch_size=32, local_epochs=1, seed=0)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_learns_on_synthetic(method):
+    result = run(method=method, store=False, progress=False, **SYNTH)
+    hist = result.history
+    assert list(hist["round"]) == list(range(1, 16))
+    assert {"round", "test_accuracy", "train_loss", "acc_class_0", "acc_class_9"} <= set(hist.columns)
+    assert 0.0 <= result.final_accuracy <= 1.0
+    assert result.final_accuracy > 0.3, f"{method}: {result.final_accuracy:.3f} (chance is 0.1)"
+    assert hist["train_loss"].iloc[-1] < hist["train_loss"].iloc[0]
+
+
+@pytest.mark.skipif(not have_dataset("mnist"), reason="MNIST not found under FEDLIB_DATA")
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_learns_on_mnist(method):
+    result = run(dataset="mnist", method=method, num_clients=5, partition="dirichlet", partition_beta=0.5,
+                 max_train_samples=3000, max_test_samples=2000, rounds=3, batch_size=32, lr=0.05,
+                 store=False, progress=False)
+    assert result.final_accuracy > 0.3, f"{method}: {result.final_accuracy:.3f} (chance is 0.1)"
+
+
+def test_same_seed_same_result_and_different_seed_differs():
+    a = run(method="fedlc+scaffold", store=False, progress=False, **{**SYNTH, "rounds": 4})
+    b = run(method="fedlc+scaffold", store=False, progress=False, **{**SYNTH, "rounds": 4})
+    c = run(method="fedlc+scaffold", store=False, progress=False, **{**SYNTH, "rounds": 4, "seed": 1})
+    for k in a.params:
+        assert torch.equal(a.params[k], b.params[k])
+    assert a.history.equals(b.history)
+    assert not torch.equal(a.params["classifier.weight"], c.params["classifier.weight"])
+
+
+def test_participation_samples_a_fraction():
+    from fedlib.engine import sample_clients
+
+    picks = [sample_clients(20, 0.25, 0, r) for r in range(1, 30)]
+    assert all(len(p) == 5 and len(set(p)) == 5 and all(0 <= k < 20 for k in p) for p in picks)
+    assert len({tuple(p) for p in picks}) > 10  # rounds draw different clients
+    assert picks == [sample_clients(20, 0.25, 0, r) for r in range(1, 30)]
+
+
+class _Interrupt(Exception):
+    pass
+
+
+@pytest.mark.parametrize("method", ["scaffold", "fedopt", "fedlc"])
+def test_resume_after_interrupt_gives_the_same_final_model(tmp_path, method):
+    cfg = Config(method=method, checkpoint_every=2, participation=0.5, **{**SYNTH, "rounds": 7})
+    reference = simulate(cfg, store=None, progress=False)
+
+    store = Store(tmp_path / "s")
+
+    def interrupt(round_, state):
+        if round_ == 5:
+            raise _Interrupt
+
+    with pytest.raises(_Interrupt):
+        simulate(cfg, store=store, progress=False, on_round_end=interrupt)
+    assert store.load_checkpoint(store.key(cfg))["round"] == 4
+    assert store.load_result(store.key(cfg)) is None  # nothing half-finished is offered as a result
+
+    rounds_run = []
+    resumed = simulate(cfg, store=store, progress=False, on_round_end=lambda r, s: rounds_run.append(r))
+    assert rounds_run == [5, 6, 7]
+    for k in reference["params"]:
+        assert torch.equal(reference["params"][k], resumed["params"][k]), k
+    assert [h["test_accuracy"] for h in resumed["history"]] == [h["test_accuracy"] for h in reference["history"]]
+
+
+def test_stored_run_is_returned_without_recomputing(tmp_path, monkeypatch):
+    params = dict(method="fedlc", **{**SYNTH, "rounds": 3})
+    first = run(store=tmp_path, progress=False, **params)
+
+    def boom(*a, **k):
+        raise AssertionError("recomputed a stored run")
+
+    monkeypatch.setattr("fedlib.simulation.prepare", boom)
+    again = run(store=tmp_path, progress=False, **params)
+    assert again.final_accuracy == first.final_accuracy
+    assert again.history.equals(first.history)
+    with pytest.raises(AssertionError, match="recomputed"):  # a different config is not in the store
+        run(store=tmp_path, progress=False, **{**params, "tau": 0.5})
+
+
+@pytest.mark.parametrize("damage", ["result_json", "params_pt", "truncate_json"])
+def test_corrupted_entry_is_detected_and_recomputed(tmp_path, damage):
+    params = dict(method="fedavg", **{**SYNTH, "rounds": 2})
+    first = run(store=tmp_path, progress=False, **params)
+    entry = Store(tmp_path).entry(first.summary["key"])
+    if damage == "result_json":
+        body = json.loads((entry / "result.json").read_text())
+        body["summary"]["final_accuracy"] = 0.99  # a plausible but forged value
+        (entry / "result.json").write_text(json.dumps(body))
+    elif damage == "params_pt":
+        blob = bytearray((entry / "params.pt").read_bytes())
+        blob[-10] ^= 0xFF
+        (entry / "params.pt").write_bytes(bytes(blob))
+    else:
+        text = (entry / "result.json").read_text()
+        (entry / "result.json").write_text(text[: len(text) // 2])
+    with pytest.warns(CorruptEntryWarning):
+        again = run(store=tmp_path, progress=False, **params)
+    assert again.final_accuracy == first.final_accuracy  # recomputed, not the forged 0.99
+    for k in first.params:
+        assert torch.equal(first.params[k], again.params[k])
+
+
+def test_corrupted_checkpoint_is_not_trusted(tmp_path):
+    cfg = Config(method="fedavg", checkpoint_every=1, **{**SYNTH, "rounds": 4})
+    store = Store(tmp_path)
+
+    def interrupt(round_, state):
+        if round_ == 2:
+            raise _Interrupt
+
+    with pytest.raises(_Interrupt):
+        simulate(cfg, store=store, progress=False, on_round_end=interrupt)
+    ckpt = store.entry(store.key(cfg)) / "checkpoint.pt"
+    ckpt.write_bytes(ckpt.read_bytes()[:-100])
+    rounds_run = []
+    with pytest.warns(CorruptEntryWarning):
+        out = simulate(cfg, store=store, progress=False, on_round_end=lambda r, s: rounds_run.append(r))
+    assert rounds_run == [1, 2, 3, 4]  # started over instead of trusting it
+    reference = simulate(cfg, store=None, progress=False)
+    for k in reference["params"]:
+        assert torch.equal(reference["params"][k], out["params"][k])
+
+
+def test_result_model_reproduces_the_reported_accuracy():
+    result = run(method="fedavg", store=False, progress=False, **{**SYNTH, "rounds": 3})
+    exp = prepare(result.config)
+    with torch.no_grad():
+        pred = result.model()(exp.data.test_x).argmax(1)
+    assert float((pred == exp.data.test_y).float().mean()) == pytest.approx(result.final_accuracy)
+    pc = result.per_class_accuracy
+    assert len(pc) == 10 and np.nanmax(pc.values) <= 1.0
+
+
+def test_cli_prints_progress_and_a_json_summary_last(tmp_path):
+    cmd = [sys.executable, "-m", "fedlib", "run", "dataset=synthetic", "method=fedlc", "tau=1.0",
+           "num_clients=5", "rounds=3", "batch_size=32", "--store", str(tmp_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert 0 <= summary["final_accuracy"] <= 1
+    assert summary["config"]["tau"] == 1.0 and summary["config"]["method"] == "fedlc"
+    assert summary["config"]["batch_size"] == 32 and summary["config"]["lr"] == 0.01  # full resolved config
+    assert "round" in proc.stderr  # tqdm progress
+
+
+def test_cli_rejects_bad_values_with_the_parameter_named():
+    proc = subprocess.run([sys.executable, "-m", "fedlib", "run", "dataset=synthetic", "participation=2"],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 2
+    assert "participation must be in (0, 1]" in proc.stderr
