@@ -31,7 +31,7 @@ DATASET_FACTS = {
 }
 PARTITIONS = ("natural", "iid", "shards", "classes_per_client", "dirichlet")
 MODELS = ("auto", "logreg", "cnn_mnist", "cnn_cifar", "resnet18")
-ENGINES = ("sequential",)
+ENGINES = ("sequential", "vectorized")
 # A method is one or more tokens joined by "+", e.g. "fedlc+scaffold" (FedLC Table 7).
 METHOD_TOKENS = ("fedavg", "fedprox", "scaffold", "fednova", "fedopt", "fedrs", "fedlc")
 FEDLC_DENOMINATORS = ("full", "exclude_true")
@@ -39,7 +39,7 @@ FEDLC_MARGINS = ("quarter_power", "log_prior")
 FEDLC_MISSING = ("clamp", "mask")
 
 # Parameters that do not change the result and so are not part of its store key.
-KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every"})
+KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every", "memory_budget_gb"})
 
 
 class ConfigError(ValueError):
@@ -88,7 +88,8 @@ class Config:
     eval_every: int = 1
     seed: int = 0
     device: str = "cpu"
-    engine: str = "sequential"
+    engine: str = "sequential"  # "vectorized": all sampled clients of a round at once (same mathematics)
+    memory_budget_gb: float = 4.0  # vectorized engine: clients are trained in groups that fit this budget
     checkpoint_every: int = 10
 
     # ------------------------------------------------------------------------
@@ -271,6 +272,7 @@ def _validate(c: Config) -> None:
 
         _require(torch.cuda.is_available(), "device", "'cpu' on this machine (CUDA is not available)", c.device)
     _one_of("engine", c.engine, ENGINES)
+    _require(c.memory_budget_gb > 0, "memory_budget_gb", "> 0", c.memory_budget_gb)
     _require(c.checkpoint_every >= 1, "checkpoint_every", "an integer ≥ 1", c.checkpoint_every)
 
 

@@ -16,6 +16,7 @@ One round t (FedAvg's structure; FedLC Algorithm 1 is the client part):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -118,9 +119,19 @@ def _initial_state(exp: Experiment) -> dict:
     }
 
 
-def run_round(exp: Experiment, state: dict, round_: int, train_clients=train_clients_sequential) -> float:
+def client_trainer(config: Config):
+    """The engine's per-round client training function named by ``config.engine``."""
+    if config.engine == "vectorized":
+        from .vectorized import train_clients_vectorized
+
+        return functools.partial(train_clients_vectorized, memory_budget_gb=config.memory_budget_gb)
+    return train_clients_sequential
+
+
+def run_round(exp: Experiment, state: dict, round_: int) -> float:
     """Advance ``state`` by one round in place; returns the round's mean train loss."""
     c, alg = exp.config, exp.algorithm
+    train_clients = client_trainer(c)
     device = c.device
     sampled = sample_clients(c.num_clients, c.participation, c.seed, round_)
     tasks = []
