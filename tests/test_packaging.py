@@ -1,0 +1,39 @@
+"""environment.yml stays in step with pyproject.toml, and .ci/run runs the README's test command."""
+
+import re
+import tomllib
+
+from conftest import REPO
+
+
+def _requirements():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    reqs = list(project["dependencies"])
+    for name, extra in project["optional-dependencies"].items():
+        reqs += [r for r in extra if not r.startswith("fedlib")]
+    return sorted(reqs)
+
+
+def test_environment_yml_pins_match_pyproject():
+    lines = (REPO / "environment.yml").read_text().splitlines()
+    pinned = sorted(m.group(1) for line in lines if (m := re.match(r" {6}- ([A-Za-z][\w-]*[<>=!].*)$", line)))
+    assert pinned == _requirements()
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (REPO / "README.md").read_text()
+    match = re.search(r"<!-- test-command -->\s*```(?:bash|sh)?\n(.+?)\n```", readme, re.S)
+    assert match, "README.md must mark its test command with <!-- test-command -->"
+    command = match.group(1).strip()
+    ci = (REPO / ".ci" / "run").read_text()
+    assert command in ci
+
+
+def test_readme_documents_every_parameter():
+    from dataclasses import fields
+
+    from fedlib import Config
+
+    readme = (REPO / "README.md").read_text()
+    missing = [f.name for f in fields(Config) if f"`{f.name}`" not in readme]
+    assert not missing, f"parameters missing from README's table: {missing}"
