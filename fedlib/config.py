@@ -88,7 +88,7 @@ class Config:
     eval_every: int = 1
     seed: int = 0
     device: str = "cpu"
-    engine: str = "sequential"  # "vectorized": all sampled clients of a round at once (same mathematics)
+    engine: str = "vectorized"  # all sampled clients at once; "sequential": the reference (tests/test_vectorized.py)
     memory_budget_gb: float = 4.0  # vectorized engine: clients are trained in groups that fit this budget
     checkpoint_every: int = 10
 

@@ -1,0 +1,204 @@
+"""The vectorized engine: the sampled clients of a round train together.
+
+Same mathematics as :func:`fedlib.engine.train_clients_sequential` (the
+reference it is tested against in ``tests/test_vectorized.py``), computed
+differently:
+
+* **stacked parameters.**  Every parameter gets a leading client dimension.
+  A local step computes all clients' gradients with ``torch.func.vmap`` over
+  ``torch.func.functional_call`` (a linear layer with per-client weights
+  becomes one bmm, a conv one grouped conv) and one ordinary backward pass of
+  Σ_k loss_k: loss_k depends on client k's parameters only, so
+  ∂(Σ_j loss_j)/∂w_k = ∂loss_k/∂w_k exactly.  The correction's ``adjust``
+  and the update w ← w − η(ĝ + λw) then run once on the stacked tensors (the
+  anchor, i.e. the global model, broadcasts; SCAFFOLD's c − c_k is stacked).
+* **each client its own steps.**  Client k does exactly its τ_k steps on
+  exactly ``task.batches``.  Clients are sorted by τ_k (descending), so at
+  step s the clients still training are a prefix of the group; only that
+  prefix is computed and updated — the finished clients are frozen, as a
+  ``torch.where`` on an ``active`` mask would do, without paying for them.
+  A step's batches are padded to the largest one with sample weight 0; every
+  loss is Σwℓ / Σw, so padding changes neither loss nor gradient.
+* **passes.**  A step's forward+backward runs over the active clients in
+  passes whose saved activations stay under :data:`CPU_PASS_BYTES` on a CPU:
+  there, a grouped conv over many clients' large batches is slower per sample
+  than separate convs (the working set leaves the cache; measured in
+  ``benchmarks/README.md``), while small models and small batches gain from
+  batching many clients per pass.  On a GPU a pass is the whole group.
+* **bounded memory.**  Clients are trained in groups whose estimated memory
+  (:func:`group_size`) fits ``memory_budget_gb``; a group has ≥ 1 client.
+* data stay tensors on ``x.device``; the same code runs on CPU and CUDA.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+import torch
+from torch.func import functional_call, vmap
+
+from . import tree
+from .engine import ClientOutput, ClientTask
+from .tree import Params
+
+__all__ = ["train_clients_vectorized", "activation_bytes_per_sample", "group_size", "CPU_PASS_BYTES"]
+
+CPU_PASS_BYTES = 16 * 2**20  # saved activations per forward/backward pass on a CPU (cache-sized)
+_ACTIVATIONS: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKeyDictionary()
+
+
+def _saved_bytes(model: torch.nn.Module, params: Params, xb: torch.Tensor) -> int:
+    """Bytes autograd saves for the backward of one forward pass on ``xb``."""
+    total = 0
+
+    def pack(t):
+        nonlocal total
+        total += t.numel() * t.element_size()
+        return t
+
+    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        functional_call(model, {k: v.detach().requires_grad_(True) for k, v in params.items()}, (xb,))
+    return total
+
+
+def activation_bytes_per_sample(model: torch.nn.Module, params: Params, x: torch.Tensor) -> int:
+    """Saved-for-backward bytes per sample, measured once per model and input shape
+    (a forward on 2 samples minus one on 1, so that saved weights cancel)."""
+    cache = _ACTIVATIONS.setdefault(model, {})
+    key = (tuple(x.shape[1:]), x.dtype, str(x.device))
+    if key not in cache:
+        xb = x[:1].repeat(2, *([1] * (x.ndim - 1)))
+        cache[key] = max(0, _saved_bytes(model, params, xb) - _saved_bytes(model, params, xb[:1]))
+    return cache[key]
+
+
+def group_size(model, params: Params, x: torch.Tensor, batch: int, steps: int, budget_gb: float) -> tuple[int, int]:
+    """(clients per group, clients per pass) for a memory budget.
+
+    Per client in a group: 6 parameter-sized tensors (stacked parameters, grads,
+    corrected grads, the step's result, a stacked control variate, slack) and its
+    padded batch indices and weights (12 bytes per slot).  Per client in a pass:
+    its padded input batch and 3× the activations saved for backward (the saved
+    tensors, their gradients during backward, temporaries)."""
+    param_bytes = sum(p.numel() * p.element_size() for p in params.values())
+    act = activation_bytes_per_sample(model, params, x)
+    static = 6 * param_bytes + 12 * steps * batch
+    dynamic = batch * (x[:1].numel() * x.element_size() + 3 * act)
+    per_pass = max(1, CPU_PASS_BYTES // max(1, batch * act)) if x.device.type == "cpu" else None
+    budget = int(budget_gb * 2**30)
+    size = budget // (static + dynamic)
+    if per_pass is not None and size > per_pass:  # only per_pass clients hold activations at once
+        size = (budget - per_pass * dynamic) // static
+    size = max(1, size)
+    return size, min(per_pass or size, size)
+
+
+def _stack(values: list):
+    """Stack equally shaped trees (dicts of tensors) along a new leading dim."""
+    if isinstance(values[0], dict):
+        return {k: _stack([v[k] for v in values]) for k in values[0]}
+    return torch.stack(values)
+
+
+def _slice(value, lo: int, hi: int):
+    return {k: _slice(v, lo, hi) for k, v in value.items()} if isinstance(value, dict) else value[lo:hi]
+
+
+def _padded_batches(tasks: list[ClientTask], device) -> tuple[torch.Tensor, torch.Tensor]:
+    """rows[k, s, :] = client k's batch s, padded with row 0; weight 1 for real rows, 0 for padding.
+    Built with numpy on the host (one copy each way) and moved to ``device``."""
+    lengths = np.array([len(b) for t in tasks for b in t.batches])
+    steps, width = max(len(t.batches) for t in tasks), int(lengths.max())
+    slots = np.array([k * steps + s for k, t in enumerate(tasks) for s in range(len(t.batches))])
+    position = np.repeat(slots * width - (np.cumsum(lengths) - lengths), lengths) + np.arange(lengths.sum())
+    rows = np.zeros(len(tasks) * steps * width, dtype=np.int64)
+    weight = np.zeros(rows.shape, dtype=np.float32)
+    rows[position] = torch.cat([b for t in tasks for b in t.batches]).cpu().numpy()
+    weight[position] = 1
+    shape = (len(tasks), steps, width)
+    return torch.from_numpy(rows).view(shape).to(device), torch.from_numpy(weight).view(shape).to(device)
+
+
+def _train_group(model, algorithm, anchor: Params, tasks: list[ClientTask], context: dict, x: torch.Tensor,
+                 y: torch.Tensor, lr: float, weight_decay: float, per_pass: int):
+    """Local SGD of clients sorted by τ_k (descending, all τ_k ≥ 1).  Returns the
+    stacked final parameters and each client's Σ batch-mean loss × batch size."""
+    lengths = [[len(b) for b in t.batches] for t in tasks]
+    rows, weight = _padded_batches(tasks, x.device)
+    sizes = weight.sum(2).double()  # real batch sizes [clients, steps]
+    counts = torch.stack([t.class_counts.to(x.device) for t in tasks])
+    params = {k: v.detach().unsqueeze(0).repeat(len(tasks), *([1] * v.ndim)) for k, v in anchor.items()}
+    buffer = {k: torch.empty_like(v) for k, v in params.items()} if per_pass < len(tasks) else None
+    loss_sum = torch.zeros(len(tasks), dtype=torch.float64, device=x.device)
+
+    def client_loss(p, xb, yb, wb, nb):
+        return algorithm.loss(functional_call(model, p, (xb,)), yb, nb, sample_weight=wb)
+
+    batched_loss = vmap(client_loss)
+    for s in range(rows.shape[1]):
+        active = sum(1 for ls in lengths if len(ls) > s)  # a prefix: the clients with τ_k > s
+        for lo in range(0, active, per_pass):
+            hi = min(active, lo + per_pass)
+            width = max(ls[s] for ls in lengths[lo:hi])
+            r = rows[lo:hi, s, :width]
+            xb = x.index_select(0, r.reshape(-1)).view(*r.shape, *x.shape[1:])
+            current = {k: v[lo:hi].detach().requires_grad_(True) for k, v in params.items()}
+            with torch.enable_grad():
+                if hi - lo == 1:  # a single client needs no vmap: the same computation, less overhead
+                    one = {k: v[0] for k, v in current.items()}
+                    losses = client_loss(one, xb[0], y[r[0]], weight[lo, s, :width], counts[lo]).unsqueeze(0)
+                else:
+                    losses = batched_loss(current, xb, y[r], weight[lo:hi, s, :width], counts[lo:hi])
+                pass_grads = dict(zip(current, torch.autograd.grad(losses.sum(), list(current.values()))))
+            if buffer is None:  # one pass holds every active client
+                grads = pass_grads
+            else:
+                for k, g in pass_grads.items():
+                    buffer[k][lo:hi] = g
+                grads = {k: b[:active] for k, b in buffer.items()}
+            loss_sum[lo:hi] += losses.detach().double() * sizes[lo:hi, s]
+        with torch.no_grad():
+            current = {k: v[:active] for k, v in params.items()}  # views: updated in place below
+            adjusted = algorithm.correction.adjust(grads, current, anchor, _slice(context, 0, active))
+            for k, w in current.items():
+                # w ← w − η (ĝ + λ w), as in engine.local_sgd; with λ = 0, ĝ + 0·w is exactly ĝ
+                w.sub_(lr * (adjusted[k] + weight_decay * w if weight_decay else adjusted[k]))
+    return params, loss_sum, sizes.sum(1)
+
+
+@torch.no_grad()
+def train_clients_vectorized(model, algorithm, global_params: Params, tasks: list[ClientTask],
+                             server_correction_state: dict, x: torch.Tensor, y: torch.Tensor, lr: float,
+                             weight_decay: float, *, memory_budget_gb: float = 4.0) -> list[ClientOutput]:
+    """Train the sampled clients together; returns exactly what
+    :func:`~fedlib.engine.train_clients_sequential` returns, in the same order."""
+    correction = algorithm.correction
+    anchor = {k: v.detach() for k, v in global_params.items()}
+    outputs: dict[int, ClientOutput] = {}
+
+    def finish(i: int, local: Params, delta: Params, loss_sum: float, count: int) -> None:
+        task, steps = tasks[i], len(tasks[i].batches)
+        client_state, message = correction.client_final(global_params, local, steps, lr, server_correction_state,
+                                                        task.client_state)
+        outputs[i] = ClientOutput(task.client, delta, len(task.indices), steps, loss_sum, count, client_state,
+                                  message)
+
+    order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i].batches))  # τ_k descending
+    training = [i for i in order if tasks[i].batches]
+    for i in order[len(training):]:  # τ_k = 0: the client keeps the global model
+        finish(i, anchor, tree.zeros_like(anchor), 0.0, 0)
+    if training:
+        width = max(len(b) for i in training for b in tasks[i].batches)
+        size, per_pass = group_size(model, anchor, x, width, len(tasks[training[0]].batches), memory_budget_gb)
+        for start in range(0, len(training), size):
+            members = training[start:start + size]
+            chunk = [tasks[i] for i in members]
+            contexts = [correction.client_context(server_correction_state, t.client_state) for t in chunk]
+            context = _stack(contexts) if contexts[0] else {}
+            params, loss_sum, count = _train_group(model, algorithm, anchor, chunk, context, x, y, lr,
+                                                   weight_decay, per_pass)
+            delta = tree.sub(params, anchor)  # Δ_k = w_k − w, all clients of the group at once
+            for j, (i, loss, n) in enumerate(zip(members, loss_sum.tolist(), count.tolist())):
+                finish(i, {k: v[j] for k, v in params.items()}, {k: v[j] for k, v in delta.items()}, loss, int(n))
+    return [outputs[i] for i in range(len(tasks))]
