@@ -466,8 +466,22 @@ def deviation_bound(stats: ClassStatistics, j: int, r: int) -> DeviationBound:
 
 
 # ----------------------------------------------------------------------------- Eq. 9 / 17
+class _DeviationSigns:
+    """Theorem 1's deviations, for anything with ``wr_hr`` and ``wj_hr``."""
+
+    @property
+    def deviation_r(self) -> bool:
+        """Theorem 1's deviation for ``w_r``: ``Δw_r·h̄^(r) < 0``."""
+        return self.wr_hr < 0
+
+    @property
+    def deviation_j(self) -> bool:
+        """Theorem 1's deviation for ``w_j``: ``Δw_j·h̄^(r) > 0``."""
+        return self.wj_hr > 0
+
+
 @dataclass
-class UpdatePrediction:
+class UpdatePrediction(_DeviationSigns):
     """Eq. 17's prediction of ``Δw_r·h̄^(r)`` and ``Δw_j·h̄^(r)`` for one step.
 
     Attributes:
@@ -501,15 +515,6 @@ class UpdatePrediction:
     terms_r: np.ndarray = field(repr=False)
     terms_j: np.ndarray = field(repr=False)
 
-    @property
-    def deviation_r(self) -> bool:
-        """Theorem 1's deviation for ``w_r``: ``Δw_r·h̄^(r) < 0``."""
-        return self.wr_hr < 0
-
-    @property
-    def deviation_j(self) -> bool:
-        """Theorem 1's deviation for ``w_j``: ``Δw_j·h̄^(r) > 0``."""
-        return self.wj_hr > 0
 
 
 def predicted_update_signs(stats: ClassStatistics, class_counts, lr: float, j: int, r: int, *,
@@ -561,7 +566,7 @@ def predicted_update_signs(stats: ClassStatistics, class_counts, lr: float, j: i
 
 
 @dataclass
-class MeasuredUpdate:
+class MeasuredUpdate(_DeviationSigns):
     """The actual ``Δw_r·h̄^(r)``, ``Δw_j·h̄^(r)`` of a real update.
 
     ``Δw_y`` = row ``y`` of ``classifier.weight`` after − before (so one SGD step
@@ -575,13 +580,6 @@ class MeasuredUpdate:
     wj_hr: float
     dw_hr: np.ndarray = field(repr=False)
 
-    @property
-    def deviation_r(self) -> bool:
-        return self.wr_hr < 0
-
-    @property
-    def deviation_j(self) -> bool:
-        return self.wj_hr > 0
 
 
 def measured_update(params_before: dict, params_after: dict, stats_before: ClassStatistics, j: int, r: int, *,
