@@ -1,0 +1,337 @@
+"""One look for every figure and table, and files that say where they came from.
+
+* :func:`use_style` -- the shared matplotlib/seaborn style: seaborn's
+  colour-blind-safe ``"colorblind"`` palette, TrueType fonts embedded in PDF/PS
+  (``pdf.fonttype = ps.fonttype = 42``), one size for text.
+* :func:`save_figure` -- ``<name>.pdf`` + ``<name>.png`` + ``<name>.json``.
+* :func:`save_table` -- ``<name>.csv`` + ``<name>.md`` + ``<name>.json``.
+
+The JSON sidecar records what the index (:mod:`fedlib.report`) needs and what
+makes the artefact reproducible: title, caption, kind, notebook, profile and
+its deviations from the paper, parameters, seeds, datasets, the fedlib version
+and the git commit (``git rev-parse HEAD``, with ``-dirty`` when the tree has
+uncommitted changes, ``unknown`` outside git).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, Iterable
+
+__all__ = [
+    "PALETTE", "METHOD_ORDER", "use_style", "method_colors", "repo_root", "default_output_dir", "git_commit",
+    "provenance", "save_figure", "save_table", "frame_to_markdown", "read_sidecar",
+]
+
+PALETTE = "colorblind"
+#: Plot order of methods (and so their colours): the paper's row order.
+METHOD_ORDER = ("fedavg", "fedprox", "scaffold", "fednova", "fedopt", "fedrs", "fedlc",
+                "fedlc+scaffold", "fedlc+fedprox")
+
+_RC = {
+    "pdf.fonttype": 42,  # TrueType, embedded (not Type 3)
+    "ps.fonttype": 42,
+    "svg.fonttype": "none",
+    "figure.dpi": 100,
+    "savefig.dpi": 200,
+    "savefig.bbox": "tight",
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "image.cmap": "viridis",
+}
+
+
+def use_style() -> None:
+    """Apply the shared style (idempotent); call before plotting."""
+    import matplotlib
+    import seaborn as sns
+
+    sns.set_theme(context="paper", style="ticks", palette=PALETTE, rc=_RC)
+    matplotlib.rcParams.update(_RC)
+
+
+def method_colors(methods: Iterable[str] | None = None) -> dict[str, tuple]:
+    """A fixed colour per method, the same in every figure."""
+    import seaborn as sns
+
+    colors = sns.color_palette(PALETTE, len(METHOD_ORDER))
+    table = dict(zip(METHOD_ORDER, colors))
+    extra = [m for m in (methods or ()) if m not in table]
+    for m, c in zip(extra, sns.color_palette(PALETTE, len(METHOD_ORDER) + len(extra))[len(METHOD_ORDER):]):
+        table[m] = c
+    return table
+
+
+# ------------------------------------------------------------------------ provenance
+def repo_root() -> Path:
+    """The repository holding this fedlib (the folder with pyproject.toml), else the cwd."""
+    here = Path(__file__).resolve().parent.parent
+    return here if (here / "pyproject.toml").exists() else Path.cwd()
+
+
+def default_output_dir() -> Path:
+    """``<repo>/figures/fedlc``: where regenerated tables and figures go."""
+    return repo_root() / "figures" / "fedlc"
+
+
+@functools.lru_cache(maxsize=8)
+def _git_commit(root: str) -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return "unknown"
+        # generated artefacts (figures/) do not make the tree dirty; untracked sources do
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":(exclude)figures"], cwd=root,
+                               capture_output=True, text=True, timeout=30)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def git_commit(root: str | os.PathLike | None = None) -> str:
+    """``git rev-parse HEAD`` of the repository, ``-dirty`` appended when the tree has
+    uncommitted changes (modified or untracked, not ignored, files outside
+    ``figures/``); ``"unknown"`` outside git (or without git)."""
+    return _git_commit(str(Path(root) if root is not None else repo_root()))
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "item") and callable(obj.item) and getattr(obj, "ndim", 1) == 0:
+        obj = obj.item()  # numpy / torch scalars
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    if hasattr(obj, "to_dict"):
+        return _jsonable(obj.to_dict())
+    return str(obj)
+
+
+def provenance(*, profile: Any = None, experiment: str | None = None, parameters: dict | None = None,
+               seeds: Iterable[int] | None = None, datasets: Iterable[str] | None = None,
+               notebook: str | None = None, deviations: Iterable[str] | None = None, **extra: Any) -> dict:
+    """The sidecar body: everything known about how an artefact was made."""
+    from . import __version__
+
+    prof_name = getattr(profile, "name", profile)
+    if deviations is None and profile is not None and experiment is not None:
+        if isinstance(profile, str):
+            from .profiles import PROFILES
+
+            profile = PROFILES.get(profile)
+        if hasattr(profile, "deviations"):
+            deviations = profile.deviations(experiment)
+    body = {
+        "profile": prof_name,
+        "experiment": experiment,
+        "notebook": notebook or os.environ.get("FEDLIB_NOTEBOOK"),
+        "deviations": list(deviations or []),
+        "parameters": parameters or {},
+        "seeds": sorted(set(int(s) for s in seeds)) if seeds is not None else [],
+        "datasets": sorted(set(datasets)) if datasets is not None else [],
+        "fedlib_version": __version__,
+        "git_commit": git_commit(),
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    body.update(extra)
+    return _jsonable(body)
+
+
+def _write_sidecar(path: Path, body: dict) -> Path:
+    path.write_text(json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    return path
+
+
+def read_sidecar(path: str | os.PathLike) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+# ------------------------------------------------------------------------ saving
+def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, title: str = "", caption: str = "",
+                close: bool = False, **meta: Any) -> dict[str, Path]:
+    """Write ``fig`` as ``<out_dir>/<name>.pdf`` and ``.png`` plus the ``.json`` sidecar.
+
+    ``meta`` goes to :func:`provenance` (profile, experiment, parameters, seeds,
+    datasets, deviations, ...).  Returns the three paths by suffix.
+    """
+    out = Path(out_dir) if out_dir is not None else default_output_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    import matplotlib
+
+    with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
+        paths = {"pdf": out / f"{name}.pdf", "png": out / f"{name}.png"}
+        fig.savefig(paths["pdf"], bbox_inches="tight")
+        fig.savefig(paths["png"], bbox_inches="tight", dpi=_RC["savefig.dpi"])
+    body = provenance(**meta)
+    body.update({"name": name, "kind": "figure", "title": title, "caption": caption,
+                 "files": {k: p.name for k, p in paths.items()}})
+    paths["json"] = _write_sidecar(out / f"{name}.json", body)
+    if close:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    return paths
+
+
+def _fmt(value: Any, floatfmt: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return format(value, floatfmt)
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def frame_to_markdown(frame, floatfmt: str = ".2f", index: bool = False) -> str:
+    """A pipe table (GitHub Markdown) without needing the ``tabulate`` package."""
+    df = frame.reset_index() if index else frame
+    header = [_fmt(str(c), floatfmt) for c in df.columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(_fmt(v, floatfmt) for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def save_table(frame, name: str, out_dir: str | os.PathLike | None = None, *, title: str = "", caption: str = "",
+               markdown: str | None = None, floatfmt: str = ".2f", **meta: Any) -> dict[str, Path]:
+    """Write a DataFrame as ``<name>.csv`` (full precision), ``<name>.md`` (``markdown``
+    if given, else the frame as a pipe table, with title and caption) and the sidecar."""
+    out = Path(out_dir) if out_dir is not None else default_output_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"csv": out / f"{name}.csv", "md": out / f"{name}.md"}
+    frame.to_csv(paths["csv"], index=False)
+    body_md = markdown if markdown is not None else frame_to_markdown(frame, floatfmt)
+    head = (f"**{title}**\n\n" if title else "") + (f"{caption}\n\n" if caption else "")
+    paths["md"].write_text(head + body_md)
+    body = provenance(**meta)
+    body.update({"name": name, "kind": "table", "title": title, "caption": caption,
+                 "files": {k: p.name for k, p in paths.items()}})
+    paths["json"] = _write_sidecar(out / f"{name}.json", body)
+    return paths
+
+
+# ------------------------------------------------------------------------ plots shared by notebooks
+def _method_of(row: str) -> str:
+    return str(row).split("/")[-1]
+
+
+def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: str = "", x_log: bool = False,
+                       series: str = "method", title: str = "", ylabel: str = "test accuracy (%)",
+                       panel_labels: dict | None = None, sharey: bool = False):
+    """One panel per ``panel`` value; in each, accuracy against ``x`` (a column of
+    ``comparison`` holding numbers) for every method: ours solid with filled
+    markers (error bars: std over seeds), the paper dashed with open markers.
+    Returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    df = comparison.copy()
+    if "method" not in df:
+        df["method"] = df["row"].map(_method_of)
+    panels = list(dict.fromkeys(df[panel]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False, sharey=sharey)
+    colors = method_colors(df[series].unique())
+    shown = []
+    for ax, pv in zip(axes[0], panels):
+        sub = df[df[panel] == pv].sort_values(x)
+        for m in dict.fromkeys(sub[series]):
+            s = sub[sub[series] == m]
+            c = colors.get(m)
+            if s.ours_mean.notna().any():
+                ax.errorbar(s[x], s.ours_mean, yerr=s.ours_std.fillna(0) if "ours_std" in s else None, color=c,
+                            marker="o", lw=1.6, ms=4, capsize=2)
+            if s.paper_mean.notna().any():
+                ax.plot(s[x], s.paper_mean, color=c, ls="--", marker="o", mfc="none", lw=1, ms=4)
+            if m not in shown:
+                shown.append(m)
+        ax.set_title((panel_labels or {}).get(pv, str(pv)))
+        ax.set_xlabel(x_label or x)
+        if x_log:
+            ax.set_xscale("log")
+        ticks = sorted(float(v) for v in sub[x].dropna().unique())
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    axes[0][0].set_ylabel(ylabel)
+    handles = [Line2D([], [], color=colors.get(m), lw=2) for m in shown]
+    labels = [_label(m) for m in shown]
+    handles += [Line2D([], [], color="0.3", marker="o", lw=1.6), Line2D([], [], color="0.3", ls="--", marker="o",
+                                                                         mfc="none", lw=1)]
+    labels += ["ours", "paper"]
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _label(method: str) -> str:
+    from .paper.fedlc import METHOD_LABELS
+
+    return METHOD_LABELS.get(method, method).replace(" (ours)", "")
+
+
+def plot_histories(histories, *, panel: str = "setting", hue: str = "method", title: str = "",
+                   ylabel: str = "test accuracy (%)"):
+    """Test accuracy per round, one panel per ``panel`` value, one line per ``hue``
+    (mean over seeds, band = min..max)."""
+    import matplotlib.pyplot as plt
+
+    panels = list(dict.fromkeys(histories[panel]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.0), squeeze=False, sharey=False)
+    colors = method_colors(histories[hue].unique())
+    for ax, pv in zip(axes[0], panels):
+        sub = histories[histories[panel] == pv]
+        for m in dict.fromkeys(sub[hue]):
+            s = sub[sub[hue] == m].groupby("round").test_accuracy.agg(["mean", "min", "max"])
+            ax.plot(s.index, s["mean"], color=colors.get(m), label=_label(m), lw=1.6)
+            if len(sub[sub[hue] == m].seed.unique()) > 1:
+                ax.fill_between(s.index, s["min"], s["max"], color=colors.get(m), alpha=0.2, lw=0)
+        ax.set_title(str(pv))
+        ax.set_xlabel("communication round")
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][-1].legend(loc="lower right")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def heatmap_counts(counts, ax=None, *, title: str = "", class_names=None, cmap: str = "Blues"):
+    """FedLC Fig. 4: clients × classes sample counts, annotated."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import seaborn as sns
+
+    counts = np.asarray(counts)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.6 * counts.shape[1] + 1.5, 0.45 * counts.shape[0] + 1.2))
+    sns.heatmap(counts, annot=True, fmt="d", cmap=cmap, cbar=False, ax=ax, linewidths=0.5, linecolor="white",
+                annot_kws={"fontsize": 7}, xticklabels=class_names if class_names is not None else "auto",
+                yticklabels=[str(i) for i in range(counts.shape[0])])
+    ax.set_xlabel("class")
+    ax.set_ylabel("client")
+    ax.grid(False)
+    if title:
+        ax.set_title(title)
+    return ax
