@@ -26,7 +26,8 @@ from typing import Any, Iterable
 
 __all__ = [
     "PALETTE", "METHOD_ORDER", "use_style", "method_colors", "repo_root", "default_output_dir", "git_commit",
-    "provenance", "save_figure", "save_table", "frame_to_markdown", "read_sidecar",
+    "provenance", "save_figure", "save_table", "frame_to_markdown", "read_sidecar", "plot_paper_vs_ours",
+    "plot_histories", "heatmap_counts", "plot_effects",
 ]
 
 PALETTE = "colorblind"
@@ -335,3 +336,32 @@ def heatmap_counts(counts, ax=None, *, title: str = "", class_names=None, cmap: 
     if title:
         ax.set_title(title)
     return ax
+
+
+def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: str = "setting", title: str = "",
+                 ylabel: str = "difference (pp)"):
+    """Grouped bars: one panel per ``panel`` value (an effect such as FedLC −
+    FedAvg), bars per ``x`` value, one bar per source column of ``effects``
+    (e.g. paper / stand-in / CIFAR-10); missing values leave a gap."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    sources = list(sources)
+    long = effects.melt(id_vars=[panel, x], value_vars=sources, var_name="source", value_name="value")
+    panels = list(dict.fromkeys(long[panel]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.2), squeeze=False, sharey=False)
+    colors = dict(zip(sources, sns.color_palette(PALETTE, len(sources))))
+    for ax, pv in zip(axes[0], panels):
+        sns.barplot(data=long[long[panel] == pv], x=x, y="value", hue="source", hue_order=sources, palette=colors,
+                    ax=ax, legend=False)
+        ax.axhline(0, color="0.3", lw=0.8)
+        ax.set_title(str(pv))
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+    axes[0][0].set_ylabel(ylabel)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) for s in sources]
+    fig.legend(handles, sources, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(sources))
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

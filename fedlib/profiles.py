@@ -51,6 +51,7 @@ EXPERIMENTS = {
     "table5": "Table 5: local epochs E",
     "table6": "Table 6: number of clients m",
     "table7": "Table 7: FedLC + Scaffold / FedProx",
+    "stand_in": "Stand-in check: Tables 1-2's CIFAR-10 cells on CIFAR-10 itself, beside the profile's stand-in",
 }
 
 # How a configuration key is described in a deviation line: (text, paper value).
@@ -63,6 +64,7 @@ _KEY_TEXT = {
     "batch_size": "batch size {v} (paper: {p})",
     "num_clients": "{v} clients (paper: {p})",
     "local_epochs": "{v} local epochs (paper: {p})",
+    "model": "model {v} (paper: the Table 9 CNN for CIFAR-10/100 and SVHN, the Table 8 CNN for (F)MNIST)",
 }
 _MODEL_OF = {"cifar10": "Table 9 CNN", "svhn": "Table 9 CNN", "cifar100": "Table 9 CNN",
              "fmnist": "Table 8 CNN", "mnist": "Table 8 CNN"}
@@ -103,15 +105,17 @@ class Profile:
         """The dataset this profile uses for the paper's ``name`` (None: not run)."""
         return self.datasets.get(name, name)
 
-    def config(self, base: dict, experiment: str | None = None) -> tuple[dict | None, str]:
-        """Turn a paper configuration into this profile's: substitute the dataset,
-        apply the ``image``/``synthetic`` overrides, then the experiment's
-        ``overrides``.  Returns ``(config, note)``; ``config`` is None when the
-        cell is not run here (``note`` says why)."""
+    def config(self, base: dict, experiment: str | None = None, *,
+               substitute: bool = True) -> tuple[dict | None, str]:
+        """Turn a paper configuration into this profile's: substitute the dataset
+        (unless ``substitute`` is False), apply the ``image``/``synthetic``
+        overrides, then the experiment's ``overrides``.  Returns ``(config,
+        note)``; ``config`` is None when the cell is not run here (``note`` says
+        why)."""
         ds = base.get("dataset")
         if ds in paper.UNSUPPORTED_DATASETS:
             return None, f"not run: {paper.UNSUPPORTED_DATASETS[ds]}"
-        used = self.dataset(ds)
+        used = self.dataset(ds) if substitute else ds
         if used is None:
             return None, f"not run: {_dataset_label(ds)} is not used by the {self.name!r} profile"
         cfg = dict(base)
@@ -235,7 +239,7 @@ class Profile:
 _EXPERIMENT_DATASETS = {
     "fig1": ("cifar10",), "fig2": ("cifar10",), "fig4": ("cifar10",), "fig5": ("imagenet_subset", "cifar10"),
     "fig6": ("cifar10",), "fig7": ("cifar10",), "deviation": ("cifar10",), "calibration": ("cifar10",),
-    "synthetic_alpha": ("synthetic",), "fig3": (),
+    "synthetic_alpha": ("synthetic",), "fig3": (), "stand_in": ("cifar10",),
 }
 
 # Deviations of fedlib itself from the paper, true in every profile.
@@ -298,7 +302,8 @@ QUICK = Profile(
                 "replaced by FashionMNIST "
                 "with the Table 8 CNN; a 6,000-sample training subset with batch 16 (so that every client still "
                 "takes ≈19 local steps per round, as with the full data and batch 128); 30 rounds; 2,000 test "
-                "samples; Synthetic as in the paper (300 rounds, 100 clients).  SVHN and CIFAR-100 are absent "
+                "samples; Synthetic as in the paper (300 rounds, 100 clients); a stand-in check runs a few "
+                "Table 1-2 cells on CIFAR-10 itself with the Table 8 CNN.  SVHN and CIFAR-100 are absent "
                 "here (not run).",
     seeds=(0,),
     datasets={"cifar10": "fmnist"},
@@ -328,10 +333,15 @@ QUICK = Profile(
         "table4": {"seeds": (0, 1)},
         "table5": {"overrides": {"rounds": 10, "max_train_samples": 2000}},
         "table6": {"overrides": {"rounds": 20}},
+        "stand_in": {"settings": ("cifar10_iid", "cifar10_beta0.1", "cifar10_beta0.5", "cifar10_alpha2"),
+                     "methods": ("fedavg", "fedrs", "fedlc"), "seeds": (0, 1), "substitute": False,
+                     "overrides": {"model": "cnn_mnist"}},
     },
     explanations={"batch_size": "with the 6,000-sample subset each of 20 clients holds ~300 samples and so still "
                                 "takes ≈19 local SGD steps per round at the paper's lr 0.01, as with the full data "
-                                "(2,500 samples per client, batch 128)"},
+                                "(2,500 samples per client, batch 128)",
+                  "model": "the Table 8 CNN (with 3 input channels) on CIFAR-10: the Table 9 CNN trains at "
+                           "≈500 samples/s on 2 CPU cores, ~25× slower, too slow for this profile"},
     notes=_merge_notes(_ALWAYS, {
         "table5": ("Table 5: 10 rounds on a 2,000-sample subset (10 clients × ~200 samples, ≈13 steps per local "
                    "epoch): E = 20 costs 20× E = 1",),
@@ -376,6 +386,8 @@ SMOKE = Profile(
         "table5": {"columns": ("cifar10_beta0.5",), "rows": ("E1/fedavg", "E1/fedlc", "E5/fedavg", "E5/fedlc")},
         "table6": {"columns": ("m10", "m30"), "rows": ("fedavg", "fedlc")},
         "table7": {"columns": ("cifar10_alpha5",)},
+        "stand_in": {"settings": ("cifar10_iid", "cifar10_beta0.1"), "methods": ("fedavg", "fedlc"),
+                     "substitute": False, "overrides": {"model": "cnn_mnist"}},
     },
     notes=_merge_notes(_ALWAYS, {"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}),
     workers=1,
