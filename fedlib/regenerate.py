@@ -78,6 +78,11 @@ def _environment(store: str | None) -> dict:
         shared = repo.parent / "shared" / "data"
         if shared.is_dir():
             os.environ["FEDLIB_DATA"] = str(shared)
+    # the kernels run in notebooks/: paths given relative to the caller's folder
+    # (e.g. FEDLIB_DATA=../shared/data) must not be re-read from there
+    for var in ("FEDLIB_STORE", "FEDLIB_DATA", "FEDLIB_CACHE"):
+        if os.environ.get(var):
+            os.environ[var] = str(Path(os.environ[var]).expanduser().resolve())
     path = os.environ.get("PYTHONPATH", "")
     if str(repo) not in path.split(os.pathsep):
         os.environ["PYTHONPATH"] = str(repo) + (os.pathsep + path if path else "")

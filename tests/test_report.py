@@ -278,3 +278,21 @@ def test_regenerate_selects_notebooks_by_name_number_or_substring(tmp_path):
     assert select(paths, ["label"]) == [paths[1]]
     with pytest.raises(SystemExit):
         select(paths, ["nothing"])
+
+
+def test_regenerate_passes_absolute_paths_to_the_kernels(tmp_path, monkeypatch):
+    """The kernels run in notebooks/, so FEDLIB_DATA=../shared/data (the README's main
+    command) must reach them resolved against the caller's folder."""
+    import os
+    from unittest import mock
+
+    from fedlib.regenerate import _environment
+
+    caller = tmp_path / "repo"
+    caller.mkdir()
+    monkeypatch.chdir(caller)
+    with mock.patch.dict(os.environ, {"FEDLIB_DATA": "../shared/data", "FEDLIB_CACHE": "cache"}, clear=False):
+        env = _environment("store")
+        assert os.environ["FEDLIB_DATA"] == env["data"] == str(tmp_path / "shared" / "data")
+        assert os.environ["FEDLIB_STORE"] == env["store"] == str(caller / "store")
+        assert os.environ["FEDLIB_CACHE"] == str(caller / "cache")
