@@ -167,6 +167,23 @@ def read_sidecar(path: str | os.PathLike) -> dict:
 
 
 # ------------------------------------------------------------------------ saving
+#: sidecar path -> kind ("figure" / "table") of every artefact saved by this process
+_SAVED: dict[Path, str] = {}
+
+
+def _claim(out: Path, name: str, kind: str) -> Path:
+    """The sidecar path of ``name``; refuses (before any file is written) a name that
+    this process already used for an artefact of the other kind in the same folder,
+    whose sidecar would otherwise be silently replaced."""
+    sidecar = (out / f"{name}.json").resolve()
+    earlier = _SAVED.get(sidecar)
+    if earlier is not None and earlier != kind:
+        raise ValueError(f"name {name!r} is already used by a {earlier} saved in {out}; "
+                         f"give this {kind} another name")
+    _SAVED[sidecar] = kind
+    return out / f"{name}.json"
+
+
 def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, title: str = "", caption: str = "",
                 close: bool = False, **meta: Any) -> dict[str, Path]:
     """Write ``fig`` as ``<out_dir>/<name>.pdf`` and ``.png`` plus the ``.json`` sidecar.
@@ -176,6 +193,7 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
     """
     out = Path(out_dir) if out_dir is not None else default_output_dir()
     out.mkdir(parents=True, exist_ok=True)
+    sidecar = _claim(out, name, "figure")
     import matplotlib
 
     with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
@@ -185,7 +203,7 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
     body = provenance(**meta)
     body.update({"name": name, "kind": "figure", "title": title, "caption": caption,
                  "files": {k: p.name for k, p in paths.items()}})
-    paths["json"] = _write_sidecar(out / f"{name}.json", body)
+    paths["json"] = _write_sidecar(sidecar, body)
     if close:
         import matplotlib.pyplot as plt
 
@@ -217,6 +235,7 @@ def save_table(frame, name: str, out_dir: str | os.PathLike | None = None, *, ti
     if given, else the frame as a pipe table, with title and caption) and the sidecar."""
     out = Path(out_dir) if out_dir is not None else default_output_dir()
     out.mkdir(parents=True, exist_ok=True)
+    sidecar = _claim(out, name, "table")
     paths = {"csv": out / f"{name}.csv", "md": out / f"{name}.md"}
     frame.to_csv(paths["csv"], index=False)
     body_md = markdown if markdown is not None else frame_to_markdown(frame, floatfmt)
@@ -225,7 +244,7 @@ def save_table(frame, name: str, out_dir: str | os.PathLike | None = None, *, ti
     body = provenance(**meta)
     body.update({"name": name, "kind": "table", "title": title, "caption": caption,
                  "files": {k: p.name for k, p in paths.items()}})
-    paths["json"] = _write_sidecar(out / f"{name}.json", body)
+    paths["json"] = _write_sidecar(sidecar, body)
     return paths
 
 

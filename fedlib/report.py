@@ -580,11 +580,17 @@ def build_index(out_dir: str | os.PathLike | None = None, *, index_path: str | o
            ("smoke", "quick", "paper") else ""),
     ]
     if run_info:
-        lines.append(f"* total wall time: {run_info.get('total_wall_time_s', float('nan')) / 60:.1f} min "
+        only = run_info.get("only") or []
+        lines.append(f"* {'wall time of this partial regeneration' if only else 'total wall time'}: "
+                     f"{run_info.get('total_wall_time_s', float('nan')) / 60:.1f} min "
                      f"({run_info.get('started', '?')} → {run_info.get('finished', '?')}), "
-                     f"store `{run_info.get('store', '?')}`")
-        for nb in run_info.get("notebooks", []):
-            lines.append(f"  * `{nb['name']}`: {nb['status']}, {nb['wall_time_s']:.0f} s")
+                     f"store `{run_info.get('store', '?')}`"
+                     + (f"; only {', '.join(only)} was rerun, the other notebooks' times are from an earlier "
+                        "regeneration" if only else ""))
+        timed = [(nb, "") for nb in run_info.get("notebooks", [])]
+        timed += [(nb, " (earlier regeneration)") for nb in run_info.get("previous", [])]
+        for nb, when in sorted(timed, key=lambda t: t[0]["name"]):
+            lines.append(f"  * `{nb['name']}`: {nb['status']}, {nb['wall_time_s']:.0f} s{when}")
     commits = sorted({m.get("git_commit", "unknown") for m in metas})
     versions = sorted({m.get("fedlib_version", "?") for m in metas})
     lines += [f"* fedlib {', '.join(versions)}, git commit {', '.join('`' + c + '`' for c in commits)}", ""]

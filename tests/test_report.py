@@ -243,6 +243,29 @@ def test_save_table_writes_csv_markdown_and_sidecar(tmp_path):
     assert json.loads(paths["json"].read_text())["kind"] == "table"
 
 
+def test_a_figure_may_not_take_the_name_of_a_table_saved_in_the_same_run(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fedlib.figures import save_figure, save_table
+
+    save_table(pd.DataFrame({"a": [1]}), "effects", tmp_path, title="T", findings=["f"])
+    fig, _ = plt.subplots()
+    with pytest.raises(ValueError, match="'effects' is already used by a table"):
+        save_figure(fig, "effects", tmp_path)
+    plt.close(fig)
+    # nothing of the figure was written and the table's sidecar is intact
+    assert not (tmp_path / "effects.pdf").exists() and not (tmp_path / "effects.png").exists()
+    meta = json.loads((tmp_path / "effects.json").read_text())
+    assert meta["kind"] == "table" and meta["findings"] == ["f"]
+    save_table(pd.DataFrame({"a": [2]}), "effects", tmp_path)  # saving the same artefact again is fine
+    fig, _ = plt.subplots()
+    save_figure(fig, "effects_bars", tmp_path)
+    plt.close(fig)
+
+
 def test_build_index_summarises_tables_and_embeds_figures(tmp_path):
     out = tmp_path / "figures" / "fedlc"
     out.mkdir(parents=True)
@@ -266,6 +289,13 @@ def test_build_index_summarises_tables_and_embeds_figures(tmp_path):
     assert "FedLC @ CIFAR-10 β=0.5" in text and "FedRS @ x" in text
     assert "total wall time: 2.0 min" in text and "something measured" in text
     assert "  * 1 seed" in text
+    partial = {"total_wall_time_s": 30.0, "only": ["06"],
+               "notebooks": [{"name": "fedlc_06_real_world_datasets", "status": "ok", "wall_time_s": 30.0}],
+               "previous": [{"name": "fedlc_01_motivation", "status": "ok", "wall_time_s": 128.3}]}
+    text = build_index(out, run_info=partial).read_text()
+    assert "wall time of this partial regeneration: 0.5 min" in text and "only 06 was rerun" in text
+    assert text.index("`fedlc_01_motivation`: ok, 128 s (earlier regeneration)") < \
+        text.index("`fedlc_06_real_world_datasets`: ok, 30 s\n")
 
 
 def test_regenerate_selects_notebooks_by_name_number_or_substring(tmp_path):
