@@ -1,6 +1,6 @@
 # Regenerate the FedLC paper's tables and figures (notebooks/ executed with papermill).
 #
-#   make figures                      # profile quick (default): ~1 h on a 2-core CPU
+#   make figures                      # profile quick (default): ~45 min on a 2-core CPU
 #   make figures PROFILE=smoke        # seconds per notebook (what CI runs)
 #   make figures PROFILE=paper        # the paper's setup (GPU)
 #   make figures NB=04_label_skew     # one notebook only (name, number or substring)
