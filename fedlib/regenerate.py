@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["main", "notebooks", "select", "regenerate", "strip"]
+__all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings"]
 
 _ARTEFACT_SUFFIXES = {".pdf", ".png", ".json", ".csv", ".md"}
 
@@ -144,10 +144,8 @@ def regenerate(profile: str = "quick", only: list[str] | None = None, out_dir: s
     record["finished"] = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
     if only and (out / "_run.json").exists():  # keep the timings of the notebooks not rerun
         try:
-            old = json.loads((out / "_run.json").read_text())
-            rerun = {n["name"] for n in record["notebooks"]}
-            record["previous"] = [n for n in old.get("notebooks", []) if n["name"] not in rerun]
-        except (json.JSONDecodeError, KeyError):
+            record["previous"] = earlier_timings(record, json.loads((out / "_run.json").read_text()))
+        except (json.JSONDecodeError, KeyError, TypeError):
             pass
     (out / "_run.json").write_text(json.dumps(record, indent=1) + "\n")
     if index:
@@ -157,6 +155,18 @@ def regenerate(profile: str = "quick", only: list[str] | None = None, out_dir: s
           f"for {len(paths)} notebook(s), profile {prof.name!r}" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
     record["failed"] = failed
     return record
+
+
+def earlier_timings(record: dict, old: dict) -> list[dict]:
+    """The notebooks of an earlier run record ``old`` (its own and those it carried
+    over, newest first) that ``record`` did not rerun, so that any chain of partial
+    regenerations keeps one timing per notebook."""
+    rerun = {n["name"] for n in record["notebooks"]}
+    kept: dict[str, dict] = {}
+    for n in list(old.get("notebooks", [])) + list(old.get("previous", [])):
+        if n["name"] not in rerun:
+            kept.setdefault(n["name"], n)
+    return sorted(kept.values(), key=lambda n: n["name"])
 
 
 def strip(paths: list[Path] | None = None) -> list[Path]:

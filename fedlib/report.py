@@ -585,7 +585,7 @@ def build_index(out_dir: str | os.PathLike | None = None, *, index_path: str | o
                      f"{run_info.get('total_wall_time_s', float('nan')) / 60:.1f} min "
                      f"({run_info.get('started', '?')} → {run_info.get('finished', '?')}), "
                      f"store `{run_info.get('store', '?')}`"
-                     + (f"; only {', '.join(only)} was rerun, the other notebooks' times are from an earlier "
+                     + (f"; only {', '.join(only)} {'was' if len(only) == 1 else 'were'} rerun, the other notebooks' times are from an earlier "
                         "regeneration" if only else ""))
         timed = [(nb, "") for nb in run_info.get("notebooks", [])]
         timed += [(nb, " (earlier regeneration)") for nb in run_info.get("previous", [])]

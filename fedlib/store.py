@@ -36,7 +36,12 @@ from .config import Config
 __all__ = ["Store", "code_version", "default_store_root", "CorruptEntryWarning"]
 
 # Modules that present results but cannot change a trained model or its history.
-_PRESENTATION_MODULES = {"__main__.py", "analysis.py", "figures.py", "report.py", "profiles.py", "store.py"}
+# Modules that never change what fedlib.run computes for a configuration (the CLI,
+# analysis and presentation, the notebooks' experiment grids, the regeneration
+# runner, the paper's transcribed values): editing them keeps stored results valid.
+_PRESENTATION_MODULES = {"__main__.py", "analysis.py", "figures.py", "report.py", "profiles.py", "store.py",
+                         "experiments.py", "regenerate.py"}
+_PRESENTATION_PACKAGES = {"paper"}
 
 
 class CorruptEntryWarning(UserWarning):
@@ -47,12 +52,16 @@ class CorruptEntryWarning(UserWarning):
 def code_version() -> str:
     """sha256 (first 16 hex digits) over the source of fedlib's training code,
     read once per process (the code that was imported is the code that runs)."""
-    package = Path(__file__).resolve().parent
+    return _code_digest(Path(__file__).resolve().parent)
+
+
+def _code_digest(package: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
-        if path.name in _PRESENTATION_MODULES and path.parent == package:
+        rel = path.relative_to(package)
+        if (len(rel.parts) == 1 and path.name in _PRESENTATION_MODULES) or rel.parts[0] in _PRESENTATION_PACKAGES:
             continue
-        digest.update(str(path.relative_to(package)).encode())
+        digest.update(str(rel).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -326,3 +326,17 @@ def test_regenerate_passes_absolute_paths_to_the_kernels(tmp_path, monkeypatch):
         assert os.environ["FEDLIB_DATA"] == env["data"] == str(tmp_path / "shared" / "data")
         assert os.environ["FEDLIB_STORE"] == env["store"] == str(caller / "store")
         assert os.environ["FEDLIB_CACHE"] == str(caller / "cache")
+
+
+def test_partial_regenerations_keep_one_timing_per_notebook():
+    from fedlib.regenerate import earlier_timings
+
+    nb = lambda name, t: {"name": name, "status": "ok", "wall_time_s": t}  # noqa: E731
+    full = {"notebooks": [nb("a", 1.0), nb("b", 2.0), nb("c", 3.0)]}
+    first = {"notebooks": [nb("b", 20.0)]}
+    first["previous"] = earlier_timings(first, full)
+    assert first["previous"] == [nb("a", 1.0), nb("c", 3.0)]
+    second = {"notebooks": [nb("c", 30.0)]}
+    second["previous"] = earlier_timings(second, first)
+    # a from the full run, b from the first partial run; c is this run's own
+    assert second["previous"] == [nb("a", 1.0), nb("b", 20.0)]

@@ -176,3 +176,27 @@ def test_cli_rejects_bad_values_with_the_parameter_named():
                           capture_output=True, text=True, cwd=REPO, timeout=120)
     assert proc.returncode == 2
     assert "participation must be in (0, 1]" in proc.stderr
+
+
+def test_code_version_covers_training_code_only(tmp_path):
+    """Stored results stay valid when presentation code changes (notebook grids,
+    the regeneration runner, the paper's values) and not when training code does."""
+    import shutil
+    from pathlib import Path
+
+    import fedlib
+    from fedlib.store import _code_digest, code_version
+
+    pkg = tmp_path / "fedlib"
+    shutil.copytree(Path(fedlib.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    base = _code_digest(pkg)
+    assert base == code_version()
+    for rel in ("regenerate.py", "experiments.py", "report.py", "paper/fedlc.py"):
+        (pkg / rel).write_text((pkg / rel).read_text() + "\n# edited\n")
+        assert _code_digest(pkg) == base, rel
+    for rel in ("losses.py", "algorithms/fedlc.py", "vectorized.py"):
+        original = (pkg / rel).read_text()
+        (pkg / rel).write_text(original + "\n# edited\n")
+        assert _code_digest(pkg) != base, rel
+        (pkg / rel).write_text(original)
+    assert _code_digest(pkg) == base
