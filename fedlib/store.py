@@ -35,7 +35,6 @@ from .config import Config
 
 __all__ = ["Store", "code_version", "default_store_root", "CorruptEntryWarning"]
 
-# Modules that present results but cannot change a trained model or its history.
 # Modules that never change what fedlib.run computes for a configuration (the CLI,
 # analysis and presentation, the notebooks' experiment grids, the regeneration
 # runner, the paper's transcribed values): editing them keeps stored results valid.
