@@ -477,14 +477,9 @@ def stand_in_comparison(grid) -> tuple[pd.DataFrame, pd.DataFrame]:
                        columns=["setting", "column", "source", "method", STAND_IN, ON_CIFAR10,
                                 STAND_IN + " std", ON_CIFAR10 + " std"])
 
-    def paper_value(source, column, method):
-        if source not in paper.TABLES:
-            return math.nan
-        f = paper.table(source).frame()
-        hit = f[(f.column == column) & (f.row == method)]
-        return float(hit.paper_mean.iloc[0]) if len(hit) else math.nan
-
-    acc.insert(4, "paper", [paper_value(s, c, m) for s, c, m in zip(acc.source, acc.column, acc.method)])
+    reported = {(s, r.column, r.row): r.paper_mean for s in set(acc.source) if s in paper.TABLES
+                for r in paper.table(s).frame().itertuples(index=False)}
+    acc.insert(4, "paper", [float(reported.get(key, math.nan)) for key in zip(acc.source, acc.column, acc.method)])
     acc["method"] = acc.method.map(lambda m: paper.METHOD_LABELS.get(m, m))
 
     def value(col, setting, method):

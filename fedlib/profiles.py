@@ -264,6 +264,13 @@ def _merge_notes(*dicts: dict) -> dict:
     return out
 
 
+def _changed(experiments: dict, changes: dict) -> dict:
+    """``experiments`` with each experiment's settings updated by ``changes[name]``
+    (experiments only in ``changes`` are added)."""
+    return {name: {**experiments.get(name, {}), **changes.get(name, {})}
+            for name in {**experiments, **changes}}
+
+
 # ============================================================================ profiles
 PAPER = Profile(
     name="paper",
@@ -309,25 +316,15 @@ QUICK = Profile(
     datasets={"cifar10": "fmnist"},
     image={"rounds": 30, "max_train_samples": 6000, "max_test_samples": 2000, "batch_size": 16, "eval_every": 3},
     synthetic={"eval_every": 10},
-    experiments={
-        "fig1": {"iid": True, "alphas": (2, 4, 6, 8), "betas": (0.05, 0.1, 0.2, 0.3, 0.5)},
-        "fig2": {"dataset": "cifar10", "num_clients": 5, "partition": "dirichlet", "partition_beta": 0.5,
-                 "rounds": 30, "uses_seeds": False},
-        "fig3": {"points_per_class": 200, "local_steps": 100, "rounds": 20, "std": 1.5, "tau": 3.0,
-                 "uses_seeds": False, "trains": False},
-        "deviation": {"dataset": "cifar10", "partition": "dirichlet", "partition_beta": 0.1, "pretrain_rounds": 30,
-                      "epochs": 1, "uses_seeds": False},
-        "calibration": {"settings": ("cifar10_alpha2", "cifar10_beta0.1"),
-                        "taus": (0.1, 0.3, 1.0, 3.0, 10.0), "tau_setting": "cifar10_beta0.1"},
-        "fig4": {"uses_seeds": False, "trains": False, "substitute": False},
-        "synthetic_alpha": {"alphas": (0.0, 0.5, 1.0, 2.0), "betas": (0.0, 0.5, 1.0), "uses_seeds": False,
-                            "trains": False},
-        "fig5": {"settings": ("cifar10_alpha2", "cifar10_alpha4", "cifar10_beta0.1", "cifar10_beta0.3"),
-                 "num_clients": 20},
-        "fig6": {"dataset": "cifar10", "num_clients": 20, "partition": "dirichlet", "partition_beta": 0.1,
-                 "rounds": 30, "uses_seeds": False},
-        "fig7": {"dataset": "cifar10", "num_clients": 20, "partition": "dirichlet", "partition_beta": 0.1,
-                 "rounds": 30, "tsne_samples": 200, "uses_seeds": False},
+    # the paper's experiments with fewer rounds / points, fewer settings, 20 clients in Fig. 5
+    experiments=_changed(PAPER.experiments, {
+        "fig2": {"rounds": 30},
+        "fig3": {"points_per_class": 200, "rounds": 20},
+        "deviation": {"pretrain_rounds": 30},
+        "calibration": {"settings": ("cifar10_alpha2", "cifar10_beta0.1")},
+        "fig5": {"num_clients": 20},
+        "fig6": {"rounds": 30},
+        "fig7": {"rounds": 30, "tsne_samples": 200},
         "table1": {"seeds": (0, 1)},
         "table2": {"seeds": (0, 1)},
         "table4": {"seeds": (0, 1)},
@@ -336,7 +333,7 @@ QUICK = Profile(
         "stand_in": {"settings": ("cifar10_iid", "cifar10_beta0.1", "cifar10_beta0.5", "cifar10_alpha2"),
                      "methods": ("fedavg", "fedrs", "fedlc"), "seeds": (0, 1), "substitute": False,
                      "overrides": {"model": "cnn_mnist"}},
-    },
+    }),
     explanations={"batch_size": "with the 6,000-sample subset each of 20 clients holds ~300 samples and so still "
                                 "takes ≈19 local SGD steps per round at the paper's lr 0.01, as with the full data "
                                 "(2,500 samples per client, batch 128)",
