@@ -87,10 +87,9 @@ from torch.func import functional_call
 
 from . import tree
 from .algorithms import Algorithm, build_algorithm
-from .algorithms.fedavg import CrossEntropyLoss, NoCorrection, ServerSGD, WeightedMean
 from .algorithms.fedlc import CalibratedLoss
 from .config import Config
-from .engine import ClientTask, client_batches, local_sgd, train_clients_sequential
+from .engine import ClientOptimizer, ClientTask, client_batches, local_update, train_clients_sequential
 from .losses import calibration_offsets
 from .simulation import Experiment, evaluate, prepare
 
@@ -661,13 +660,13 @@ def _resolve_source(source, params):
 
 
 def _cross_entropy_algorithm() -> Algorithm:
-    return Algorithm(CrossEntropyLoss(), NoCorrection(), WeightedMean(), ServerSGD())
+    return build_algorithm(Config(method="fedavg"))
 
 
 def _calibrated_algorithm(config: Config, tau: float) -> Algorithm:
     loss = CalibratedLoss(tau=tau, denominator="full", margin=config.fedlc_margin, missing=config.fedlc_missing,
                           min_count=config.fedlc_min_count)
-    return Algorithm(loss, NoCorrection(), WeightedMean(), ServerSGD())
+    return replace(build_algorithm(Config(method="fedavg")), loss=loss)
 
 
 def deviation_experiment(source, *, client: int | None = None, params: dict | None = None, epochs: int = 1,
@@ -679,7 +678,7 @@ def deviation_experiment(source, *, client: int | None = None, params: dict | No
 
     From the starting model (a pre-trained global model: ``Result`` or
     ``params``; else the config's seeded initial model), the client runs local
-    SGD with fedlib's engine (:func:`fedlib.engine.local_sgd`, no correction,
+    SGD with fedlib's engine (:func:`fedlib.engine.local_update`, no correction,
     the config's weight decay) once with plain CE (``"ce"``) and once with
     FedLC's calibrated loss (``"fedlc"``: Eq. 7 with the config's margin /
     missing options and ``τ``; always the ``"full"`` softmax denominator, whose
@@ -788,7 +787,8 @@ def deviation_experiment(source, *, client: int | None = None, params: dict | No
             loss_value = loss_stats.loss
             task = ClientTask(client, torch.as_tensor(rows), counts_t,
                               [torch.as_tensor(b, device=device) for b in interval])
-            after, _, _ = local_sgd(model, alg, current, x_all, y_all, task, {}, lr, cfg.weight_decay)
+            after = local_update(model, alg, current, task, {}, x_all, y_all,
+                                 ClientOptimizer(lr, 0.0, cfg.weight_decay)).local
             step += len(interval)
             for j, r in pairs:
                 bound = deviation_bound(stats, j, r)
@@ -872,9 +872,10 @@ def per_class_accuracy_before_after(global_params: dict, experiment: Experiment,
         rows = np.asarray(exp.client_indices[k])
         batches = [torch.as_tensor(b, device=device) for b in client_batches(rows, epochs, bs, cfg.seed, round_, k)]
         counts = torch.as_tensor(exp.class_counts[k], dtype=torch.float32, device=device)
-        tasks.append(ClientTask(k, torch.as_tensor(rows), counts, batches, alg.correction.init_client_state(params)))
+        tasks.append(ClientTask(k, torch.as_tensor(rows), counts, batches))
     outputs = train_clients_sequential(model, alg, params, tasks, alg.correction.init_server_state(params),
-                                       data.train_x.to(device), data.train_y.to(device), lr, cfg.weight_decay)
+                                       data.train_x.to(device), data.train_y.to(device),
+                                       ClientOptimizer(lr, 0.0, cfg.weight_decay))
     local = {o.client: tree.add(params, o.delta) for o in outputs}
     if aggregate:
         steps = [alg.correction.effective_steps(o.num_steps, lr) for o in outputs]

@@ -28,12 +28,46 @@ class Result:
 
     @property
     def final_accuracy(self) -> float:
+        """The global model's accuracy on the global test set at the last round."""
         return float(self.summary["final_accuracy"])
+
+    def _personal(self, name: str) -> float:
+        if self.summary.get(name) is None:
+            raise ValueError(
+                f"{name} needs per-client test sets, and this run has none: method {self.config.method!r} ran with "
+                f"personal_eval_every={self.config.personal_eval_every}. Run it again with personal_eval_every ≥ 1 "
+                "(e.g. personal_eval_every=rounds) to evaluate every client's personalized model.")
+        return float(self.summary[name])
+
+    @property
+    def personalized_accuracy(self) -> float:
+        """FedABC Eq. 7: the pooled accuracy (Σ correct / Σ samples) of every client's
+        personalized model on its own test set, which has the client's training label
+        distribution.  Refused (ValueError) for a run without per-client test sets."""
+        return self._personal("personalized_accuracy")
+
+    @property
+    def drift_accuracy(self) -> float:
+        """FedABC Eq. 8: the same personalized models on class-balanced local test sets."""
+        return self._personal("drift_accuracy")
+
+    @property
+    def personalized_per_client(self) -> list:
+        """Each client's personalized-model accuracy on its own test set (None: empty test set)."""
+        self._personal("personalized_accuracy")
+        return list(self.summary["personalized_per_client"])
+
+    @property
+    def stage_outputs(self) -> dict:
+        """What the stages of a multi-stage method report besides the final model
+        (e.g. FedConcat's client → cluster assignment); empty for one-stage methods."""
+        return dict(self.summary.get("stage_outputs", {}))
 
     @property
     def per_class_accuracy(self) -> pd.Series:
-        """Final per-class test accuracy, indexed by class."""
-        last = self.history.iloc[-1]
+        """Final per-class test accuracy of the global model, indexed by class."""
+        evaluated = self.history.dropna(subset=["test_accuracy"]) if "test_accuracy" in self.history else self.history
+        last = evaluated.iloc[-1]
         cols = [c for c in self.history.columns if c.startswith("acc_class_")]
         return pd.Series([last[c] for c in cols], index=[int(c.rsplit("_", 1)[1]) for c in cols], dtype=float)
 
@@ -42,19 +76,27 @@ class Result:
         return float(self.summary["wall_time_s"])
 
     def model(self) -> torch.nn.Module:
-        """The final global model as an ``nn.Module``."""
-        from .config import DATASET_FACTS
+        """The final model as an ``nn.Module`` (for a multi-stage method, the model its
+        last stage produces, e.g. FedConcat's concatenated encoders and classifier)."""
+        from .algorithms import build_algorithm
         from .data import DATASETS
 
-        info = DATASETS[self.config.dataset]
-        net = build_model(self.config.model, DATASET_FACTS[self.config.dataset]["num_classes"],
-                          tuple(info["input_shape"]))
+        spec = DATASETS[self.config.dataset]
+        alg = build_algorithm(self.config)
+        net = alg.extend_model(build_model(self.config.model, spec.num_classes, spec.input_shape))
+        net = alg.stages.final_model(net, self.config)
         net.load_state_dict(self.params)
         return net
 
     def to_json_summary(self) -> dict:
-        return {"final_accuracy": self.final_accuracy, "wall_time_s": self.wall_time_s,
-                "key": self.summary.get("key"), "config": self.config.to_dict()}
+        out = {"final_accuracy": self.final_accuracy, "wall_time_s": self.wall_time_s,
+               "key": self.summary.get("key"), "config": self.config.to_dict()}
+        for name in ("personalized_accuracy", "drift_accuracy"):
+            if self.summary.get(name) is not None:
+                out[name] = self.summary[name]
+        if self.summary.get("stage_outputs"):
+            out["stage_outputs"] = self.summary["stage_outputs"]
+        return out
 
 
 def _resolve_store(store: Any) -> Store | None:
@@ -86,8 +128,12 @@ def run(config: Config | dict | None = None, *, store: Any = True, progress: boo
 
 
 def history_frame(rows: list[dict]) -> pd.DataFrame:
-    """History rows as a DataFrame with a fixed column order (round, test_accuracy,
-    train_loss, acc_class_0 …), whether they come fresh or from the store's JSON."""
+    """History rows as a DataFrame with a fixed column order (stage if any, round,
+    test_accuracy, train_loss, personalized metrics if any, acc_class_0 …),
+    whether they come fresh or from the store's JSON."""
     frame = pd.DataFrame(rows)
     per_class = sorted((c for c in frame.columns if c.startswith("acc_class_")), key=lambda c: int(c[10:]))
-    return frame[["round", "test_accuracy", "train_loss", *per_class]].astype({c: float for c in per_class})
+    first = [c for c in ("stage", "round", "test_accuracy", "train_loss", "personalized_accuracy", "drift_accuracy")
+             if c in frame.columns]
+    rest = [c for c in frame.columns if c not in first and c not in per_class]
+    return frame[[*first, *rest, *per_class]].astype({c: float for c in per_class})

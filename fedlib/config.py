@@ -3,9 +3,22 @@
 A :class:`Config` is validated completely when it is built, before any data is
 loaded or any model is trained: unknown keys, wrong types and out-of-range
 values raise :class:`ConfigError`, whose message names the parameter and what
-is allowed.  Defaults follow FedLC §5.2 (batch 128, SGD with lr 0.01 and no
-weight decay, 20 clients, 400 rounds); where the paper is silent the default is
-marked "not in the paper" in the field comment and in the README.
+is allowed.
+
+Two kinds of parameters make a configuration:
+
+* the **core** parameters below (:data:`CORE_PARAMS`): data, partition,
+  federation, the client optimizer, bookkeeping.  Defaults follow FedLC §5.2
+  (batch 128, SGD with lr 0.01 and no weight decay, 20 clients, 400 rounds);
+  where the paper is silent the ``source`` says "not in paper".
+* the **method** parameters, declared by the algorithm part that reads them
+  (:func:`fedlib.algorithms.register_method`), e.g. FedProx's ``mu`` or FedLC's
+  ``tau``.  They are collected here, so adding a method adds no line to this
+  module.
+
+A run's store key holds the core parameters and the parameters of the tokens
+its method is made of (:meth:`Config.key_dict`): parameters of methods it does
+not use do not change its result and are not part of the key.
 """
 
 from __future__ import annotations
@@ -13,94 +26,155 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-import math
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields, make_dataclass
 from typing import Any
 
-__all__ = ["Config", "ConfigError", "KEY_EXCLUDED", "METHOD_TOKENS", "parse_value"]
+from .algorithms.registry import all_method_params, method_params, parse_method
+from .data import DATASETS
+from .models import model_names
+from .params import ConfigError, Param
 
-# Static facts about the datasets, needed to validate a configuration before
-# any file is read (the number of training samples bounds num_clients).
-DATASET_FACTS = {
-    "synthetic": {"num_classes": 10, "num_train": None},
-    "mnist": {"num_classes": 10, "num_train": 60_000},
-    "fmnist": {"num_classes": 10, "num_train": 60_000},
-    "cifar10": {"num_classes": 10, "num_train": 50_000},
-    "cifar100": {"num_classes": 100, "num_train": 50_000},
-    "svhn": {"num_classes": 10, "num_train": 73_257},
-}
+__all__ = ["Config", "ConfigError", "CORE_PARAMS", "KEY_EXCLUDED", "all_params", "parse_value", "default_model",
+           "PARTITIONS", "ENGINES"]
+
 PARTITIONS = ("natural", "iid", "shards", "classes_per_client", "dirichlet")
-MODELS = ("auto", "logreg", "cnn_mnist", "cnn_cifar", "resnet18")
 ENGINES = ("sequential", "vectorized")
-# A method is one or more tokens joined by "+", e.g. "fedlc+scaffold" (FedLC Table 7).
-METHOD_TOKENS = ("fedavg", "fedprox", "scaffold", "fednova", "fedopt", "fedrs", "fedlc")
-FEDLC_DENOMINATORS = ("full", "exclude_true")
-FEDLC_MARGINS = ("quarter_power", "log_prior")
-FEDLC_MISSING = ("clamp", "mask")
 
 # Parameters that do not change the result and so are not part of its store key.
 KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every", "memory_budget_gb"})
 
 
-class ConfigError(ValueError):
-    """A configuration value is unknown, of the wrong type or out of range."""
+def _ge(low):
+    return lambda v: v >= low
 
 
-@dataclass(frozen=True)
-class Config:
-    # --- data -----------------------------------------------------------------
-    dataset: str = "synthetic"
-    data_root: str | None = None  # default: $FEDLIB_DATA, else ./data
-    synthetic_alpha: float = 1.0  # Synthetic(α, β), FedLC §5.3 / FedProx
-    synthetic_beta: float = 1.0
-    long_tail_if: float = 1.0  # global imbalance factor IF applied before partitioning; 1 = none
-    max_train_samples: int = 0  # keep a seeded random subset of the training set (0 = all); reduced profiles
-    max_test_samples: int = 0  # evaluate on a seeded random subset of the test set (0 = all)
-    # --- label-skew partition (FedLC §5.1) ------------------------------------
-    partition: str = "auto"  # auto: natural for synthetic, dirichlet otherwise
-    partition_alpha: int = 2  # Q(α): shards (labels) per client
-    partition_beta: float = 0.5  # D(β): Dirichlet concentration
-    partition_k: int = 2  # #C=k: classes per client
-    min_client_size: int = 10  # D(β): redraw until every client has this many samples
-    # --- federation -----------------------------------------------------------
-    num_clients: int = 20  # FedLC §5.2: "at default, there are 20 clients"
-    participation: float = 1.0  # fraction of clients sampled per round (not in the paper)
-    rounds: int = 400  # FedLC §5.4
-    local_epochs: int = 1  # E (FedLC Table 5 varies it; default not in the paper)
-    batch_size: int = 128  # FedLC §5.2
-    lr: float = 0.01  # η, FedLC §5.2
-    weight_decay: float = 0.0  # FedLC §5.2: no weight decay
-    model: str = "auto"  # auto: logreg / cnn_mnist (Table 8) / cnn_cifar (Table 9)
-    # --- algorithm ------------------------------------------------------------
-    method: str = "fedavg"
-    tau: float = 1.0  # FedLC τ (Eq. 6-7); not given in the paper
-    fedlc_denominator: str = "full"  # "full" = standard logit-adjusted CE; "exclude_true" = Eq. 7 as printed
-    fedlc_margin: str = "quarter_power"  # Eq. 6: τ n_y^(-1/4); "log_prior" = Eq. 5: log γ_y
-    fedlc_missing: str = "clamp"  # classes with n_y = 0: "clamp" (n_y := min_count) or "mask"
-    fedlc_min_count: float = 1.0
-    mu: float = 0.01  # FedProx proximal weight μ
-    fedrs_alpha: float = 0.5  # FedRS scaling α of missing-class logits
-    server_lr: float | None = None  # None: 1.0 (FedAvg-style averaging), 0.01 for FedOpt (FedAdam)
-    server_beta1: float = 0.9  # FedAdam (Reddi et al. 2021)
-    server_beta2: float = 0.99
-    server_eps: float = 1e-3
-    # --- bookkeeping ----------------------------------------------------------
-    eval_every: int = 1
-    seed: int = 0
-    device: str = "cpu"
-    engine: str = "vectorized"  # all sampled clients at once; "sequential": the reference (tests/test_vectorized.py)
-    memory_budget_gb: float = 4.0  # vectorized engine: clients are trained in groups that fit this budget
-    checkpoint_every: int = 10
+def _gt(low):
+    return lambda v: v > low
 
-    # ------------------------------------------------------------------------
+
+_NOT_IN_PAPER = "not in FedLC"
+
+#: The core parameters, in the order the README lists them: (section, parameters).
+CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
+    ("data", (
+        Param("dataset", "synthetic", str, "dataset name (fedlib.data.DATASETS)",
+              check=lambda v: v in DATASETS, allowed="one of the registered datasets (`fedlib params`)"),
+        Param("data_root", None, str, "dataset folder; not part of the store key", optional=True,
+              allowed="a path (default: $FEDLIB_DATA, else ./data)"),
+        Param("synthetic_alpha", 1.0, float, "Synthetic(α, β): model skew α", check=_ge(0), allowed="≥ 0",
+              source="FedLC §5.3 / FedProx"),
+        Param("synthetic_beta", 1.0, float, "Synthetic(α, β): data skew β", check=_ge(0), allowed="≥ 0",
+              source="FedLC §5.3 / FedProx"),
+        Param("long_tail_if", 1.0, float, "global long-tail imbalance factor IF applied before partitioning "
+              "(1 = none)", check=_ge(1), allowed="≥ 1"),
+        Param("max_train_samples", 0, int, "seeded random subset of the training set (0 = all); reduced profiles",
+              check=_ge(0), allowed="an integer ≥ 0", source=_NOT_IN_PAPER),
+        Param("max_test_samples", 0, int, "seeded random subset of the test set (0 = all)", check=_ge(0),
+              allowed="an integer ≥ 0", source=_NOT_IN_PAPER),
+    )),
+    ("partition", (
+        Param("partition", "auto", str, "label-skew partition; auto: natural for datasets with clients, dirichlet "
+              "otherwise", choices=("auto",) + PARTITIONS),
+        Param("partition_alpha", 2, int, "Q(α): shards (labels) per client", check=_ge(1),
+              allowed="an integer ≥ 1, num_clients·α ≤ n", source="FedLC §5.1"),
+        Param("partition_beta", 0.5, float, "D(β): Dirichlet concentration", check=_gt(0), allowed="> 0",
+              source="FedLC §5.1"),
+        Param("partition_k", 2, int, "#C=k: classes per client", check=_ge(1), allowed="an integer in [1, classes]",
+              source="NIID-Bench"),
+        Param("min_client_size", 10, int, "D(β): redraw until every client holds this many samples", check=_ge(1),
+              allowed="an integer ≥ 1", source="NIID-Bench"),
+    )),
+    ("federation", (
+        Param("num_clients", 20, int, "m, the number of clients", check=_ge(1), allowed="an integer in [1, n]",
+              source="FedLC §5.2"),
+        Param("participation", 1.0, float, "fraction of clients sampled per round", check=lambda v: 0 < v <= 1,
+              allowed="in (0, 1]", source=_NOT_IN_PAPER),
+        Param("rounds", 400, int, "communication rounds", check=_ge(1), allowed="an integer ≥ 1",
+              source="FedLC §5.4 (§5.3 uses 300)"),
+        Param("local_epochs", 1, int, "E, local epochs per round", check=_ge(1), allowed="an integer ≥ 1",
+              source=_NOT_IN_PAPER + " (except Table 5)"),
+        Param("batch_size", 128, int, "B, local mini-batch size", check=_ge(1), allowed="an integer ≥ 1",
+              source="FedLC §5.2"),
+        Param("lr", 0.01, float, "client SGD learning rate η", check=_gt(0), allowed="> 0", source="FedLC §5.2"),
+        Param("momentum", 0.0, float, "client SGD momentum; the buffer starts at zero every round",
+              check=lambda v: 0 <= v < 1, allowed="in [0, 1)", source="FedLC: plain SGD (0)"),
+        Param("weight_decay", 0.0, float, "client SGD weight decay λ (on every parameter)", check=_ge(0),
+              allowed="≥ 0", source="FedLC §5.2: none"),
+        Param("model", "auto", str, "model name (fedlib.models); auto: the dataset's default model",
+              check=lambda v: v == "auto" or v in model_names(), allowed="auto or a registered model"),
+    )),
+    ("algorithm", (
+        Param("method", "fedavg", str, "method tokens joined by '+' (fedlib.algorithms)",
+              allowed="registered tokens joined by '+'"),
+        Param("server_lr", None, float, "server learning rate η_g; None: the server optimizer's default "
+              "(1.0 for averaging, 0.01 for FedAdam)", check=_gt(0), allowed="> 0 or None", optional=True),
+    )),
+    ("server data", (
+        Param("server_aux_per_class", 0, int, "D_aux: this many labelled training samples per class held by the "
+              "server, taken out of the training set before the long tail and the partition (0 = none)",
+              check=_ge(0), allowed="an integer ≥ 0", source="FEDIC §3 (100 per class in its code)"),
+        Param("server_unlabeled", "none", str, "D_ulb, unlabelled data held by the server: 'none', "
+              "'long_tail_dropped' (the training samples the long tail removes) or a dataset name (its training "
+              "images, labels unused)", check=lambda v: v in ("none", "long_tail_dropped") or v in DATASETS,
+              allowed="'none', 'long_tail_dropped' or a registered dataset"),
+        Param("server_unlabeled_size", 0, int, "keep a seeded random subset of this many D_ulb samples (0 = all)",
+              check=_ge(0), allowed="an integer ≥ 0"),
+    )),
+    ("evaluation", (
+        Param("personal_eval_every", None, int, "evaluate every client's personalized model every this many rounds "
+              "and at the last (0 = never; None: at the last round for personalized methods, never otherwise)",
+              check=_ge(0), allowed="an integer ≥ 0 or None", optional=True),
+        Param("personalized_model", "local_update", str, "a client's personalized model: after a local update "
+              "from the current server state ('local_update', FedRoD's and FedABC's protocol) or the global model "
+              "with the client's stored local parameters ('stored')", choices=("local_update", "stored")),
+        Param("balanced_test", "shards", str, "class-balanced local test sets (FedABC Eq. 8): disjoint equal "
+              "per-class shards of the test set ('shards') or the whole test set for every client ('full')",
+              choices=("shards", "full")),
+    )),
+    ("bookkeeping", (
+        Param("eval_every", 1, int, "evaluate the global model every this many rounds (and at the last)",
+              check=_ge(1), allowed="an integer ≥ 1"),
+        Param("seed", 0, int, "seeds data generation, partition, model init, sampling and batch order",
+              check=_ge(0), allowed="an integer ≥ 0"),
+        Param("device", "cpu", str, "torch device", check=lambda v: v == "cpu" or v.startswith("cuda"),
+              allowed="'cpu' or 'cuda[:N]'"),
+        Param("engine", "vectorized", str, "how the clients of a round are trained: all at once, or the plain "
+              "reference loop (same mathematics, equal to float32 rounding)", choices=ENGINES),
+        Param("memory_budget_gb", 4.0, float, "vectorized engine: clients train in groups fitting this budget",
+              check=_gt(0), allowed="> 0"),
+        Param("checkpoint_every", 10, int, "rounds between checkpoints in the store", check=_ge(1),
+              allowed="an integer ≥ 1"),
+    )),
+)
+CORE_PARAMS: dict[str, Param] = {p.name: p for _, ps in CORE_SECTIONS for p in ps}
+
+
+def all_params() -> dict[str, Param]:
+    """Every parameter a configuration accepts: core first, then each method's."""
+    method = all_method_params()
+    clash = set(method) & set(CORE_PARAMS)
+    if clash:
+        raise ValueError(f"method parameter(s) {sorted(clash)} clash with core parameters")
+    return {**CORE_PARAMS, **method}
+
+
+class _ConfigBase:
+    """Methods of :class:`Config` (a frozen dataclass whose fields are :func:`all_params`)."""
+
     def __post_init__(self) -> None:
         _validate(self)
         if self.partition == "auto":
-            object.__setattr__(self, "partition", "natural" if self.dataset == "synthetic" else "dirichlet")
+            object.__setattr__(self, "partition", "natural" if DATASETS[self.dataset].natural_clients
+                               else "dirichlet")
         if self.model == "auto":
             object.__setattr__(self, "model", default_model(self.dataset))
         if self.server_lr is None:
             object.__setattr__(self, "server_lr", 0.01 if "fedopt" in self.method_tokens else 1.0)
+        if self.personal_eval_every is None:
+            from .algorithms import build_algorithm
+
+            personalized = getattr(build_algorithm(self).personalization, "personalized", False)
+            object.__setattr__(self, "personal_eval_every", self.rounds if personalized else 0)
 
     @property
     def method_tokens(self) -> tuple[str, ...]:
@@ -108,7 +182,7 @@ class Config:
 
     @property
     def num_classes(self) -> int:
-        return DATASET_FACTS[self.dataset]["num_classes"]
+        return DATASETS[self.dataset].num_classes
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "Config":
@@ -122,10 +196,16 @@ class Config:
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
+        """The core parameters and those of this method's tokens (what the run reads)."""
+        names = list(CORE_PARAMS) + [p.name for p in method_params(self.method)]
+        return {k: getattr(self, k) for k in names}
+
+    def all_values(self) -> dict[str, Any]:
+        """Every field, including the parameters of methods this run does not use."""
         return dataclasses.asdict(self)
 
     def replace(self, **changes: Any) -> "Config":
-        return Config.from_dict({**self.to_dict(), **changes})
+        return type(self).from_dict({**self.all_values(), **changes})
 
     def key_dict(self) -> dict[str, Any]:
         """The parameters that determine the result (the store key's content)."""
@@ -135,91 +215,51 @@ class Config:
         return json.dumps(self.to_dict(), sort_keys=True)
 
 
+def _build_config_class():
+    specs = [(p.name, Any, field(default=p.default)) for p in all_params().values()]
+    cls = make_dataclass("Config", specs, bases=(_ConfigBase,), frozen=True, namespace={
+        "__doc__": "A validated run configuration: the core parameters (:data:`CORE_PARAMS`) and every "
+                   "registered method's parameters, as attributes.  Build it with keywords or "
+                   ":meth:`from_dict`; see ``python -m fedlib params``.",
+        "__module__": __name__})
+    return cls
+
+
 def default_model(dataset: str) -> str:
-    """The paper's model for a dataset: logistic regression for Synthetic,
-    the Table 8 CNN for MNIST/FMNIST, the Table 9 CNN for the colour sets."""
-    return {"synthetic": "logreg", "mnist": "cnn_mnist", "fmnist": "cnn_mnist"}.get(dataset, "cnn_cifar")
+    """The model a dataset uses unless ``model`` says otherwise (e.g. FedLC's: logistic
+    regression for Synthetic, the Table 8 CNN for (F)MNIST, the Table 9 CNN for the colour sets)."""
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
+    return DATASETS[dataset].default_model
 
 
 # --------------------------------------------------------------------------------------
 # Validation
 # --------------------------------------------------------------------------------------
-def _type_name(tp: Any) -> str:
-    return {int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
-
-
-def _field_types() -> dict[str, tuple[type, bool]]:
-    """name -> (base type, optional?) parsed from the dataclass annotations."""
-    out = {}
-    for f in fields(Config):
-        ann = str(f.type)
-        optional = "None" in ann
-        base = int if ann.startswith("int") else float if ann.startswith("float") else str
-        out[f.name] = (base, optional)
-    return out
-
-
-FIELD_TYPES: dict[str, tuple[type, bool]] = {}
-
-
-def _check_type(name: str, value: Any) -> None:
-    base, optional = FIELD_TYPES[name]
-    if value is None:
-        if optional:
-            return
-        raise ConfigError(f"{name} must be {_type_name(base)}, got None")
-    ok = (
-        isinstance(value, str)
-        if base is str
-        else (isinstance(value, int) and not isinstance(value, bool))
-        if base is int
-        else (isinstance(value, (int, float)) and not isinstance(value, bool))
-    )
-    if not ok:
-        raise ConfigError(f"{name} must be {_type_name(base)}, got {value!r} ({type(value).__name__})")
-    if base is float and not math.isfinite(value):
-        raise ConfigError(f"{name} must be a finite number, got {value!r}")
-
-
 def _require(cond: bool, name: str, allowed: str, value: Any) -> None:
     if not cond:
         raise ConfigError(f"{name} must be {allowed}, got {value!r}")
 
 
-def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    _require(value in allowed, name, "one of " + ", ".join(repr(a) for a in allowed), value)
+def _validate(c) -> None:
+    for p in all_params().values():
+        p.validate(getattr(c, p.name))
+    parse_method(c.method)  # known tokens, at most one per part kind
 
-
-def _validate(c: Config) -> None:
-    for f in fields(c):
-        _check_type(f.name, getattr(c, f.name))
-
-    _one_of("dataset", c.dataset, tuple(DATASET_FACTS))
-    facts = DATASET_FACTS[c.dataset]
-    _require(c.synthetic_alpha >= 0, "synthetic_alpha", "≥ 0 (Synthetic(α, β))", c.synthetic_alpha)
-    _require(c.synthetic_beta >= 0, "synthetic_beta", "≥ 0 (Synthetic(α, β))", c.synthetic_beta)
-    _require(c.long_tail_if >= 1, "long_tail_if", "≥ 1 (1 means no long tail)", c.long_tail_if)
-    _require(c.max_train_samples >= 0, "max_train_samples", "an integer ≥ 0 (0 keeps all)", c.max_train_samples)
-    _require(c.max_test_samples >= 0, "max_test_samples", "an integer ≥ 0 (0 keeps all)", c.max_test_samples)
-
-    _one_of("partition", c.partition, ("auto",) + PARTITIONS)
-    if c.dataset == "synthetic":
+    spec = DATASETS[c.dataset]
+    natural = spec.natural_clients
+    if natural:
         _require(c.partition in ("auto", "natural"), "partition",
-                 "'natural' or 'auto' for dataset='synthetic' (its clients are generated)", c.partition)
-        _require(c.long_tail_if == 1, "long_tail_if", "1 for dataset='synthetic'", c.long_tail_if)
+                 f"'natural' or 'auto' for dataset={c.dataset!r} (its clients come with the data)", c.partition)
+        _require(c.long_tail_if == 1, "long_tail_if", f"1 for dataset={c.dataset!r}", c.long_tail_if)
         _require(c.max_train_samples == 0, "max_train_samples",
-                 "0 for dataset='synthetic' (set num_clients instead)", c.max_train_samples)
+                 f"0 for dataset={c.dataset!r} (set num_clients instead)", c.max_train_samples)
     else:
         _require(c.partition != "natural", "partition",
                  f"one of iid, shards, classes_per_client, dirichlet for dataset={c.dataset!r}", c.partition)
-    _require(c.partition_alpha >= 1, "partition_alpha", "an integer ≥ 1 (Q(α): shards per client)", c.partition_alpha)
-    _require(c.partition_beta > 0, "partition_beta", "> 0 (D(β): Dirichlet concentration)", c.partition_beta)
-    _require(1 <= c.partition_k <= facts["num_classes"], "partition_k",
-             f"in [1, {facts['num_classes']}] (classes per client ≤ number of classes of {c.dataset})", c.partition_k)
-    _require(c.min_client_size >= 1, "min_client_size", "an integer ≥ 1", c.min_client_size)
-
-    _require(c.num_clients >= 1, "num_clients", "an integer ≥ 1", c.num_clients)
-    n_train = facts["num_train"]
+    _require(c.partition_k <= spec.num_classes, "partition_k",
+             f"in [1, {spec.num_classes}] (classes per client ≤ number of classes of {c.dataset})", c.partition_k)
+    n_train = spec.num_train
     if n_train is not None and c.max_train_samples:
         n_train = min(n_train, c.max_train_samples)
     if n_train is not None:
@@ -231,66 +271,25 @@ def _validate(c: Config) -> None:
         if c.partition == "dirichlet":
             _require(c.num_clients * c.min_client_size <= n_train, "min_client_size",
                      f"≤ {n_train // c.num_clients} so that every client can hold it", c.min_client_size)
-    _require(0 < c.participation <= 1, "participation", "in (0, 1]", c.participation)
-    _require(c.rounds >= 1, "rounds", "an integer ≥ 1", c.rounds)
-    _require(c.local_epochs >= 1, "local_epochs", "an integer ≥ 1", c.local_epochs)
-    _require(c.batch_size >= 1, "batch_size", "an integer ≥ 1", c.batch_size)
-    _require(c.lr > 0, "lr", "> 0", c.lr)
-    _require(c.weight_decay >= 0, "weight_decay", "≥ 0", c.weight_decay)
-    _one_of("model", c.model, MODELS)
-
-    tokens = c.method.split("+")
-    for t in tokens:
-        _require(t in METHOD_TOKENS, "method",
-                 "one or more of " + ", ".join(METHOD_TOKENS) + " joined by '+' (e.g. 'fedlc+scaffold')", c.method)
-    _require(len(set(tokens)) == len(tokens), "method", "made of distinct tokens", c.method)
-    losses = [t for t in tokens if t in ("fedlc", "fedrs")]
-    _require(len(losses) <= 1, "method", "at most one client loss (fedlc or fedrs)", c.method)
-    corrections = [t for t in tokens if t in ("fedprox", "scaffold")]
-    _require(len(corrections) <= 1, "method", "at most one client correction (fedprox or scaffold)", c.method)
-    _require(not ("fedavg" in tokens and len(tokens) > 1), "method",
-             "'fedavg' alone (it is the empty composition)", c.method)
-
-    _require(c.tau >= 0, "tau", "≥ 0 (FedLC τ)", c.tau)
-    _one_of("fedlc_denominator", c.fedlc_denominator, FEDLC_DENOMINATORS)
-    _one_of("fedlc_margin", c.fedlc_margin, FEDLC_MARGINS)
-    _one_of("fedlc_missing", c.fedlc_missing, FEDLC_MISSING)
-    _require(c.fedlc_min_count > 0, "fedlc_min_count", "> 0", c.fedlc_min_count)
-    _require(c.mu >= 0, "mu", "≥ 0 (FedProx μ)", c.mu)
-    _require(0 <= c.fedrs_alpha <= 1, "fedrs_alpha", "in [0, 1] (FedRS α)", c.fedrs_alpha)
-    if c.server_lr is not None:
-        _require(c.server_lr > 0, "server_lr", "> 0", c.server_lr)
-    _require(0 <= c.server_beta1 < 1, "server_beta1", "in [0, 1)", c.server_beta1)
-    _require(0 <= c.server_beta2 < 1, "server_beta2", "in [0, 1)", c.server_beta2)
-    _require(c.server_eps > 0, "server_eps", "> 0", c.server_eps)
-
-    _require(c.eval_every >= 1, "eval_every", "an integer ≥ 1", c.eval_every)
-    _require(c.seed >= 0, "seed", "an integer ≥ 0", c.seed)
-    _require(c.device == "cpu" or c.device.startswith("cuda"), "device", "'cpu' or 'cuda[:N]'", c.device)
+    if c.server_unlabeled == "long_tail_dropped":
+        _require(c.long_tail_if > 1, "server_unlabeled", "not 'long_tail_dropped' when long_tail_if = 1 "
+                 "(no sample is dropped)", c.server_unlabeled)
+    if c.server_aux_per_class and spec.num_train is not None:
+        _require(c.server_aux_per_class * spec.num_classes < (c.max_train_samples or spec.num_train),
+                 "server_aux_per_class", f"< {(c.max_train_samples or spec.num_train) // spec.num_classes} so that "
+                 "training data remain", c.server_aux_per_class)
     if c.device.startswith("cuda"):
         import torch
 
         _require(torch.cuda.is_available(), "device", "'cpu' on this machine (CUDA is not available)", c.device)
-    _one_of("engine", c.engine, ENGINES)
-    _require(c.memory_budget_gb > 0, "memory_budget_gb", "> 0", c.memory_budget_gb)
-    _require(c.checkpoint_every >= 1, "checkpoint_every", "an integer ≥ 1", c.checkpoint_every)
 
 
-FIELD_TYPES.update(_field_types())
+Config = _build_config_class()
 
 
 def parse_value(name: str, text: str) -> Any:
     """Convert a command-line string to the parameter's type (``key=value`` form)."""
-    if name not in FIELD_TYPES:
+    params = all_params()
+    if name not in params:
         Config.from_dict({name: text})  # raises the unknown-parameter error
-    base, optional = FIELD_TYPES[name]
-    if optional and text.lower() in ("none", "null", ""):
-        return None
-    try:
-        if base is int:
-            return int(text)
-        if base is float:
-            return float(text)
-    except ValueError:
-        raise ConfigError(f"{name} must be {_type_name(base)}, got {text!r}") from None
-    return text
+    return params[name].parse(text)

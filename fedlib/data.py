@@ -1,77 +1,88 @@
-"""Datasets of FedLC (Zhang et al., ICML 2022, §5.3) loaded once into tensors.
+"""Datasets, loaded once into tensors, each registered by name.
 
-* ``synthetic``  -- the FedProx/LEAF generator Synthetic(α, β), generated offline;
-  it has natural clients (``FederatedData.client_indices``).
-* ``mnist``, ``fmnist``, ``cifar10``, ``cifar100``, ``svhn`` -- image sets read from
-  the data root (``root`` argument, else env ``FEDLIB_DATA``, else ``./data``) with
-  ``download=False``; they are partitioned later with :mod:`fedlib.partition`.
+* ``synthetic`` -- the FedProx/LEAF generator Synthetic(α, β), generated
+  offline, with natural clients (``FederatedData.client_indices``);
+* ``femnist`` -- LEAF's FEMNIST JSON files, natural clients (the writers);
+* ``mnist``, ``fmnist``, ``cifar10``, ``cifar100``, ``svhn`` -- image sets read
+  from the data root with ``download=False``;
+* ``imagenet_subset`` -- FedLC's 12-class 64×64 ImageNet subset, an ImageFolder
+  tree.
 
-Images are decoded once, normalised per channel and kept as float32 tensors of shape
-(N, C, H, W); nothing is done per sample afterwards.  Loads are memoised per
-(name, root) inside the process, so the returned tensors are shared between calls:
-do not modify them in place.
+Image sets are partitioned later with :mod:`fedlib.partition`.  Files are read
+from the data root (:func:`data_root`: ``root`` argument, else env
+``FEDLIB_DATA``, else ``./data``) and never downloaded; a missing dataset
+raises :class:`DatasetNotFoundError`, which says what was expected where,
+relative to the data root.
+
+Images are decoded once, normalised per channel and kept as float32 tensors of
+shape (N, C, H, W); nothing is done per sample afterwards.  Loads are memoised
+per (name, root) inside the process, so the returned tensors are shared between
+calls: do not modify them in place.
+
+A new dataset is a :class:`DatasetSpec` passed to :func:`register_dataset` (in
+this module or in any module imported before the run); the run configuration
+validates ``dataset`` against the registry.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
 
 __all__ = [
     "FederatedData",
+    "DatasetSpec",
     "DATASETS",
+    "register_dataset",
     "DataError",
     "DatasetNotFoundError",
     "data_root",
     "cache_dir",
+    "resolve_env_path",
     "load_dataset",
     "synthetic",
+    "decode_image_folder",
+    "CIFAR10_CLASSES",
 ]
-
-DATASETS: dict[str, dict] = {
-    "synthetic": {"num_classes": 10, "num_train": None, "input_shape": (60,)},  # size is random
-    "mnist": {"num_classes": 10, "num_train": 60000, "input_shape": (1, 28, 28)},
-    "fmnist": {"num_classes": 10, "num_train": 60000, "input_shape": (1, 28, 28)},
-    "cifar10": {"num_classes": 10, "num_train": 50000, "input_shape": (3, 32, 32)},
-    "cifar100": {"num_classes": 100, "num_train": 50000, "input_shape": (3, 32, 32)},
-    "svhn": {"num_classes": 10, "num_train": 73257, "input_shape": (3, 32, 32)},
-}
-
-# Per-channel mean / std of the training images in [0, 1].
-_NORM = {
-    "mnist": ((0.1307,), (0.3081,)),
-    "fmnist": ((0.2860,), (0.3530,)),
-    "cifar10": ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)),
-    "cifar100": ((0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762)),
-    "svhn": ((0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970)),
-}
 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer",
                    "dog", "frog", "horse", "ship", "truck")
 
 
 class DataError(ValueError):
-    """An invalid dataset name or generator parameter."""
+    """An invalid dataset name or generator parameter, or files of the wrong shape."""
 
 
 class DatasetNotFoundError(FileNotFoundError):
-    """The files of a dataset are not under the data root (nothing is downloaded)."""
+    """The files of a dataset are not under the data root (nothing is downloaded).
 
-    def __init__(self, name: str, expected: str, how: str = ""):
-        how = how or (f"download it once on a machine with internet, e.g. with torchvision's "
-                      f"loader and download=True into the same root, then copy it here")
+    ``expected`` names the files relative to the data root (no machine path, so
+    it can go into committed outputs); the message also gives the root itself.
+    """
+
+    def __init__(self, name: str, expected: str, root: str | os.PathLike = "", how: str = ""):
+        how = how or ("download it once on a machine with internet, e.g. with torchvision's "
+                      "loader and download=True into the same root, then copy it here")
+        where = f" under the data root {Path(root)}" if str(root) else ""
         super().__init__(
-            f"dataset {name!r} not found: expected {expected}. To get it, {how}; or point "
+            f"dataset {name!r} not found{where}: expected <data root>/{expected}. To get it, {how}; or point "
             f"the data root at a folder holding it (root=... or env FEDLIB_DATA)."
         )
-        self.name, self.expected = name, expected
+        self.name, self.expected, self.root = name, expected, str(root)
+
+    @property
+    def reason(self) -> str:
+        """One line without machine paths: which dataset is absent and what was expected."""
+        return f"dataset {self.name!r} is absent (expected <data root>/{self.expected})"
 
 
 @dataclass
@@ -84,21 +95,76 @@ class FederatedData:
     test_x: torch.Tensor
     test_y: torch.Tensor
     num_classes: int
-    client_indices: list[np.ndarray] | None = None  # natural clients (Synthetic); None = partition later
+    client_indices: list[np.ndarray] | None = None  # natural clients (Synthetic, FEMNIST); None = partition later
+    client_test_indices: list[np.ndarray] | None = None  # natural clients' own test samples (rows of test_x)
 
     @property
     def input_shape(self) -> tuple:
         return tuple(self.train_x.shape[1:])
 
 
+@dataclass(frozen=True)
+class DatasetSpec:
+    """What fedlib knows about a dataset before reading any file.
+
+    ``load(root, **kw)`` returns ``(train_x, train_y, test_x, test_y)`` as numpy
+    arrays (uint8 images (N, C, H, W) when ``norm`` is given, else float features)
+    or a :class:`FederatedData` (datasets with natural clients).  ``num_train`` is
+    None when it depends on parameters (generated or natural-client data).
+    """
+
+    name: str
+    label: str
+    num_classes: int
+    input_shape: tuple
+    num_train: int | None
+    default_model: str
+    load: Callable
+    norm: tuple | None = None  # per-channel (mean, std) of the training images in [0, 1]
+    natural_clients: bool = False  # clients come with the data; partition must be "natural"
+    memoize: bool = True
+
+
+DATASETS: dict[str, DatasetSpec] = {}
+
+
+def register_dataset(spec: DatasetSpec) -> DatasetSpec:
+    if spec.name in DATASETS and DATASETS[spec.name] != spec:
+        raise ValueError(f"dataset {spec.name!r} is registered twice")
+    DATASETS[spec.name] = spec
+    return spec
+
+
+def _repo_root() -> Path:
+    here = Path(__file__).resolve().parent.parent
+    return here if (here / "pyproject.toml").exists() else Path.cwd()
+
+
+def resolve_env_path(value: str | os.PathLike) -> Path:
+    """A folder named in an environment variable.  A relative path is read from the
+    current folder and, when nothing is there, from the repository root: a
+    JupyterLab started in the repository with ``FEDLIB_DATA=../shared/data`` runs
+    its kernels in ``notebooks/<paper>/``, where the same relative path would miss."""
+    path = Path(value).expanduser()
+    if path.is_absolute() or path.exists():
+        return path
+    from_repo = _repo_root() / path
+    return from_repo if from_repo.exists() else path
+
+
 def data_root(root: str | os.PathLike | None = None) -> Path:
-    """The data root: ``root`` if given, else env ``FEDLIB_DATA``, else ``./data``."""
-    return Path(root or os.environ.get("FEDLIB_DATA") or "data").expanduser()
+    """The data root: ``root`` if given, else env ``FEDLIB_DATA`` (see
+    :func:`resolve_env_path`), else ``./data``."""
+    if root:
+        return Path(root).expanduser()
+    env = os.environ.get("FEDLIB_DATA")
+    return resolve_env_path(env) if env else Path("data")
 
 
 def cache_dir() -> Path:
     """Where decoded image trees are cached: env ``FEDLIB_CACHE``, else ``~/.cache/fedlib``."""
-    return Path(os.environ.get("FEDLIB_CACHE") or "~/.cache/fedlib").expanduser()
+    env = os.environ.get("FEDLIB_CACHE")
+    return resolve_env_path(env) if env else Path("~/.cache/fedlib").expanduser()
 
 
 # -------------------------------------------------------------------------- synthetic
@@ -146,8 +212,8 @@ def synthetic(alpha: float, beta: float, num_clients: int, seed: int, dim: int =
     v = rng.normal(B[:, None], 1, (num_clients, dim))  # v_k ~ N(B_k, 1)
     sigma_sqrt = np.arange(1, dim + 1, dtype=np.float64) ** -0.6  # Σ^½, Σ = diag(j^-1.2)
 
-    xs_tr, ys_tr, xs_te, ys_te, clients = [], [], [], [], []
-    start = 0
+    xs_tr, ys_tr, xs_te, ys_te, clients, client_tests = [], [], [], [], [], []
+    start = test_start = 0
     for k in range(num_clients):
         W = rng.normal(u[k], 1, (num_classes, dim))  # W_k ~ N(u_k, 1)
         b = rng.normal(u[k], 1, num_classes)  # b_k ~ N(u_k, 1)
@@ -157,7 +223,9 @@ def synthetic(alpha: float, beta: float, num_clients: int, seed: int, dim: int =
         xs_tr.append(x[:n_tr]), ys_tr.append(y[:n_tr])
         xs_te.append(x[n_tr:]), ys_te.append(y[n_tr:])
         clients.append(np.arange(start, start + n_tr, dtype=np.int64))
+        client_tests.append(np.arange(test_start, test_start + sizes[k] - n_tr, dtype=np.int64))
         start += n_tr
+        test_start += sizes[k] - n_tr
 
     def cat(parts, dtype):
         return torch.from_numpy(np.concatenate(parts).astype(dtype))
@@ -165,52 +233,63 @@ def synthetic(alpha: float, beta: float, num_clients: int, seed: int, dim: int =
     return FederatedData(
         name="synthetic", train_x=cat(xs_tr, np.float32), train_y=cat(ys_tr, np.int64),
         test_x=cat(xs_te, np.float32), test_y=cat(ys_te, np.int64),
-        num_classes=num_classes, client_indices=clients,
+        num_classes=num_classes, client_indices=clients, client_test_indices=client_tests,
     )
 
 
 # ----------------------------------------------------------------------------- images
-def _normalize(x: np.ndarray, name: str) -> torch.Tensor:
+def _normalize(x: np.ndarray, norm: tuple) -> torch.Tensor:
     """uint8 (N, C, H, W) -> float32 (x/255 - mean) / std per channel, computed in place."""
-    mean, std = (np.asarray(s, dtype=np.float64).reshape(1, -1, 1, 1) for s in _NORM[name])
+    mean, std = (np.asarray(s, dtype=np.float64).reshape(1, -1, 1, 1) for s in norm)
     out = torch.from_numpy(np.ascontiguousarray(x)).to(torch.float32)
     return out.mul_(torch.from_numpy(1.0 / (255.0 * std)).float()).sub_(torch.from_numpy(mean / std).float())
 
 
-def _torchvision(name: str, make, expected: str, how: str = ""):
+def _torchvision(name: str, make, expected: str, root: Path, how: str = ""):
     """Call a torchvision dataset constructor, turning 'not found' into DatasetNotFoundError."""
     try:
         return make()
     except RuntimeError as err:
         if "not found" in str(err).lower():
-            raise DatasetNotFoundError(name, expected, how) from err
+            raise DatasetNotFoundError(name, expected, root, how) from err
         raise
 
 
-def _decode_tree(folder: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Decode an ImageFolder tree of PNGs into uint8 (N, 3, 32, 32) and int64 labels, cached.
+def decode_image_folder(folder: Path, *, classes: tuple[str, ...] | None = None, size: int | None = None,
+                        prefix: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Decode an ImageFolder tree (``<folder>/<class>/<image>``) into uint8 (N, 3, H, W)
+    and int64 labels in sorted class order, cached.
 
-    The cache file lives in :func:`cache_dir`, keyed by the tree's resolved path and
-    its file list, and is written atomically (temporary file + ``os.replace``).
+    ``classes``: the class folders it must have (in order); ``size``: resize every
+    image to size×size (bilinear) first, else all images must share one size.
+    The cache file lives in :func:`cache_dir`, keyed by the tree's resolved path
+    and file list, and is written atomically (temporary file + ``os.replace``).
     """
     from PIL import Image
     from torchvision.datasets import ImageFolder
 
     tree = ImageFolder(str(folder))  # lists files only; sorted class order = label order
-    if tuple(tree.classes) != CIFAR10_CLASSES:
-        raise DataError(f"{folder} has class folders {tree.classes}, expected {list(CIFAR10_CLASSES)}")
+    if classes is not None and tuple(tree.classes) != tuple(classes):
+        raise DataError(f"{folder} has class folders {tree.classes}, expected {list(classes)}")
     listing = "\n".join(f"{os.path.relpath(p, folder)}:{c}" for p, c in tree.samples)
-    key = hashlib.sha1(f"{folder.resolve()}|{len(tree.samples)}|{listing}".encode()).hexdigest()[:16]
-    cached = cache_dir() / f"cifar10-{folder.name}-{key}.npz"
+    key = hashlib.sha1(f"{folder.resolve()}|{len(tree.samples)}|{size}|{listing}".encode()).hexdigest()[:16]
+    cached = cache_dir() / f"{prefix or folder.parent.name}-{folder.name}-{key}.npz"
     if cached.exists():
         with np.load(cached) as z:
             return z["x"], z["y"]
 
     def read(path):
         with Image.open(path) as im:
-            return np.asarray(im.convert("RGB"))
+            im = im.convert("RGB")
+            if size is not None and im.size != (size, size):
+                im = im.resize((size, size), Image.BILINEAR)
+            return np.asarray(im)
 
-    x = np.ascontiguousarray(np.stack([read(p) for p, _ in tree.samples]).transpose(0, 3, 1, 2))
+    images = [read(p) for p, _ in tree.samples]
+    shapes = {im.shape for im in images}
+    if len(shapes) != 1:
+        raise DataError(f"images under {folder} have different sizes {sorted(shapes)[:3]}…; give a size")
+    x = np.ascontiguousarray(np.stack(images).transpose(0, 3, 1, 2))
     y = np.asarray(tree.targets, dtype=np.int64)
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
@@ -226,73 +305,178 @@ def _decode_tree(folder: Path) -> tuple[np.ndarray, np.ndarray]:
 def _cifar10(root: Path):
     tree = root / "cifar10"
     if (tree / "train").is_dir() and (tree / "test").is_dir():
-        return [_decode_tree(tree / split) for split in ("train", "test")]
+        out = [decode_image_folder(tree / split, classes=CIFAR10_CLASSES, prefix="cifar10")
+               for split in ("train", "test")]
+        if out[0][0].shape[1:] != (3, 32, 32):
+            raise DataError(f"{tree} holds images of shape {out[0][0].shape[1:]}, expected 3×32×32")
+        return (*out[0], *out[1])
     from torchvision.datasets import CIFAR10
 
-    expected = f"{tree}/{{train,test}}/<class>/*.png or {root / 'cifar-10-batches-py'}"
-    return [(d.data.transpose(0, 3, 1, 2), np.asarray(d.targets)) for d in (
-        _torchvision("cifar10", lambda t=t: CIFAR10(str(root), train=t, download=False), expected)
-        for t in (True, False))]
+    expected = "cifar10/{train,test}/<class>/*.png or cifar-10-batches-py/"
+    tr, te = (_torchvision("cifar10", lambda t=t: CIFAR10(str(root), train=t, download=False), expected, root)
+              for t in (True, False))
+    return tr.data.transpose(0, 3, 1, 2), np.asarray(tr.targets), te.data.transpose(0, 3, 1, 2), np.asarray(te.targets)
 
 
 def _cifar100(root: Path):
     from torchvision.datasets import CIFAR100
 
-    expected = str(root / "cifar-100-python")
-    return [(d.data.transpose(0, 3, 1, 2), np.asarray(d.targets)) for d in (
-        _torchvision("cifar100", lambda t=t: CIFAR100(str(root), train=t, download=False), expected)
-        for t in (True, False))]
+    tr, te = (_torchvision("cifar100", lambda t=t: CIFAR100(str(root), train=t, download=False),
+                           "cifar-100-python/", root) for t in (True, False))
+    return tr.data.transpose(0, 3, 1, 2), np.asarray(tr.targets), te.data.transpose(0, 3, 1, 2), np.asarray(te.targets)
 
 
 def _svhn(root: Path):
     from torchvision.datasets import SVHN
 
     out = []
+    how = "download it with torchvision.datasets.SVHN(root, split=..., download=True) (needs scipy)"
     for split in ("train", "test"):
-        expected = str(root / f"{split}_32x32.mat")
-        how = "download it with torchvision.datasets.SVHN(root, split=..., download=True) (needs scipy)"
-        d = _torchvision("svhn", lambda s=split: SVHN(str(root), split=s, download=False), expected, how)
-        out.append((d.data, np.asarray(d.labels)))  # already (N, 3, H, W)
-    return out
+        d = _torchvision("svhn", lambda s=split: SVHN(str(root), split=s, download=False), f"{split}_32x32.mat",
+                         root, how)
+        out += [d.data, np.asarray(d.labels)]  # already (N, 3, H, W)
+    return tuple(out)
 
 
 def _mnist_like(name: str, root: Path):
     from torchvision.datasets import MNIST, FashionMNIST
 
     cls = MNIST if name == "mnist" else FashionMNIST
-    expected = f"{root / cls.__name__ / 'raw'}/{{train,t10k}}-{{images-idx3,labels-idx1}}-ubyte"
-    return [(d.data.numpy()[:, None], d.targets.numpy()) for d in (
-        _torchvision(name, lambda t=t: cls(str(root), train=t, download=False), expected)
-        for t in (True, False))]
+    expected = f"{cls.__name__}/raw/{{train,t10k}}-{{images-idx3,labels-idx1}}-ubyte"
+    tr, te = (_torchvision(name, lambda t=t: cls(str(root), train=t, download=False), expected, root)
+              for t in (True, False))
+    return tr.data.numpy()[:, None], tr.targets.numpy(), te.data.numpy()[:, None], te.targets.numpy()
 
 
-_IMAGE_LOADERS = {"mnist": functools.partial(_mnist_like, "mnist"),
-                  "fmnist": functools.partial(_mnist_like, "fmnist"),
-                  "cifar10": _cifar10, "cifar100": _cifar100, "svhn": _svhn}
+# ----------------------------------------------------------------------------- ImageNet subset (FedLC Table 3)
+IMAGENET_NORM = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+
+
+def _imagenet_subset(root: Path):
+    """FedLC §5.1: a 12-class ImageNet subset at 64×64×3 (following Li et al. 2021).
+    Read from ``<root>/imagenet_subset/{train,val}/<class>/<image>`` (any size; resized
+    to 64×64), classes in sorted folder order."""
+    tree = root / "imagenet_subset"
+    expected = "imagenet_subset/{train,val}/<class>/<image> (12 class folders)"
+    if not ((tree / "train").is_dir() and (tree / "val").is_dir()):
+        raise DatasetNotFoundError("imagenet_subset", expected, root,
+                                   "build the 12-class subset of Li et al. 2021 as an ImageFolder tree")
+    xtr, ytr = decode_image_folder(tree / "train", size=64, prefix="imagenet_subset")
+    xte, yte = decode_image_folder(tree / "val", size=64, prefix="imagenet_subset")
+    classes = len(np.unique(ytr))
+    if classes != DATASETS["imagenet_subset"].num_classes:
+        raise DataError(f"{tree / 'train'} has {classes} class folders, expected 12")
+    return xtr, ytr, xte, yte
+
+
+# ----------------------------------------------------------------------------- FEMNIST (LEAF)
+def _leaf_files(root: Path, split: str) -> list[Path]:
+    for folder in (root / "femnist" / split, root / "femnist" / "data" / split):
+        if folder.is_dir():
+            return sorted(folder.glob("*.json"))
+    return []
+
+
+def femnist(root: Path, num_clients: int) -> FederatedData:
+    """FEMNIST in LEAF's JSON format (Caldas et al. 2019; FedLC Table 4).
+
+    Reads ``<root>/femnist/{train,test}/*.json`` (or ``femnist/data/{train,test}``,
+    LEAF's own layout): each file holds ``users``, ``num_samples`` and
+    ``user_data[user] = {"x": [[784 floats]], "y": [labels]}``.  The first
+    ``num_clients`` users (file order, then user order: LEAF's own sampling decides
+    who is there) are the clients, with their own training samples; the test set is
+    those users' test samples.  62 classes, 28×28 grey images, standardised with
+    the training set's mean and std.
+    """
+    train_files, test_files = _leaf_files(root, "train"), _leaf_files(root, "test")
+    if not train_files or not test_files:
+        raise DatasetNotFoundError("femnist", "femnist/{train,test}/*.json (LEAF's preprocessed output)", root,
+                                   "run LEAF's femnist preprocess.sh on a machine with internet and copy "
+                                   "data/train and data/test here")
+
+    def read(files):
+        users: dict[str, dict] = {}
+        for path in files:
+            body = json.loads(path.read_text())
+            for user in body["users"]:
+                users[user] = body["user_data"][user]
+        return users
+
+    train, test = read(train_files), read(test_files)
+    order = [u for u in train if u in test]
+    if len(order) < num_clients:
+        raise DataError(f"femnist: the LEAF files hold {len(order)} users with train and test data; "
+                        f"num_clients must be ≤ {len(order)}, got {num_clients}")
+    chosen = order[:num_clients]
+
+    def stack(users):
+        x = np.concatenate([np.asarray(users[u]["x"], dtype=np.float32).reshape(-1, 1, 28, 28) for u in chosen])
+        y = np.concatenate([np.asarray(users[u]["y"], dtype=np.int64) for u in chosen])
+        return x, y
+
+    xtr, ytr = stack(train)
+    xte, yte = stack(test)
+    if ytr.min() < 0 or max(ytr.max(), yte.max()) >= 62:
+        raise DataError("femnist labels must be in [0, 62)")
+    mean, std = float(xtr.mean()), float(xtr.std()) or 1.0
+    def ranges(users):
+        sizes = np.cumsum([0] + [len(users[u]["y"]) for u in chosen])
+        return [np.arange(a, b, dtype=np.int64) for a, b in zip(sizes[:-1], sizes[1:])]
+
+    return FederatedData("femnist", torch.from_numpy((xtr - mean) / std), torch.from_numpy(ytr),
+                         torch.from_numpy((xte - mean) / std), torch.from_numpy(yte), 62, ranges(train), ranges(test))
+
+
+# ----------------------------------------------------------------------------- registry
+register_dataset(DatasetSpec("synthetic", "Synthetic", 10, (60,), None, "logreg", load=None, natural_clients=True,
+                             memoize=False))
+register_dataset(DatasetSpec("mnist", "MNIST", 10, (1, 28, 28), 60_000, "cnn_mnist",
+                             functools.partial(_mnist_like, "mnist"), ((0.1307,), (0.3081,))))
+register_dataset(DatasetSpec("fmnist", "FMNIST", 10, (1, 28, 28), 60_000, "cnn_mnist",
+                             functools.partial(_mnist_like, "fmnist"), ((0.2860,), (0.3530,))))
+register_dataset(DatasetSpec("cifar10", "CIFAR-10", 10, (3, 32, 32), 50_000, "cnn_cifar", _cifar10,
+                             ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))))
+register_dataset(DatasetSpec("cifar100", "CIFAR-100", 100, (3, 32, 32), 50_000, "cnn_cifar", _cifar100,
+                             ((0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762))))
+register_dataset(DatasetSpec("svhn", "SVHN", 10, (3, 32, 32), 73_257, "cnn_cifar", _svhn,
+                             ((0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970))))
+register_dataset(DatasetSpec("femnist", "FEMNIST", 62, (1, 28, 28), None, "cnn_mnist", femnist,
+                             natural_clients=True))
+register_dataset(DatasetSpec("imagenet_subset", "ImageNet-subset", 12, (3, 64, 64), None, "resnet18",
+                             _imagenet_subset, IMAGENET_NORM))
 
 
 @functools.lru_cache(maxsize=4)
 def _load_images(name: str, root: str) -> tuple[torch.Tensor, ...]:
-    """(train_x, train_y, test_x, test_y): normalised float32 NCHW images, int64 labels."""
-    (xtr, ytr), (xte, yte) = _IMAGE_LOADERS[name](Path(root))  # uint8 (N, C, H, W)
+    """(train_x, train_y, test_x, test_y): normalised float32 images, int64 labels."""
+    spec = DATASETS[name]
+    xtr, ytr, xte, yte = spec.load(Path(root))
+
+    def to_x(x):
+        return _normalize(x, spec.norm) if spec.norm is not None else torch.from_numpy(np.asarray(x, np.float32))
 
     def to_y(y):
         return torch.from_numpy(np.asarray(y, dtype=np.int64))
 
-    return _normalize(xtr, name), to_y(ytr), _normalize(xte, name), to_y(yte)
+    return to_x(xtr), to_y(ytr), to_x(xte), to_y(yte)
 
 
 def load_dataset(name: str, root: str | os.PathLike | None = None, *, synthetic_alpha: float = 1.0,
                  synthetic_beta: float = 1.0, num_clients: int = 100, seed: int = 0) -> FederatedData:
     """Load ``name`` (a key of :data:`DATASETS`) as a :class:`FederatedData`.
 
-    ``synthetic_alpha``, ``synthetic_beta``, ``num_clients`` and ``seed`` are used by
-    ``"synthetic"`` only; image sets are read from :func:`data_root` ``(root)`` with
-    no download, raising :class:`DatasetNotFoundError` when absent.
+    ``synthetic_alpha``, ``synthetic_beta``, ``num_clients`` and ``seed`` are used
+    by the generated / natural-client sets only; files are read from
+    :func:`data_root` ``(root)`` with no download, raising
+    :class:`DatasetNotFoundError` when absent.
     """
     if name not in DATASETS:
         raise DataError(f"name must be one of {sorted(DATASETS)}, got {name!r}")
+    spec = DATASETS[name]
     if name == "synthetic":
         return synthetic(synthetic_alpha, synthetic_beta, num_clients, seed)
-    train_x, train_y, test_x, test_y = _load_images(name, str(data_root(root).resolve()))
-    return FederatedData(name, train_x, train_y, test_x, test_y, DATASETS[name]["num_classes"])
+    root_path = data_root(root).resolve()
+    if spec.natural_clients:
+        return spec.load(root_path, num_clients)
+    train_x, train_y, test_x, test_y = _load_images(name, str(root_path))
+    return FederatedData(name, train_x, train_y, test_x, test_y, spec.num_classes)

@@ -10,6 +10,13 @@ Experimental Study"):
 * ``dirichlet`` D(β)      -- distribution-based label skew, p_k ~ Dir(β·1_m).
 * ``long_tail``           -- global exponential long-tail subsample (Cao et al. 2019).
 
+and, for evaluation and server-held data:
+
+* ``split_like``          -- per-client test sets with each client's training label
+  distribution (FedABC §"Experiments": "a test set following the same distribution");
+* ``balanced_shards``     -- disjoint class-balanced local test sets (FedABC Eq. 8);
+* ``balanced_subset``     -- a class-balanced subset (FEDIC's D_aux).
+
 Every partition function takes ``(labels, num_clients, <parameter>, seed)`` and
 returns one sorted int64 index array per client; the arrays are disjoint and their
 union is ``arange(len(labels))``.  All randomness comes from
@@ -32,6 +39,9 @@ __all__ = [
     "long_tail",
     "count_matrix",
     "partition",
+    "split_like",
+    "balanced_shards",
+    "balanced_subset",
 ]
 
 SCHEMES = ("iid", "shards", "classes_per_client", "dirichlet")
@@ -282,3 +292,63 @@ def partition(labels, scheme: str, num_clients: int, seed: int, *, alpha: int | 
     if scheme == "classes_per_client":
         return classes_per_client(labels, num_clients, k, seed)
     return dirichlet(labels, num_clients, beta, seed, min_size=min_size)
+
+
+def split_like(labels, train_counts, seed: int) -> list[np.ndarray]:
+    """Split a (test) set over clients with the clients' per-class training proportions.
+
+    For each class c the samples of c are shuffled and cut among the clients in
+    proportion to ``train_counts[:, c]`` (client k gets ⌊n_c·cum_k⌋ − ⌊n_c·cum_(k−1)⌋
+    of them), so every client's test set has, up to rounding, its training label
+    distribution, and the sets are disjoint.  A class no client trains on is not
+    assigned.  ``train_counts``: clients × classes (:func:`count_matrix`).
+    """
+    labels = _check_labels(labels)
+    counts = np.asarray(train_counts, dtype=np.float64)
+    if counts.ndim != 2 or (counts < 0).any():
+        raise PartitionError(f"train_counts must be a clients × classes matrix of counts ≥ 0, got shape {counts.shape}")
+    _check_seed(seed)
+    rng = np.random.default_rng([seed, 7])
+    parts: list[list[np.ndarray]] = [[] for _ in range(counts.shape[0])]
+    for c in range(counts.shape[1]):
+        idx = rng.permutation(np.flatnonzero(labels == c))
+        total = counts[:, c].sum()
+        if total == 0 or len(idx) == 0:
+            continue
+        cuts = np.floor(np.cumsum(counts[:, c]) / total * len(idx) + 1e-9).astype(np.int64)[:-1]
+        for k, piece in enumerate(np.split(idx, cuts)):
+            parts[k].append(piece)
+    return _finish(np.concatenate(p) if p else np.zeros(0, np.int64) for p in parts)
+
+
+def balanced_shards(labels, num_clients: int, seed: int) -> list[np.ndarray]:
+    """Disjoint class-balanced sets, one per client: every client gets the same number
+    m = ⌊min_c n_c / num_clients⌋ of samples of every class (n_c: the samples of c)."""
+    labels = _check_labels(labels)
+    _check_seed(seed)
+    classes = np.unique(labels)
+    per = min(int((labels == c).sum()) for c in classes) // num_clients
+    if per < 1:
+        raise PartitionError(f"balanced_shards: the rarest class has fewer than num_clients={num_clients} samples")
+    rng = np.random.default_rng([seed, 8])
+    parts: list[list[np.ndarray]] = [[] for _ in range(num_clients)]
+    for c in classes:
+        idx = rng.permutation(np.flatnonzero(labels == c))[:per * num_clients]
+        for k in range(num_clients):
+            parts[k].append(idx[k * per:(k + 1) * per])
+    return _finish(np.concatenate(p) for p in parts)
+
+
+def balanced_subset(labels, per_class: int, seed: int) -> np.ndarray:
+    """``per_class`` random samples of every class (sorted indices); a class with fewer
+    raises :class:`PartitionError`."""
+    labels = _check_labels(labels)
+    _check_seed(seed)
+    rng = np.random.default_rng([seed, 9])
+    out = []
+    for c in np.unique(labels):
+        idx = np.flatnonzero(labels == c)
+        if len(idx) < per_class:
+            raise PartitionError(f"balanced_subset: class {c} has {len(idx)} samples, fewer than per_class={per_class}")
+        out.append(rng.choice(idx, size=per_class, replace=False))
+    return np.sort(np.concatenate(out).astype(np.int64))

@@ -1,24 +1,39 @@
-"""The federated round loop, shared by every engine.
+"""The federated round loop, shared by every engine and every method.
 
 One round t (FedAvg's structure; FedLC Algorithm 1 is the client part):
 
 1. sample clients S_t (participation rate, seeded by (seed, t));
-2. each sampled client runs its local steps from the global model w^t
-   (the engine: :mod:`fedlib.engine`);
-3. the aggregator combines Δ_k into Δ, the server optimizer applies −Δ, and
-   the client correction updates its server state (e.g. SCAFFOLD's c);
+2. each sampled client runs its local update from the global model w^t, with
+   its own local parameters put in when the method keeps some on the client
+   (the engine: :mod:`fedlib.engine`, :mod:`fedlib.vectorized`);
+3. the aggregator combines the Δ_k of the shared parameters into Δ, the server
+   optimizer applies −Δ, the client correction updates its server state
+   (e.g. SCAFFOLD's c), and the server-training part, if any, trains on the
+   server-held data;
 4. every ``eval_every`` rounds (and at the last) the global model is evaluated
-   on the test set: accuracy and per-class accuracy;
+   on the test set (accuracy, per-class accuracy); every
+   ``personal_eval_every`` rounds every client's personalized model is
+   evaluated on its own test sets;
 5. every ``checkpoint_every`` rounds the full state goes to the store, so an
    interrupted run resumes where it stopped and ends with the same model.
+
+A method is a list of stages (:mod:`fedlib.algorithms.stages`); most have one.
+:func:`simulate` runs the stages in turn, checkpointing each.
+
+Training runs with one intra-op thread (:func:`single_thread`), so a run's
+numbers depend only on its configuration, seed and code version -- not on the
+machine's core count, the number of parallel workers, or how it was launched.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import math
 import time
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -27,19 +42,43 @@ from tqdm.auto import tqdm
 
 from . import tree
 from .algorithms import Algorithm, build_algorithm
+from .algorithms.server_training import ServerData, ServerRound
 from .config import Config
 from .data import FederatedData, load_dataset
-from .engine import ClientTask, client_batches, sample_clients, train_clients_sequential
+from .engine import ClientOptimizer, ClientTask, client_batches, sample_clients, train_clients_sequential
 from .models import build_model
-from .partition import count_matrix, long_tail, partition
+from .partition import balanced_shards, balanced_subset, count_matrix, long_tail, partition, split_like
 from .store import Store
 
-__all__ = ["Experiment", "prepare", "evaluate", "simulate"]
+__all__ = ["Experiment", "prepare", "evaluate", "simulate", "run_round", "personalized_evaluation", "single_thread",
+           "client_trainer", "EngineFallbackWarning"]
+
+
+class EngineFallbackWarning(UserWarning):
+    """The vectorized engine cannot run this method; the sequential reference runs it instead."""
+
+
+@contextlib.contextmanager
+def single_thread():
+    """Run the block with one torch intra-op thread (restored afterwards).
+
+    CPU kernels split reductions (matrix products, convolutions, sums) by
+    thread, so their float results depend on the thread count; with one thread
+    a run gives the same numbers whatever the machine's cores, the number of
+    grid workers, or the caller's thread setting.  Parallelism comes from
+    running several runs at once (:func:`fedlib.report.run_grid`'s workers).
+    The cost in speed is measured in ``benchmarks/``."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @dataclass
 class Experiment:
-    """Everything a run needs, built once from a :class:`Config`."""
+    """Everything a run (or one stage of it) needs, built once from a :class:`Config`."""
 
     config: Config
     data: FederatedData
@@ -47,22 +86,19 @@ class Experiment:
     class_counts: np.ndarray  # clients × classes, n_y per client (FedLC Fig. 4)
     model: torch.nn.Module
     algorithm: Algorithm
+    client_test_indices: list[np.ndarray] | None = None  # rows of data.test_x: each client's own test set
+    balanced_test_indices: list[np.ndarray] | None = None  # rows of data.test_x: class-balanced local test sets
+    server_data: ServerData | None = None
+    init_params: dict | None = field(default=None, repr=False)
 
     def initial_params(self) -> dict[str, torch.Tensor]:
+        if self.init_params is not None:
+            return tree.clone(self.init_params)
         return {k: v.detach().clone() for k, v in self.model.named_parameters()}
 
-
-def _client_indices(config: Config, data: FederatedData) -> list[np.ndarray]:
-    if config.partition == "natural":
-        return [np.asarray(ix, dtype=np.int64) for ix in data.client_indices]
-    labels = data.train_y.numpy()
-    kept = np.arange(len(labels))
-    if config.long_tail_if > 1:
-        kept = long_tail(labels, config.long_tail_if, config.seed)
-    parts = partition(labels[kept], config.partition, config.num_clients, config.seed,
-                      alpha=config.partition_alpha, k=config.partition_k, beta=config.partition_beta,
-                      min_size=config.min_client_size)
-    return [kept[p] for p in parts]
+    @property
+    def num_clients(self) -> int:
+        return len(self.client_indices)
 
 
 def _subset(x: torch.Tensor, y: torch.Tensor, limit: int, seed: int, stream: int):
@@ -73,141 +109,391 @@ def _subset(x: torch.Tensor, y: torch.Tensor, limit: int, seed: int, stream: int
     return x[rows], y[rows]
 
 
+def _split_training_set(config: Config, data: FederatedData) -> tuple[list[np.ndarray], ServerData | None]:
+    """Client indices and server-held data.  Order (FEDIC §3): D_aux out of the
+    training set first, then the long tail on the rest, then the partition."""
+    if config.partition == "natural":
+        return [np.asarray(ix, dtype=np.int64) for ix in data.client_indices], None
+    labels = data.train_y.numpy()
+    pool = np.arange(len(labels))
+    aux = None
+    if config.server_aux_per_class:
+        aux = balanced_subset(labels, config.server_aux_per_class, config.seed)
+        pool = np.setdiff1d(pool, aux)
+    kept = pool
+    if config.long_tail_if > 1:
+        kept = pool[long_tail(labels[pool], config.long_tail_if, config.seed)]
+    parts = partition(labels[kept], config.partition, config.num_clients, config.seed,
+                      alpha=config.partition_alpha, k=config.partition_k, beta=config.partition_beta,
+                      min_size=config.min_client_size)
+    indices = [kept[p] for p in parts]
+    server = None
+    if aux is not None or config.server_unlabeled != "none":
+        server = ServerData(description={})
+        if aux is not None:
+            server.aux_x, server.aux_y = data.train_x[torch.as_tensor(aux)], data.train_y[torch.as_tensor(aux)]
+            server.description["aux"] = f"{config.server_aux_per_class} per class from the {data.name} training set"
+        if config.server_unlabeled == "long_tail_dropped":
+            dropped = np.setdiff1d(pool, kept)
+            server.unlabeled_x = data.train_x[torch.as_tensor(dropped)]
+            server.description["unlabeled"] = f"the {data.name} training samples the long tail drops"
+        elif config.server_unlabeled != "none":
+            other = load_dataset(config.server_unlabeled, config.data_root)
+            server.unlabeled_x = other.train_x
+            server.description["unlabeled"] = f"the {other.name} training images (labels unused)"
+        if server.unlabeled_x is not None and config.server_unlabeled_size:
+            n = len(server.unlabeled_x)
+            if config.server_unlabeled_size < n:
+                rows = np.sort(np.random.default_rng([config.seed, 10]).choice(n, config.server_unlabeled_size,
+                                                                               replace=False))
+                server.unlabeled_x = server.unlabeled_x[torch.as_tensor(rows)]
+    return indices, server
+
+
 def prepare(config: Config) -> Experiment:
-    """Load the data, partition it, build the model (seeded) and the algorithm."""
+    """Load the data, split it (server data, long tail, partition, per-client test
+    sets), build the model (seeded) and the algorithm."""
     data = load_dataset(config.dataset, config.data_root, synthetic_alpha=config.synthetic_alpha,
                         synthetic_beta=config.synthetic_beta, num_clients=config.num_clients, seed=config.seed)
     if config.max_train_samples or config.max_test_samples:
         data = dataclasses.replace(data)
         data.train_x, data.train_y = _subset(data.train_x, data.train_y, config.max_train_samples, config.seed, 2)
         data.test_x, data.test_y = _subset(data.test_x, data.test_y, config.max_test_samples, config.seed, 3)
-    indices = _client_indices(config, data)
+    indices, server = _split_training_set(config, data)
     counts = count_matrix(data.train_y.numpy(), indices, data.num_classes)
+    algorithm = build_algorithm(config)
+    needs = set(getattr(algorithm.server_training, "needs", ()))
+    if "aux" in needs and (server is None or server.aux_x is None):
+        raise ValueError(f"method {config.method!r} trains on the server's labelled set D_aux: set "
+                         "server_aux_per_class ≥ 1")
+    if "unlabeled" in needs and (server is None or server.unlabeled_x is None):
+        raise ValueError(f"method {config.method!r} distils on unlabelled server data D_ulb: set server_unlabeled")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        model = build_model(config.model, data.num_classes, data.input_shape)
+        model = algorithm.extend_model(build_model(config.model, data.num_classes, data.input_shape))
     model = model.to(config.device)
-    return Experiment(config, data, indices, counts, model, build_algorithm(config))
+    client_test = balanced = None
+    if config.personal_eval_every:
+        test_y = data.test_y.numpy()
+        if config.partition == "natural" and data.client_test_indices is not None:
+            client_test = [np.asarray(ix, dtype=np.int64) for ix in data.client_test_indices]
+        else:
+            client_test = split_like(test_y, counts, config.seed)
+        if config.balanced_test == "full":
+            balanced = [np.arange(len(test_y))] * len(indices)
+        else:
+            try:
+                balanced = balanced_shards(test_y, len(indices), config.seed)
+            except ValueError as err:
+                raise ValueError(f"{err}: the test set cannot give every client a class-balanced shard; "
+                                 "use balanced_test='full'") from None
+    return Experiment(config, data, indices, counts, model, algorithm, client_test, balanced, server)
 
 
 @torch.no_grad()
 def evaluate(model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor, num_classes: int,
-             batch_size: int = 2048) -> tuple[float, np.ndarray]:
-    """Test accuracy and per-class accuracy (NaN for a class absent from the test set)."""
+             batch_size: int = 2048, logits: Callable | None = None) -> tuple[float, np.ndarray]:
+    """Test accuracy and per-class accuracy (NaN for a class absent from the test set).
+    ``logits`` reads the model's output (default: the output itself)."""
     correct = torch.zeros(num_classes, dtype=torch.float64)
     total = torch.zeros(num_classes, dtype=torch.float64)
     for i in range(0, len(y), batch_size):
-        logits = torch.func.functional_call(model, params, (x[i:i + batch_size],))
+        out = torch.func.functional_call(model, params, (x[i:i + batch_size],))
+        out = logits(out) if logits is not None else out
         yb = y[i:i + batch_size]
-        hit = (logits.argmax(1) == yb).to(torch.float64).cpu()
+        hit = (out.argmax(1) == yb).to(torch.float64).cpu()
         correct.index_add_(0, yb.cpu(), hit)
         total.index_add_(0, yb.cpu(), torch.ones_like(hit))
     per_class = np.where(total.numpy() > 0, correct.numpy() / np.maximum(total.numpy(), 1), np.nan)
-    return float(correct.sum() / total.sum()), per_class
+    return float(correct.sum() / max(float(total.sum()), 1.0)), per_class
 
 
-def _initial_state(exp: Experiment) -> dict:
-    params = exp.initial_params()
+def _initial_state(exp: Experiment, params: dict | None = None) -> dict:
+    params = exp.initial_params() if params is None else params
+    shared = _shared(params, _local_keys(exp))
     return {
         "round": 0,
         "params": params,
-        "optimizer_state": exp.algorithm.server_optimizer.init(params),
+        "optimizer_state": exp.algorithm.server_optimizer.init(shared),
         "correction_state": exp.algorithm.correction.init_server_state(params),
+        "server_training_state": exp.algorithm.server_training.init_state(params),
         "client_states": {},
         "history": [],
-        "elapsed_s": 0.0,
     }
 
 
-def client_trainer(config: Config):
-    """The engine's per-round client training function named by ``config.engine``."""
-    if config.engine == "vectorized":
-        from .vectorized import train_clients_vectorized
+def _local_keys(exp: Experiment) -> tuple[str, ...]:
+    return tuple(exp.algorithm.personalization.local_keys(exp.model))
 
-        return functools.partial(train_clients_vectorized, memory_budget_gb=config.memory_budget_gb)
+
+def _shared(params: dict, local_keys) -> dict:
+    return {k: v for k, v in params.items() if k not in local_keys}
+
+
+def client_trainer(config: Config, algorithm: Algorithm | None = None):
+    """The engine's per-round client training function named by ``config.engine``.
+    A method the vectorized engine cannot batch runs on the sequential reference,
+    with an :class:`EngineFallbackWarning` saying why."""
+    if config.engine == "vectorized":
+        from .vectorized import train_clients_vectorized, vectorization_blocker
+
+        reason = vectorization_blocker(algorithm) if algorithm is not None else None
+        if reason is None:
+            return functools.partial(train_clients_vectorized, memory_budget_gb=config.memory_budget_gb)
+        warnings.warn(f"engine='vectorized' falls back to the sequential engine for {config.method!r}: {reason}",
+                      EngineFallbackWarning, stacklevel=2)
     return train_clients_sequential
 
 
-def run_round(exp: Experiment, state: dict, round_: int) -> float:
+def client_optimizer(config: Config) -> ClientOptimizer:
+    return ClientOptimizer(config.lr, config.momentum, config.weight_decay)
+
+
+def _tasks(exp: Experiment, state: dict, clients: list[int], round_: int, stream: int) -> list[ClientTask]:
+    """Each client's task: its batches, its per-client state, the model it starts
+    from (the global one with its local parameters put in) and its phases."""
+    c, alg = exp.config, exp.algorithm
+    device = c.device
+    local_keys = _local_keys(exp)
+    phases = alg.personalization.phases(exp.model, c.local_epochs)
+    if sum(p.epochs for p in phases) != c.local_epochs:
+        raise ValueError(f"{alg.personalization.name}: phases must add up to local_epochs={c.local_epochs}")
+    tasks = []
+    for k in clients:
+        rows = exp.client_indices[k]
+        cs = state["client_states"].get(k, {})
+        start = None
+        if local_keys:
+            own = cs.get("local") or {key: state["params"][key] for key in local_keys}
+            start = {key: own[key] if key in own else v for key, v in state["params"].items()}
+        batches = [torch.as_tensor(b, device=device)
+                   for b in client_batches(rows, c.local_epochs, c.batch_size, c.seed, round_, k, stream)]
+        task_phases = None
+        if len(phases) > 1 or phases[0].trainable is not None:
+            per_epoch = math.ceil(len(rows) / c.batch_size)
+            task_phases = [(p.epochs * per_epoch, p.trainable) for p in phases]
+        counts = torch.as_tensor(exp.class_counts[k], dtype=torch.float32, device=device)
+        tasks.append(ClientTask(k, torch.as_tensor(rows), counts, batches, cs, start, task_phases))
+    return tasks
+
+
+def run_round(exp: Experiment, state: dict, round_: int, trainer=None) -> float:
     """Advance ``state`` by one round in place; returns the round's mean train loss."""
     c, alg = exp.config, exp.algorithm
-    train_clients = client_trainer(c)
-    device = c.device
-    sampled = sample_clients(c.num_clients, c.participation, c.seed, round_)
-    tasks = []
-    for k in sampled:
-        rows = exp.client_indices[k]
-        client_state = state["client_states"].get(k) or alg.correction.init_client_state(state["params"])
-        batches = [torch.as_tensor(b, device=device)
-                   for b in client_batches(rows, c.local_epochs, c.batch_size, c.seed, round_, k)]
-        counts = torch.as_tensor(exp.class_counts[k], dtype=torch.float32, device=device)
-        tasks.append(ClientTask(k, torch.as_tensor(rows), counts, batches, client_state))
+    train_clients = trainer or client_trainer(c, alg)
+    sampled = sample_clients(exp.num_clients, c.participation, c.seed, round_)
+    tasks = _tasks(exp, state, sampled, round_, stream=1)
     x, y = exp.data.train_x, exp.data.train_y
-    outputs = train_clients(exp.model, alg, state["params"], tasks, state["correction_state"], x, y, c.lr,
-                            c.weight_decay)
+    outputs = train_clients(exp.model, alg, state["params"], tasks, state["correction_state"], x, y,
+                            client_optimizer(c))
 
-    steps = [alg.correction.effective_steps(o.num_steps, c.lr) for o in outputs]
-    delta = alg.aggregator.combine([o.delta for o in outputs], [o.num_samples for o in outputs], steps)
+    local_keys = _local_keys(exp)
+    steps = [alg.correction.effective_steps(o.num_steps, c.lr, c.momentum) for o in outputs]
+    delta = alg.aggregator.combine([_shared(o.delta, local_keys) for o in outputs],
+                                   [o.num_samples for o in outputs], steps)
     pseudo_grad = tree.scale(delta, -1.0)
-    state["params"], state["optimizer_state"] = alg.server_optimizer.apply(
-        state["params"], pseudo_grad, state["optimizer_state"])
+    shared, state["optimizer_state"] = alg.server_optimizer.apply(
+        _shared(state["params"], local_keys), pseudo_grad, state["optimizer_state"])
+    params = {k: shared.get(k, v) for k, v in state["params"].items()}
     state["correction_state"] = alg.correction.server_update(
-        state["correction_state"], [o.message for o in outputs], c.num_clients)
+        state["correction_state"], [o.message for o in outputs], exp.num_clients)
+    if alg.server_training.name != "none":
+        ctx = _server_round(exp, round_, [o.local for o in outputs], [o.num_samples for o in outputs], sampled)
+        params, state["server_training_state"] = alg.server_training.after_round(
+            ctx, params, state["server_training_state"])
+    state["params"] = params
     for o in outputs:
-        if o.client_state:
-            state["client_states"][o.client] = o.client_state
+        cs = dict(o.client_state)
+        if local_keys:
+            cs["local"] = {k: o.local[k] for k in local_keys}
+        if cs:
+            state["client_states"][o.client] = cs
     state["round"] = round_
     return sum(o.loss_sum for o in outputs) / max(1, sum(o.loss_count for o in outputs))
+
+
+def _server_round(exp: Experiment, round_: int, client_params: list, weights: list, clients: list) -> ServerRound:
+    counts = torch.as_tensor(exp.class_counts[clients] if len(clients) else exp.class_counts[:0], dtype=torch.float32)
+    return ServerRound(round_, exp.model, client_params, weights, counts, exp.server_data, exp.config.seed,
+                       exp.config.device, torch.as_tensor(exp.class_counts.sum(0), dtype=torch.float32))
+
+
+def personalized_evaluation(exp: Experiment, state: dict, round_: int, trainer=None) -> dict:
+    """FedABC Eq. 7 and Eq. 8: every client's personalized model (PM) on its own
+    test set (pooled accuracy Σ correct / Σ samples) and on its class-balanced
+    local test set.  The PM is the client's model after a local update from the
+    current server state (``personalized_model="local_update"``, stream 3 batches,
+    nothing kept) or the global model with its stored local parameters
+    (``"stored"``).  Returns ``{"personalized_accuracy", "drift_accuracy",
+    "personalized_per_client", "drift_per_client"}``."""
+    if exp.client_test_indices is None:
+        raise ValueError("this experiment has no per-client test sets (personal_eval_every = 0)")
+    c, alg = exp.config, exp.algorithm
+    clients = list(range(exp.num_clients))
+    tasks = _tasks(exp, state, clients, round_, stream=3)
+    if c.personalized_model == "local_update":
+        train_clients = trainer or client_trainer(c, alg)
+        outputs = train_clients(exp.model, alg, state["params"], tasks, state["correction_state"],
+                                exp.data.train_x, exp.data.train_y, client_optimizer(c))
+        models = [o.local for o in outputs]
+    else:
+        models = [t.start if t.start is not None else state["params"] for t in tasks]
+    read = alg.personalization.personal_logits
+    out = {}
+    for name, sets in (("personalized", exp.client_test_indices), ("drift", exp.balanced_test_indices)):
+        correct = total = 0
+        per_client = []
+        for k, rows in enumerate(sets):
+            if len(rows) == 0:
+                per_client.append(None)
+                continue
+            r = torch.as_tensor(rows)
+            acc, _ = evaluate(exp.model, models[k], exp.data.test_x[r], exp.data.test_y[r], exp.data.num_classes,
+                              logits=read)
+            correct += acc * len(rows)
+            total += len(rows)
+            per_client.append(acc)
+        out[f"{name}_accuracy"] = correct / max(total, 1)
+        out[f"{name}_per_client"] = per_client
+    return out
+
+
+def _progress_total(plan) -> int:
+    return sum(s.rounds for s in plan) or 1
+
+
+def _run_rounds(exp: Experiment, state: dict, rounds: int, stage, *, on_round: Callable, trainer, bar,
+                label: str | None) -> None:
+    """The rounds of one federated stage, resuming at ``state["round"]``."""
+    c = exp.config
+    for round_ in range(state["round"] + 1, rounds + 1):
+        train_loss = run_round(exp, state, round_, trainer)
+        last = round_ == rounds
+        row = {}
+        if stage.evaluate and (round_ % c.eval_every == 0 or last):
+            acc, per_class = evaluate(exp.model, state["params"], exp.data.test_x, exp.data.test_y,
+                                      exp.data.num_classes, logits=exp.algorithm.personalization.global_logits)
+            row = {"round": round_, "test_accuracy": acc, "train_loss": train_loss}
+            row.update({f"acc_class_{k}": (None if np.isnan(v) else float(v)) for k, v in enumerate(per_class)})
+            bar.set_postfix(acc=f"{acc:.4f}", loss=f"{train_loss:.4f}")
+        if c.personal_eval_every and exp.client_test_indices is not None and (
+                round_ % c.personal_eval_every == 0 or last):
+            pm = personalized_evaluation(exp, state, round_, trainer)
+            row = row or {"round": round_, "train_loss": train_loss}
+            row.update({k: v for k, v in pm.items() if not k.endswith("per_client")})
+            if last:
+                state["personal_final"] = pm
+        if row:
+            if label is not None:
+                row["stage"] = label
+            state["history"].append(row)
+        bar.update(1)
+        on_round(round_, state)
 
 
 def simulate(config: Config, *, store: Store | None = None, progress: bool = True,
              on_round_end: Callable[[int, dict], None] | None = None,
              experiment: Experiment | None = None) -> dict:
     """Run (or resume) the configured simulation; returns
-    ``{summary, history, params}``.  With a store, a finished run is returned
-    from it and an unfinished one resumes from its last checkpoint."""
+    ``{config, summary, history, params}``.  With a store, a finished run is
+    returned from it and an unfinished one resumes from its last checkpoint."""
     key = store.key(config) if store is not None else None
     if store is not None:
         stored = store.load_result(key)
         if stored is not None:
             return stored
+    with single_thread():
+        return _simulate(config, store, key, progress, on_round_end, experiment)
+
+
+def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
     exp = experiment or prepare(config)
-    state = (store.load_checkpoint(key) if store is not None else None) or _initial_state(exp)
     if config.device != "cpu":  # a copy: the loaded data may be shared (memoized) on the CPU
         exp.data = dataclasses.replace(exp.data, **{name: getattr(exp.data, name).to(config.device)
                                                     for name in ("train_x", "train_y", "test_x", "test_y")})
-
-    start_time = time.perf_counter() - state["elapsed_s"]
-    bar = tqdm(total=config.rounds, initial=state["round"], desc=f"{config.method} on {config.dataset}",
+    plan = exp.algorithm.stages.plan(exp)
+    multi = len(plan) > 1
+    saved = store.load_checkpoint(key) if store is not None else None
+    run = saved or {"stage": 0, "outputs": {}, "stage_state": None, "history": [], "elapsed_s": 0.0}
+    trainer = client_trainer(config, exp.algorithm)
+    start_time = time.perf_counter() - run["elapsed_s"]
+    done_before = sum(s.rounds for s in plan[:run["stage"]]) + (run["stage_state"] or {}).get("round", 0)
+    bar = tqdm(total=_progress_total(plan), initial=done_before, desc=f"{config.method} on {config.dataset}",
                disable=not progress, unit="round", dynamic_ncols=True)
+
+    def checkpoint() -> None:
+        run["elapsed_s"] = time.perf_counter() - start_time
+        if store is not None:
+            store.save_checkpoint(key, config, run)
+
     try:
-        for round_ in range(state["round"] + 1, config.rounds + 1):
-            train_loss = run_round(exp, state, round_)
-            if round_ % config.eval_every == 0 or round_ == config.rounds:
-                acc, per_class = evaluate(exp.model, state["params"], exp.data.test_x, exp.data.test_y,
-                                          exp.data.num_classes)
-                row = {"round": round_, "test_accuracy": acc, "train_loss": train_loss}
-                row.update({f"acc_class_{k}": (None if np.isnan(v) else float(v)) for k, v in enumerate(per_class)})
-                state["history"].append(row)
-                bar.set_postfix(acc=f"{acc:.4f}", loss=f"{train_loss:.4f}")
-            state["elapsed_s"] = time.perf_counter() - start_time
-            if store is not None and (round_ % config.checkpoint_every == 0) and round_ < config.rounds:
-                store.save_checkpoint(key, config, state)
-            bar.update(1)
-            if on_round_end is not None:
-                on_round_end(round_, state)
+        for index in range(run["stage"], len(plan)):
+            stage = plan[index]
+            if stage.rounds == 0:
+                run["outputs"][stage.name] = stage.compute(exp, run["outputs"])
+            else:
+                sub = stage.build(exp, run["outputs"]) if stage.build is not None else exp
+                if run["stage_state"] is None:
+                    init = stage.initial(sub, run["outputs"]) if stage.initial is not None else None
+                    run["stage_state"] = _initial_state(sub, init)
+                state = run["stage_state"]
+                label = stage.name if multi else None
+
+                def on_round(round_: int, st: dict) -> None:
+                    if round_ % config.checkpoint_every == 0 and round_ < stage.rounds:
+                        checkpoint()
+                    if on_round_end is not None:
+                        on_round_end(round_, st)
+
+                _run_rounds(sub, state, stage.rounds, stage, on_round=on_round, trainer=trainer, bar=bar,
+                            label=label)
+                final = state["params"]
+                if sub.algorithm.server_training.name != "none":
+                    final = sub.algorithm.server_training.after_training(
+                        _server_round(sub, 0, [], [], []), final, state["server_training_state"])
+                output = stage.finish(sub, run["outputs"], final) if stage.finish is not None else {"params": final}
+                run["outputs"][stage.name] = output
+                run["history"] += state["history"]
+                if "personal_final" in state:
+                    run["outputs"]["personal_final"] = state["personal_final"]
+                run["stage_state"] = None
+            run["stage"] = index + 1
+            if index + 1 < len(plan):
+                checkpoint()
     finally:
         bar.close()
 
-    history = state["history"]
+    history = run["history"]
+    final = run["outputs"][plan[-1].name]
+    evaluated = [h for h in history if "test_accuracy" in h]
     summary = {
-        "final_accuracy": history[-1]["test_accuracy"],
-        "wall_time_s": state["elapsed_s"],
+        "final_accuracy": evaluated[-1]["test_accuracy"] if evaluated else None,
+        "wall_time_s": time.perf_counter() - start_time,
         "rounds": config.rounds,
         "key": key,
         "algorithm": exp.algorithm.describe(),
     }
-    params = {k: v.detach().cpu() for k, v in state["params"].items()}
+    pm = run["outputs"].get("personal_final")
+    if pm is not None:
+        summary.update(pm)
+    extra = {k: v for k, v in final.items() if k != "params"}
+    if extra:
+        summary["stage_outputs"] = _jsonable(extra)
+    params = {k: v.detach().cpu() for k, v in final["params"].items()}
     if store is not None:
         store.save_result(key, config, summary, history, params)
     return {"config": config.to_dict(), "summary": summary, "history": history, "params": params}
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, torch.Tensor):
+        return value.tolist()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    return value

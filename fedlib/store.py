@@ -14,7 +14,9 @@ The key is a hash of the configuration (without paths and bookkeeping, see
 every fedlib module that can change a trained result.  Every file is written to a
 temporary name and renamed into place, and every read verifies its checksum,
 so a half-written or corrupted entry is never returned: it is reported and
-recomputed.
+recomputed.  Everything is loaded with ``torch.load(weights_only=True)``: a
+shared or downloaded store cannot run code, and an entry that would need more
+than tensors, numbers, strings, lists and dicts is refused the same way.
 """
 
 from __future__ import annotations
@@ -164,7 +166,9 @@ class Store:
             blob = path.read_bytes()
             if not sum_path.exists() or sum_path.read_text().strip() != _sha256(blob):
                 raise ValueError("checksum mismatch")
-            return torch.load(io.BytesIO(blob), weights_only=False)
+            # tensors, numbers, strings, lists and dicts only: an entry that needs more (pickled
+            # objects, which could run code) is refused like a corrupted one
+            return torch.load(io.BytesIO(blob), weights_only=True)
         except Exception:  # noqa: BLE001
             self._warn(key, "checkpoint.pt")
             path.unlink(missing_ok=True)

@@ -12,6 +12,16 @@ differently:
   ∂(Σ_j loss_j)/∂w_k = ∂loss_k/∂w_k exactly.  The correction's ``adjust``
   and the update w ← w − η(ĝ + λw) then run once on the stacked tensors (the
   anchor, i.e. the global model, broadcasts; SCAFFOLD's c − c_k is stacked).
+* **per-client starting models.**  A client of a personalized method starts
+  from the global model with its own local parameters put in; the group's
+  stacked parameters are then its clients' starting models, and the
+  correction's anchor is stacked too.
+* **phases and momentum.**  A step updates, for each client, only the
+  parameters its current phase trains (a ``torch.where`` on a per-client
+  mask), and keeps a stacked momentum buffer when μ > 0, exactly as
+  :func:`fedlib.engine.sgd_step`.
+* **reference models.**  A representation loss (MOON) sees the reference
+  models' parameters stacked per client, under the same ``vmap``.
 * **each client its own steps.**  Client k does exactly its τ_k steps on
   exactly ``task.batches``.  Clients are sorted by τ_k (descending), so at
   step s the clients still training are a prefix of the group; only that
@@ -39,10 +49,11 @@ import torch
 from torch.func import functional_call, vmap
 
 from . import tree
-from .engine import ClientOutput, ClientTask
+from .engine import ClientOptimizer, ClientOutput, ClientTask, finish_client, objective
 from .tree import Params
 
-__all__ = ["train_clients_vectorized", "activation_bytes_per_sample", "group_size", "CPU_PASS_BYTES"]
+__all__ = ["train_clients_vectorized", "activation_bytes_per_sample", "group_size", "vectorization_blocker",
+           "CPU_PASS_BYTES"]
 
 CPU_PASS_BYTES = 16 * 2**20  # saved activations per forward/backward pass on a CPU (cache-sized)
 _ACTIVATIONS: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKeyDictionary()
@@ -101,8 +112,11 @@ def _stack(values: list):
     return torch.stack(values)
 
 
-def _slice(value, lo: int, hi: int):
-    return {k: _slice(v, lo, hi) for k, v in value.items()} if isinstance(value, dict) else value[lo:hi]
+def _slice(value, lo: int, hi: int | None, index: bool = False):
+    """``value[lo:hi]`` of every tensor in a nested dict (``value[lo]`` with ``index``)."""
+    if isinstance(value, dict):
+        return {k: _slice(v, lo, hi, index) for k, v in value.items()}
+    return value[lo] if index else value[lo:hi]
 
 
 def _padded_batches(tasks: list[ClientTask], device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -120,20 +134,39 @@ def _padded_batches(tasks: list[ClientTask], device) -> tuple[torch.Tensor, torc
     return torch.from_numpy(rows).view(shape).to(device), torch.from_numpy(weight).view(shape).to(device)
 
 
-def _train_group(model, algorithm, anchor: Params, tasks: list[ClientTask], context: dict, x: torch.Tensor,
-                 y: torch.Tensor, lr: float, weight_decay: float, per_pass: int):
-    """Local SGD of clients sorted by τ_k (descending, all τ_k ≥ 1).  Returns the
-    stacked final parameters and each client's Σ batch-mean loss × batch size."""
+def _trainable_masks(tasks: list[ClientTask], step: int, active: int, keys, device) -> dict | None:
+    """Per parameter, a bool [active] mask of the clients whose phase at ``step`` trains it
+    (None when every active client trains every parameter)."""
+    phases = []
+    for t in tasks[:active]:
+        done = 0
+        for n, trainable in t.phase_list():
+            if step < done + n:
+                phases.append(trainable)
+                break
+            done += n
+    if all(p is None for p in phases):
+        return None
+    return {k: torch.tensor([p is None or k in p for p in phases], device=device) for k in keys}
+
+
+def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[ClientTask], context: dict,
+                 refs: dict, x: torch.Tensor, y: torch.Tensor, opt: ClientOptimizer, per_pass: int):
+    """Local SGD of clients sorted by τ_k (descending, all τ_k ≥ 1) from the stacked
+    starting models ``start``.  Returns the stacked final parameters and each
+    client's Σ batch-mean loss × batch size."""
     lengths = [[len(b) for b in t.batches] for t in tasks]
     rows, weight = _padded_batches(tasks, x.device)
     sizes = weight.sum(2).double()  # real batch sizes [clients, steps]
     counts = torch.stack([t.class_counts.to(x.device) for t in tasks])
-    params = {k: v.detach().unsqueeze(0).repeat(len(tasks), *([1] * v.ndim)) for k, v in anchor.items()}
+    params = {k: v.detach().clone() for k, v in start.items()}
+    buffers = {k: torch.zeros_like(v) for k, v in params.items()} if opt.momentum else None
     buffer = {k: torch.empty_like(v) for k, v in params.items()} if per_pass < len(tasks) else None
     loss_sum = torch.zeros(len(tasks), dtype=torch.float64, device=x.device)
+    stacked_anchor = next(iter(anchor.values())).ndim == next(iter(params.values())).ndim
 
-    def client_loss(p, xb, yb, wb, nb):
-        return algorithm.loss(functional_call(model, p, (xb,)), yb, nb, sample_weight=wb)
+    def client_loss(p, xb, yb, wb, nb, rb):
+        return objective(model, algorithm, p, xb, yb, nb, rb, sample_weight=wb)
 
     batched_loss = vmap(client_loss)
     for s in range(rows.shape[1]):
@@ -144,13 +177,16 @@ def _train_group(model, algorithm, anchor: Params, tasks: list[ClientTask], cont
             r = rows[lo:hi, s, :width]
             xb = x.index_select(0, r.reshape(-1)).view(*r.shape, *x.shape[1:])
             current = {k: v[lo:hi].detach().requires_grad_(True) for k, v in params.items()}
+            pass_refs = _slice(refs, lo, hi)
             with torch.enable_grad():
                 if hi - lo == 1:  # a single client needs no vmap: the same computation, less overhead
                     one = {k: v[0] for k, v in current.items()}
-                    losses = client_loss(one, xb[0], y[r[0]], weight[lo, s, :width], counts[lo]).unsqueeze(0)
+                    losses = client_loss(one, xb[0], y[r[0]], weight[lo, s, :width], counts[lo],
+                                         _slice(pass_refs, 0, None, index=True)).unsqueeze(0)
                 else:
-                    losses = batched_loss(current, xb, y[r], weight[lo:hi, s, :width], counts[lo:hi])
-                pass_grads = dict(zip(current, torch.autograd.grad(losses.sum(), list(current.values()))))
+                    losses = batched_loss(current, xb, y[r], weight[lo:hi, s, :width], counts[lo:hi], pass_refs)
+                got = torch.autograd.grad(losses.sum(), list(current.values()), allow_unused=True)
+                pass_grads = {k: torch.zeros_like(v) if g is None else g for (k, v), g in zip(current.items(), got)}
             if buffer is None:  # one pass holds every active client
                 grads = pass_grads
             else:
@@ -160,45 +196,79 @@ def _train_group(model, algorithm, anchor: Params, tasks: list[ClientTask], cont
             loss_sum[lo:hi] += losses.detach().double() * sizes[lo:hi, s]
         with torch.no_grad():
             current = {k: v[:active] for k, v in params.items()}  # views: updated in place below
-            adjusted = algorithm.correction.adjust(grads, current, anchor, _slice(context, 0, active))
+            step_anchor = _slice(anchor, 0, active) if stacked_anchor else anchor
+            adjusted = algorithm.correction.adjust(grads, current, step_anchor, _slice(context, 0, active))
+            masks = _trainable_masks(tasks, s, active, current, x.device)
             for k, w in current.items():
-                # w ← w − η (ĝ + λ w), as in engine.local_sgd; with λ = 0, ĝ + 0·w is exactly ĝ
-                w.sub_(lr * (adjusted[k] + weight_decay * w if weight_decay else adjusted[k]))
+                # as engine.sgd_step: d = ĝ + λw; buf ← μ·buf + d; w ← w − η·buf  (λ = 0: d is exactly ĝ)
+                d = adjusted[k] + opt.weight_decay * w if opt.weight_decay else adjusted[k]
+                if buffers is not None:
+                    b = buffers[k][:active]
+                    new_b = opt.momentum * b + d
+                    if masks is not None:
+                        new_b = torch.where(_expand(masks[k], w), new_b, b)
+                    b.copy_(new_b)
+                    d = b
+                if masks is None:
+                    w.sub_(opt.lr * d)
+                else:
+                    w.copy_(torch.where(_expand(masks[k], w), w - opt.lr * d, w))
     return params, loss_sum, sizes.sum(1)
+
+
+def _expand(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    return mask.view(-1, *([1] * (like.ndim - 1)))
+
+
+def vectorization_blocker(algorithm) -> str | None:
+    """Why this algorithm cannot run on the vectorized engine (None: it can).  A part
+    that cannot be batched says so with a ``sequential_only`` attribute (the reason)."""
+    for part in (algorithm.loss, algorithm.representation, algorithm.correction, algorithm.personalization):
+        reason = getattr(part, "sequential_only", None)
+        if reason:
+            return f"{part.name}: {reason}"
+    return None
 
 
 @torch.no_grad()
 def train_clients_vectorized(model, algorithm, global_params: Params, tasks: list[ClientTask],
-                             server_correction_state: dict, x: torch.Tensor, y: torch.Tensor, lr: float,
-                             weight_decay: float, *, memory_budget_gb: float = 4.0) -> list[ClientOutput]:
+                             server_correction_state: dict, x: torch.Tensor, y: torch.Tensor,
+                             opt: ClientOptimizer, *, memory_budget_gb: float = 4.0) -> list[ClientOutput]:
     """Train the sampled clients together; returns exactly what
     :func:`~fedlib.engine.train_clients_sequential` returns, in the same order."""
-    correction = algorithm.correction
-    anchor = {k: v.detach() for k, v in global_params.items()}
+    correction, rep = algorithm.correction, algorithm.representation
+    received = {k: v.detach() for k, v in global_params.items()}
     outputs: dict[int, ClientOutput] = {}
+    corr_states = [t.client_state.get("correction") or correction.init_client_state(received) for t in tasks]
+    starts = [received if t.start is None else t.start for t in tasks]
 
-    def finish(i: int, local: Params, delta: Params, loss_sum: float, count: int) -> None:
-        task, steps = tasks[i], len(tasks[i].batches)
-        client_state, message = correction.client_final(global_params, local, steps, lr, server_correction_state,
-                                                        task.client_state)
-        outputs[i] = ClientOutput(task.client, delta, len(task.indices), steps, loss_sum, count, client_state,
-                                  message)
+    def finish(i: int, local: Params, loss_sum: float, count: int) -> None:
+        outputs[i] = finish_client(algorithm, tasks[i], received, starts[i], local, corr_states[i],
+                                   server_correction_state, opt, loss_sum, count)
 
     order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i].batches))  # τ_k descending
     training = [i for i in order if tasks[i].batches]
-    for i in order[len(training):]:  # τ_k = 0: the client keeps the global model
-        finish(i, anchor, tree.zeros_like(anchor), 0.0, 0)
+    for i in order[len(training):]:  # τ_k = 0: the client keeps its starting model
+        finish(i, starts[i], 0.0, 0)
     if training:
         width = max(len(b) for i in training for b in tasks[i].batches)
-        size, per_pass = group_size(model, anchor, x, width, len(tasks[training[0]].batches), memory_budget_gb)
-        for start in range(0, len(training), size):
-            members = training[start:start + size]
+        size, per_pass = group_size(model, received, x, width, len(tasks[training[0]].batches), memory_budget_gb)
+        personal = any(tasks[i].start is not None for i in training)
+        for lo in range(0, len(training), size):
+            members = training[lo:lo + size]
             chunk = [tasks[i] for i in members]
-            contexts = [correction.client_context(server_correction_state, t.client_state) for t in chunk]
+            contexts = [correction.client_context(server_correction_state, corr_states[i]) for i in members]
             context = _stack(contexts) if contexts[0] else {}
-            params, loss_sum, count = _train_group(model, algorithm, anchor, chunk, context, x, y, lr,
-                                                   weight_decay, per_pass)
-            delta = tree.sub(params, anchor)  # Δ_k = w_k − w, all clients of the group at once
+            refs = _stack([rep.references(starts[i], tasks[i].client_state.get("representation", {}))
+                           for i in members]) if rep.active else {}
+            if personal:
+                start = _stack([starts[i] for i in members])
+                anchor = start
+            else:  # every client starts from the global model: the anchor broadcasts
+                start = {k: v.unsqueeze(0).repeat(len(chunk), *([1] * v.ndim)) for k, v in received.items()}
+                anchor = received
+            params, loss_sum, count = _train_group(model, algorithm, start, anchor, chunk, context, refs, x, y, opt,
+                                                   per_pass)
             for j, (i, loss, n) in enumerate(zip(members, loss_sum.tolist(), count.tolist())):
-                finish(i, {k: v[j] for k, v in params.items()}, {k: v[j] for k, v in delta.items()}, loss, int(n))
+                finish(i, {k: v[j] for k, v in params.items()}, loss, int(n))
     return [outputs[i] for i in range(len(tasks))]

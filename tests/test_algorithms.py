@@ -107,8 +107,9 @@ def test_method_strings_compose_parts():
     assert isinstance(alg.correction, Proximal) and alg.correction.mu == 0.2
     alg = build_algorithm(Config(method="fedavg"))
     assert isinstance(alg.loss, CrossEntropyLoss) and isinstance(alg.correction, NoCorrection)
-    assert alg.describe() == {"loss": "cross_entropy", "correction": "none", "aggregator": "weighted_mean",
-                              "server_optimizer": "sgd"}
+    assert alg.describe() == {"loss": "cross_entropy", "representation": "none", "correction": "none",
+                              "personalization": "shared", "aggregator": "weighted_mean", "server_optimizer": "sgd",
+                              "server_training": "none", "stages": "single"}
     assert isinstance(build_algorithm(Config(method="fednova")).aggregator, NormalizedAveraging)
     assert isinstance(build_algorithm(Config(method="fedopt")).server_optimizer, ServerAdam)
 

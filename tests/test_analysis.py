@@ -12,11 +12,11 @@ import torch
 
 from fedlib import analysis as A
 from fedlib.algorithms import Algorithm, build_algorithm
-from fedlib.algorithms.fedavg import CrossEntropyLoss, NoCorrection, ServerSGD, WeightedMean
+from fedlib.algorithms.fedavg import CrossEntropyLoss
 from fedlib.algorithms.fedlc import CalibratedLoss
 from fedlib.config import Config
 from fedlib.data import FederatedData
-from fedlib.engine import ClientTask, client_batches, local_sgd
+from fedlib.engine import ClientOptimizer, ClientTask, client_batches, local_update
 from fedlib.models import CNNCifar, CNNMnist, LogisticRegression
 from fedlib.simulation import Experiment, evaluate, prepare
 
@@ -77,11 +77,11 @@ def toy_experiment(counts, *, missing="clamp", tau=1.0, zero_init=True, seed=0, 
 
 
 def one_full_batch_step(model, params, x, y, lr, loss=None, counts=None):
-    """One step of fedlib's engine (local_sgd) on the whole (x, y)."""
-    alg = Algorithm(loss or CrossEntropyLoss(), NoCorrection(), WeightedMean(), ServerSGD())
+    """One step of fedlib's engine (local_update) on the whole (x, y)."""
+    alg = Algorithm.compose(loss=loss or CrossEntropyLoss())
     counts = counts if counts is not None else torch.bincount(y, minlength=params["classifier.weight"].shape[0])
     task = ClientTask(0, torch.arange(len(y)), counts.to(x.dtype), [torch.arange(len(y))])
-    after, _, _ = local_sgd(model, alg, params, x, y, task, {}, lr, 0.0)
+    after = local_update(model, alg, params, task, {}, x, y, ClientOptimizer(lr)).local
     return after
 
 
@@ -439,7 +439,7 @@ def test_per_class_accuracy_before_after():
         idx = exp.client_indices[k]
         task = ClientTask(k, torch.as_tensor(idx), torch.as_tensor(exp.class_counts[k], dtype=torch.float32),
                           [torch.as_tensor(b) for b in client_batches(idx, 2, 32, cfg.seed, 0, k)])
-        ref, _, _ = local_sgd(exp.model, alg, glob, exp.data.train_x, exp.data.train_y, task, {}, 0.1, 0.0)
+        ref = local_update(exp.model, alg, glob, task, {}, exp.data.train_x, exp.data.train_y, ClientOptimizer(0.1)).local
         for name in ref:
             torch.testing.assert_close(local[k][name], ref[name])
         np.testing.assert_array_equal(rows.acc_after.to_numpy(),

@@ -13,8 +13,8 @@ from fedlib.models import (
     LogisticRegression,
     ResNet18Cifar,
     build_model,
-    default_model,
 )
+from fedlib.config import default_model
 
 # name, input_shape, feature dim of h
 CASES = [
@@ -98,7 +98,7 @@ def test_default_model_and_errors():
     assert default_model("mnist") == default_model("fmnist") == "cnn_mnist"
     for name in ("cifar10", "cifar100", "svhn"):
         assert default_model(name) == "cnn_cifar"
-    with pytest.raises(ValueError, match="dataset_name.*cifar10"):
+    with pytest.raises(ValueError, match="dataset must be one of.*cifar10"):
         default_model("imagenet")
     with pytest.raises(ValueError, match="name.*cnn_mnist.*resnet18"):
         build_model("vgg", 10, (3, 32, 32))

@@ -79,7 +79,7 @@ def test_resume_after_interrupt_gives_the_same_final_model(tmp_path, method):
 
     with pytest.raises(_Interrupt):
         simulate(cfg, store=store, progress=False, on_round_end=interrupt)
-    assert store.load_checkpoint(store.key(cfg))["round"] == 4
+    assert store.load_checkpoint(store.key(cfg))["stage_state"]["round"] == 4
     assert store.load_result(store.key(cfg)) is None  # nothing half-finished is offered as a result
 
     rounds_run = []

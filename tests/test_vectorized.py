@@ -16,7 +16,8 @@ import torch
 import fedlib.vectorized as vectorized
 from fedlib import run
 from fedlib.config import Config
-from fedlib.engine import ClientTask, client_batches, sample_clients, train_clients_sequential
+from fedlib import simulation
+from fedlib.engine import ClientOptimizer, ClientTask, sample_clients, train_clients_sequential
 from fedlib.simulation import _initial_state, prepare, run_round
 from fedlib.vectorized import train_clients_vectorized
 
@@ -63,15 +64,18 @@ def test_several_rounds_with_partial_participation_equal_the_reference(method):
 
 def _tasks(exp, state, round_):
     """A round's client tasks, built as :func:`fedlib.simulation.run_round` builds them."""
-    c, alg = exp.config, exp.algorithm
-    tasks = []
-    for k in sample_clients(c.num_clients, c.participation, c.seed, round_):
-        rows = exp.client_indices[k]
-        client_state = state["client_states"].get(k) or alg.correction.init_client_state(state["params"])
-        batches = [torch.as_tensor(b) for b in client_batches(rows, c.local_epochs, c.batch_size, c.seed, round_, k)]
-        tasks.append(ClientTask(k, torch.as_tensor(rows), torch.as_tensor(exp.class_counts[k], dtype=torch.float32),
-                                batches, client_state))
-    return tasks
+    c = exp.config
+    return simulation._tasks(exp, state, sample_clients(c.num_clients, c.participation, c.seed, round_), round_, 1)
+
+
+def _assert_trees_close(a, b, tol):
+    """Nested dicts of tensors: same keys, every tensor close (rel, as assert_params_close)."""
+    assert a.keys() == b.keys()
+    for name in b:
+        if isinstance(b[name], dict):
+            _assert_trees_close(a[name], b[name], tol)
+        else:
+            assert rel(a[name], b[name]) < tol, name
 
 
 def _assert_outputs_match(vec, seq):
@@ -85,10 +89,7 @@ def _assert_outputs_match(vec, seq):
             scale = s.delta[k].abs().max().clamp_min(1e-30)
             assert float((v.delta[k] - s.delta[k]).abs().max() / scale) < 1e-4, (s.client, k)
         for part in ("client_state", "message"):
-            a, b = getattr(v, part), getattr(s, part)
-            assert a.keys() == b.keys()
-            for name in b:
-                assert_params_close(a[name], b[name], 1e-4)
+            _assert_trees_close(getattr(v, part), getattr(s, part), 1e-4)
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +105,7 @@ def scaffold_round():
 def _train(engine, exp, state, tasks, **kw):
     c = exp.config
     return engine(exp.model, exp.algorithm, state["params"], tasks, state["correction_state"], exp.data.train_x,
-                  exp.data.train_y, c.lr, c.weight_decay, **kw)
+                  exp.data.train_y, ClientOptimizer(c.lr, c.momentum, c.weight_decay), **kw)
 
 
 def test_every_client_output_matches_the_reference(scaffold_round):
@@ -146,7 +147,9 @@ def test_mnist_cnn_equals_the_reference(monkeypatch, pass_bytes):
               max_test_samples=200, rounds=2, batch_size=32, lr=0.02, method="fedlc+scaffold", store=False,
               progress=False)
     seq, vec = both_engines(**kw)
-    assert_params_close(vec.params, seq.params)
+    # The grouped conv's rounding depends on the CPU's kernels: ~1e-7 on the machine that wrote this test,
+    # 4.0e-5 (conv2.bias, a sum over 20·8·8 positions) on an AVX2 AMD EPYC; both far from a real difference.
+    assert_params_close(vec.params, seq.params, TOL if pass_bytes == 1 else 1e-4)
     np.testing.assert_allclose(vec.history["train_loss"], seq.history["train_loss"], rtol=1e-5)
 
 
@@ -166,7 +169,7 @@ def test_resnet18_on_tiny_inputs_equals_the_reference():
         rows = torch.arange(lo, hi)
         counts = torch.bincount(y[rows], minlength=10).float()
         tasks.append(ClientTask(k, rows, counts, list(rows.split(2)), {}))
-    args = (model, algorithm, params, tasks, {}, x, y, 0.05, 1e-3)
+    args = (model, algorithm, params, tasks, {}, x, y, ClientOptimizer(0.05, 0.0, 1e-3))
     vec, seq = train_clients_vectorized(*args), train_clients_sequential(*args)
     _assert_outputs_match(vec, seq)
     for v, s in zip(vec, seq):  # the local models w_k = w + Δ_k to the global-parameter tolerance

@@ -1,74 +1,81 @@
-"""Federated algorithms as compositions of four parts.
+"""Federated algorithms as compositions of small parts.
 
-``method`` is one or more tokens joined by ``+``; each token sets one part and
-the rest stay FedAvg's (:mod:`fedlib.algorithms.fedavg`):
+``method`` is one or more tokens joined by ``+``; each token sets one or more
+parts (:data:`~fedlib.algorithms.registry.PART_KINDS`) and the rest stay
+FedAvg's (:mod:`fedlib.algorithms.fedavg`).  So "FedLC + SCAFFOLD" of FedLC
+Table 7 is ``method="fedlc+scaffold"``: the calibrated loss with SCAFFOLD's
+control variates, and nothing new.
 
-=========  ==================  =========================================
-token      part it sets        paper
-=========  ==================  =========================================
-fedavg     (nothing)           McMahan et al. 2017
-fedprox    client correction   Li et al. 2020 (μ)
-scaffold   client correction   Karimireddy et al. 2020
-fednova    aggregator          Wang et al. 2020
-fedopt     server optimizer    Reddi et al. 2021 (FedAdam)
-fedrs      client loss         Li & Zhan 2021 (α)
-fedlc      client loss         Zhang et al. 2022 (τ)
-=========  ==================  =========================================
-
-So "FedLC + SCAFFOLD" of FedLC Table 7 is ``method="fedlc+scaffold"``: the
-calibrated loss with SCAFFOLD's control variates, and nothing new.
+Each token is registered, with the parameters it reads, in the module that
+implements it; this package imports every module by discovery.
+``python -m fedlib params`` lists the tokens, the parts they set and their
+parameters.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+import pkgutil
+from dataclasses import dataclass, fields
 from typing import Any
 
-from ..config import Config
-from .fedavg import CrossEntropyLoss, NoCorrection, ServerSGD, WeightedMean
-from .fedlc import CalibratedLoss
-from .fednova import NormalizedAveraging
-from .fedopt import ServerAdam
-from .fedprox import Proximal
-from .fedrs import RestrictedSoftmaxLoss
-from .scaffold import Scaffold
+from .registry import METHODS, PART_KINDS, MethodToken, method_params, parse_method, register_method
 
-__all__ = ["Algorithm", "build_algorithm"]
+__all__ = ["Algorithm", "build_algorithm", "METHODS", "PART_KINDS", "MethodToken", "method_params", "parse_method",
+           "register_method", "default_parts"]
+
+
+def _discover() -> None:
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not info.name.startswith("_") and info.name != "registry":
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_discover()
 
 
 @dataclass(frozen=True)
 class Algorithm:
+    """One part of each kind of :data:`PART_KINDS`."""
+
     loss: Any
+    representation: Any
     correction: Any
+    personalization: Any
     aggregator: Any
     server_optimizer: Any
+    server_training: Any
+    stages: Any
+
+    @classmethod
+    def compose(cls, **parts: Any) -> "Algorithm":
+        """FedAvg with the given parts replaced, e.g. ``Algorithm.compose(loss=CalibratedLoss(tau=1))``."""
+        return cls(**{**default_parts(), **parts})
 
     def describe(self) -> dict[str, str]:
-        return {part: getattr(self, part).name for part in ("loss", "correction", "aggregator", "server_optimizer")}
+        return {f.name: getattr(self, f.name).name for f in fields(self)}
+
+    def extend_model(self, model):
+        """The model a method trains: parts that add modules to it (a projection head,
+        a personal head) do so here, in part order; most parts return it unchanged."""
+        for f in fields(self):
+            extend = getattr(getattr(self, f.name), "extend_model", None)
+            if extend is not None:
+                model = extend(model)
+        return model
 
 
-def build_algorithm(config: Config) -> Algorithm:
+def default_parts(server_lr: float = 1.0) -> dict[str, Any]:
+    """FedAvg's choice for every part kind (:mod:`fedlib.algorithms.fedavg`)."""
+    from . import fedavg
+
+    return fedavg.default_parts(server_lr)
+
+
+def build_algorithm(config) -> Algorithm:
     """The algorithm named by ``config.method`` with the config's hyperparameters."""
-    parts: dict[str, Any] = {
-        "loss": CrossEntropyLoss(),
-        "correction": NoCorrection(),
-        "aggregator": WeightedMean(),
-        "server_optimizer": ServerSGD(lr=config.server_lr),
-    }
-    for token in config.method_tokens:
-        if token == "fedprox":
-            parts["correction"] = Proximal(mu=config.mu)
-        elif token == "scaffold":
-            parts["correction"] = Scaffold()
-        elif token == "fednova":
-            parts["aggregator"] = NormalizedAveraging()
-        elif token == "fedopt":
-            parts["server_optimizer"] = ServerAdam(lr=config.server_lr, beta1=config.server_beta1,
-                                                   beta2=config.server_beta2, eps=config.server_eps)
-        elif token == "fedrs":
-            parts["loss"] = RestrictedSoftmaxLoss(alpha=config.fedrs_alpha)
-        elif token == "fedlc":
-            parts["loss"] = CalibratedLoss(tau=config.tau, denominator=config.fedlc_denominator,
-                                           margin=config.fedlc_margin, missing=config.fedlc_missing,
-                                           min_count=config.fedlc_min_count)
+    parts = default_parts(config.server_lr)
+    for token in parse_method(config.method):
+        for kind, build in token.parts.items():
+            parts[kind] = build(config)
     return Algorithm(**parts)

@@ -1,16 +1,24 @@
 """FedAvg (McMahan et al., AISTATS 2017) — and the default of every algorithm part.
 
-An algorithm in fedlib is four small parts (see :mod:`fedlib.algorithms`):
+An algorithm in fedlib is a few small parts (see :mod:`fedlib.algorithms`):
 
 * a **client loss** ``loss(logits, targets, class_counts, sample_weight)``;
+* a **representation loss**, a term on the features that may need reference
+  models' features (MOON); FedAvg has none;
 * a **client correction** of the local gradient, with optional client and
   server state (FedProx, SCAFFOLD);
+* a **personalization**: which parameters stay on the client, how local
+  training is phased, how a client's personalized model is obtained; FedAvg
+  shares everything;
 * an **aggregator** turning the sampled clients' updates Δ_k = w_k − w into one
   server update (FedAvg's weighted mean, FedNova's normalized average);
 * a **server optimizer** applying the pseudo-gradient −Δ (SGD with lr 1 is
-  plain averaging; FedOpt uses Adam).
+  plain averaging; FedOpt uses Adam);
+* a **server training** step on server-held data after aggregation
+  (distillation, calibration); FedAvg has none;
+* the **stages** of a multi-stage method; FedAvg is one stage of rounds.
 
-This module holds FedAvg's choice for each part; the other methods replace one.
+This module holds FedAvg's choice for each part; the other methods replace some.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import torch
 from .. import tree
 from ..losses import cross_entropy
 from ..tree import Params
+from .registry import register_method
 
 
 @dataclass(frozen=True)
@@ -54,10 +63,14 @@ class NoCorrection:
         """The gradient actually stepped along; ``anchor`` is the round's global model."""
         return grads
 
-    def effective_steps(self, num_steps: int, lr: float) -> float:
-        """a_k of FedNova (Wang et al. 2020, Eq. 6): the norm of the local
-        gradient-accumulation vector; τ_k for plain local SGD."""
-        return float(num_steps)
+    def effective_steps(self, num_steps: int, lr: float, momentum: float = 0.0) -> float:
+        """a_k of FedNova (Wang et al. 2020, Eq. 6): the ℓ1 norm of the local
+        gradient-accumulation vector; τ_k for plain local SGD, and with momentum ρ
+        [τ − ρ(1 − ρ^τ)/(1 − ρ)] / (1 − ρ) (FedNova §4)."""
+        if not momentum:
+            return float(num_steps)
+        rho = momentum
+        return (num_steps - rho * (1.0 - rho**num_steps) / (1.0 - rho)) / (1.0 - rho)
 
     def client_final(self, anchor: Params, local: Params, num_steps: int, lr: float,
                      server_state: dict, client_state: dict) -> tuple[dict, dict]:
@@ -91,3 +104,26 @@ class ServerSGD:
 
     def apply(self, params: Params, pseudo_grad: Params, state: dict) -> tuple[Params, dict]:
         return tree.tree_map(lambda w, g: w - self.lr * g, params, pseudo_grad), state
+
+
+register_method("fedavg", parts={}, paper="McMahan et al., AISTATS 2017", alone=True,
+                doc="every part at its default (this module)")
+
+
+def default_parts(server_lr: float = 1.0) -> dict:
+    """FedAvg's part of every kind: what a method has unless one of its tokens sets another."""
+    from .personalization import SharedModel
+    from .representation import NoRepresentationLoss
+    from .server_training import NoServerTraining
+    from .stages import SingleStage
+
+    return {
+        "loss": CrossEntropyLoss(),
+        "representation": NoRepresentationLoss(),
+        "correction": NoCorrection(),
+        "personalization": SharedModel(),
+        "aggregator": WeightedMean(),
+        "server_optimizer": ServerSGD(lr=server_lr),
+        "server_training": NoServerTraining(),
+        "stages": SingleStage(),
+    }

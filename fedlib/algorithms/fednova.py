@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import tree
+from .registry import register_method
 
 
 @dataclass(frozen=True)
@@ -25,3 +26,7 @@ class NormalizedAveraging:
         p = [n / total for n in num_samples]
         tau_eff = sum(pk * ak for pk, ak in zip(p, steps))
         return tree.weighted_sum(deltas, [tau_eff * pk / ak for pk, ak in zip(p, steps)])
+
+
+register_method("fednova", parts={"aggregator": lambda c: NormalizedAveraging()}, paper="Wang et al., NeurIPS 2020",
+                doc="aggregator: normalized averaging")

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import torch
 
 from .. import tree
+from ..params import Param
+from .registry import register_method
 
 
 @dataclass(frozen=True)
@@ -34,3 +36,16 @@ class ServerAdam:
         v = tree.tree_map(lambda v, g: self.beta2 * v + (1 - self.beta2) * g * g, state["v"], pseudo_grad)
         new = tree.tree_map(lambda w, m, v: w - self.lr * m / (torch.sqrt(v) + self.eps), params, m, v)
         return new, {"m": m, "v": v}
+
+
+register_method(
+    "fedopt",
+    parts={"server_optimizer": lambda c: ServerAdam(lr=c.server_lr, beta1=c.server_beta1, beta2=c.server_beta2,
+                                                   eps=c.server_eps)},
+    params=(Param("server_beta1", 0.9, float, "FedAdam β1", check=lambda v: 0 <= v < 1, allowed="in [0, 1)",
+                  source="Reddi et al. 2021"),
+            Param("server_beta2", 0.99, float, "FedAdam β2", check=lambda v: 0 <= v < 1, allowed="in [0, 1)",
+                  source="Reddi et al. 2021"),
+            Param("server_eps", 1e-3, float, "FedAdam ε", check=lambda v: v > 0, allowed="> 0",
+                  source="Reddi et al. 2021")),
+    paper="Reddi et al., ICLR 2021", doc="server optimizer: Adam (FedAdam); server_lr defaults to 0.01")

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..losses import fedrs_loss
+from ..params import Param
+from .registry import register_method
 
 
 @dataclass(frozen=True)
@@ -19,3 +21,10 @@ class RestrictedSoftmaxLoss:
     def __call__(self, logits, targets, class_counts, sample_weight=None):
         present = (class_counts > 0).to(logits.dtype)
         return fedrs_loss(logits, targets, present, alpha=self.alpha, sample_weight=sample_weight)
+
+
+register_method(
+    "fedrs", parts={"loss": lambda c: RestrictedSoftmaxLoss(alpha=c.fedrs_alpha)},
+    params=(Param("fedrs_alpha", 0.5, float, "FedRS scaling α of missing-class logits", check=lambda v: 0 <= v <= 1,
+                  allowed="in [0, 1]", source="not in FedLC"),),
+    paper="Li & Zhan, KDD 2021", doc="client loss: restricted softmax (α)")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from .. import tree
 from .fedavg import NoCorrection
+from .registry import register_method
 
 
 @dataclass(frozen=True)
@@ -44,3 +45,7 @@ class Scaffold(NoCorrection):
     def server_update(self, server_state, messages, num_total_clients):
         total = tree.weighted_sum([m["delta_c"] for m in messages], [1.0 / num_total_clients] * len(messages))
         return {"c": tree.add(server_state["c"], total)}  # c ← c + (1/N) Σ Δc_k   (line 17)
+
+
+register_method("scaffold", parts={"correction": lambda c: Scaffold()}, paper="Karimireddy et al., ICML 2020",
+                doc="client correction: + c − c_k, control variates (option II)")

@@ -1,0 +1,79 @@
+"""Personalization: which parameters stay on the client, how local training is
+phased, and how a client's personalized model (PM) is obtained.
+
+A personalization part answers, for a model:
+
+* :meth:`~SharedModel.local_keys` -- the parameters that stay on the client.
+  They are never sent, never averaged; each client keeps its own copy in its
+  per-client state (in the results store, so a resumed run ends identically),
+  starting from the initial model.  A client starts each local update from the
+  global model with its own local parameters put in.
+* :meth:`~SharedModel.phases` -- the local epochs as phases, each training a
+  subset of the parameters (FedRep: head epochs, then body epochs).
+* :meth:`~SharedModel.global_logits` / :meth:`~SharedModel.personal_logits` --
+  how the model's output is read by the global model and by a personalized
+  model (FedRoD adds a personal head's logits).
+* ``extend_model(model)`` (optional) -- modules the method adds (FedRoD's
+  personal head).
+* ``personalized`` -- whether runs of this method evaluate personalized models
+  by default (the ``personal_eval_every`` parameter overrides it).
+
+How the PM is obtained is the run's ``personalized_model`` parameter, the same
+for every method: ``"local_update"`` (FedRoD's and FedABC's protocol: the
+client's model after its local update from the current server state) or
+``"stored"`` (the current global parameters with the client's stored local
+parameters, no extra training).
+
+FedAvg's part, :class:`SharedModel`, shares everything in one phase.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Phase", "SharedModel", "KeepLocal"]
+
+
+@dataclass(frozen=True)
+class Phase:
+    """``epochs`` local epochs in which only ``trainable`` parameters change (None: all)."""
+
+    epochs: int
+    trainable: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class SharedModel:
+    """Every parameter is shared and averaged; one phase trains everything (FedAvg)."""
+
+    name = "shared"
+    personalized = False
+
+    def local_keys(self, model) -> tuple[str, ...]:
+        return ()
+
+    def phases(self, model, local_epochs: int) -> tuple[Phase, ...]:
+        return (Phase(local_epochs),)
+
+    def global_logits(self, out):
+        return out
+
+    def personal_logits(self, out):
+        return out
+
+
+@dataclass(frozen=True)
+class KeepLocal(SharedModel):
+    """The parameters selected by ``select(model) -> keys`` stay on the client; the rest is
+    shared.  ``personalized``: evaluate personalized models by default."""
+
+    select: object = None  # callable model -> tuple of parameter names
+    label: str = "keep_local"
+    personalized = True
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.label
+
+    def local_keys(self, model) -> tuple[str, ...]:
+        return tuple(self.select(model))

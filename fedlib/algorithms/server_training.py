@@ -1,0 +1,80 @@
+"""Server training: training on server-held data after the clients' updates are in.
+
+Some methods train on the server, on data the server holds (:class:`ServerData`):
+ensemble distillation on unlabelled data (FedDF, FedBE), calibration and
+distillation on a small balanced labelled set (FEDIC), or post-hoc classifier
+re-balancing of the final model (cRT, τ-norm, LWS).  A server-training part has
+
+* ``needs`` -- which server-held data it uses: ``"aux"`` (the balanced labelled
+  set D_aux) and/or ``"unlabeled"`` (D_ulb); the run refuses to start without them;
+* :meth:`init_state` -- its own server state (e.g. an optimizer's moments that
+  persist across rounds), part of the checkpoint;
+* :meth:`after_round` -- called every round after aggregation with a
+  :class:`ServerRound` (the sampled clients' own models, not only their
+  averaged update, their sample counts and class counts, the server data) and
+  the aggregated parameters; returns the new global parameters and state;
+* :meth:`after_training` -- called once on the final model.
+
+FedAvg's part, :class:`NoServerTraining`, returns the aggregate unchanged.
+Randomness on the server must come from ``ServerRound.generator()`` (seeded by
+the run's seed and the round), never from the global RNG.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+__all__ = ["ServerData", "ServerRound", "NoServerTraining"]
+
+
+@dataclass
+class ServerData:
+    """Data the server holds.  ``aux_x``/``aux_y``: D_aux, balanced and labelled, taken
+    out of the training set before any long tail or partition; ``unlabeled_x``:
+    D_ulb (labels never used).  Either may be None."""
+
+    aux_x: torch.Tensor | None = None
+    aux_y: torch.Tensor | None = None
+    unlabeled_x: torch.Tensor | None = None
+    description: dict = field(default_factory=dict)  # what each set is, for outputs
+
+
+@dataclass
+class ServerRound:
+    """What the server sees after round ``round`` (1-based; ``round = 0`` for
+    :meth:`NoServerTraining.after_training`)."""
+
+    round: int
+    model: Any  # the nn.Module the parameters belong to
+    client_params: list[dict]  # each sampled client's model after its local update
+    client_weights: list[int]  # n_k
+    client_class_counts: torch.Tensor  # [clients, K]
+    server_data: ServerData | None
+    seed: int
+    device: str = "cpu"
+    global_class_counts: torch.Tensor | None = None  # Σ over all clients, [K]
+
+    def generator(self, stream: int = 0) -> torch.Generator:
+        """A torch generator seeded by (seed, round, stream): server randomness that
+        does not depend on anything else."""
+        g = torch.Generator(device="cpu")
+        g.manual_seed(int(self.seed) * 1_000_003 + int(self.round) * 1_009 + int(stream))
+        return g
+
+
+@dataclass(frozen=True)
+class NoServerTraining:
+    name = "none"
+    needs: tuple[str, ...] = ()
+
+    def init_state(self, params: dict) -> dict:
+        return {}
+
+    def after_round(self, ctx: ServerRound, params: dict, state: dict) -> tuple[dict, dict]:
+        return params, state
+
+    def after_training(self, ctx: ServerRound, params: dict, state: dict) -> dict:
+        return params

@@ -1,0 +1,39 @@
+"""Models, each registered by name in the module that defines it.
+
+==============  ===========================  ===========================================
+name            module                       paper
+==============  ===========================  ===========================================
+``cnn_mnist``   ``models.fedlc_cnn``         FedLC Table 8 (MNIST/FMNIST)
+``cnn_cifar``   ``models.fedlc_cnn``         FedLC Table 9 (CIFAR-10/100, SVHN)
+``logreg``      ``models.logistic_regression``  Synthetic(α, β)
+``resnet18``    ``models.resnet``            FedLC Table 3 (ResNet-18, GroupNorm)
+==============  ===========================  ===========================================
+
+Every model follows the contract of :mod:`fedlib.models.registry`:
+``features(x) -> h`` (the body), a final ``nn.Linear`` named ``classifier``
+(the head) and no buffers.  ``python -m fedlib params`` lists every registered
+model.  A new model is a new module with a ``@register_model`` builder; this
+package imports every module by discovery.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .registry import MODELS, ModelSpec, body_keys, build_model, head_keys, model_names, register_model
+
+__all__ = ["MODELS", "ModelSpec", "body_keys", "build_model", "head_keys", "model_names", "register_model"]
+
+
+def _discover() -> None:
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_") or info.name == "registry":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for name in getattr(module, "__all__", ()):
+            globals()[name] = getattr(module, name)
+            __all__.append(name)
+
+
+_discover()

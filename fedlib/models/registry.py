@@ -1,0 +1,85 @@
+"""The model registry: a model is registered once, by name, where it is defined.
+
+A registered builder takes ``(num_classes, input_shape)`` and returns an
+``nn.Module`` that follows fedlib's model contract:
+
+* ``features(x) -> h``, the input of the last layer (FedLC's ``h``, FedABC's
+  shared body output, FedConcat's encoder output);
+* a final ``nn.Linear`` named ``classifier`` (the head), with
+  ``forward(x) == classifier(features(x))``;
+* no buffers (no BatchNorm running statistics), so
+  ``torch.func.functional_call(model, params, x)`` over the parameters alone
+  is the whole model and it can be vmapped over a client dimension.
+
+Every module of :mod:`fedlib.models` is imported by discovery, so a new model
+is a new module with a ``@register_model`` builder; no list elsewhere changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from torch import nn
+
+__all__ = ["ModelSpec", "MODELS", "register_model", "build_model", "model_names", "head_keys", "body_keys"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    doc: str
+    build: Callable[[int, tuple], nn.Module]
+    any_shape: bool = False  # False: input_shape must be (C, H, W)
+
+
+MODELS: dict[str, ModelSpec] = {}
+
+
+def register_model(name: str, doc: str, *, any_shape: bool = False):
+    """Decorator: register ``build(num_classes, input_shape) -> nn.Module`` as ``name``."""
+
+    def deco(build):
+        if name in MODELS and MODELS[name].build is not build:
+            raise ValueError(f"model {name!r} is registered twice")
+        MODELS[name] = ModelSpec(name, doc, build, any_shape)
+        return build
+
+    return deco
+
+
+def model_names() -> tuple[str, ...]:
+    return tuple(MODELS)
+
+
+def build_model(name: str, num_classes: int, input_shape: Sequence[int]) -> nn.Module:
+    """Build a registered model.
+
+    Args:
+        name: a name of :data:`MODELS` (``fedlib params`` lists them).
+        num_classes: ``K >= 1``.
+        input_shape: one example's shape without the batch dim: ``(C, H, W)``
+            for image models, any shape for models registered with ``any_shape``.
+    """
+    if name not in MODELS:
+        raise ValueError(f"name must be one of {model_names()}, got {name!r}")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
+        raise ValueError(f"num_classes must be an integer >= 1, got {num_classes!r}")
+    shape = tuple(int(d) for d in input_shape)
+    if not shape or any(d < 1 for d in shape):
+        raise ValueError(f"input_shape must be non-empty with positive dims, got {tuple(input_shape)}")
+    spec = MODELS[name]
+    if not spec.any_shape and len(shape) != 3:
+        raise ValueError(f"input_shape must be (C, H, W) for {name!r}, got {shape}")
+    return spec.build(num_classes, shape)
+
+
+def head_keys(model: nn.Module) -> tuple[str, ...]:
+    """Parameter names of the head (the final ``classifier``), in model order."""
+    return tuple(k for k, _ in model.named_parameters() if k.split(".")[0] == "classifier")
+
+
+def body_keys(model: nn.Module) -> tuple[str, ...]:
+    """Parameter names of the body (everything but the ``classifier``), in model order."""
+    heads = set(head_keys(model))
+    return tuple(k for k, _ in model.named_parameters() if k not in heads)
