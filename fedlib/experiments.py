@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .paper import fedlc as paper
+from .papers.fedlc import reported as paper
 from .profiles import Profile, get_profile
 
 __all__ = [

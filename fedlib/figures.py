@@ -306,7 +306,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
 
 
 def _label(method: str) -> str:
-    from .paper.fedlc import METHOD_LABELS
+    from .papers.fedlc.reported import METHOD_LABELS
 
     return METHOD_LABELS.get(method, method).replace(" (ours)", "")
 

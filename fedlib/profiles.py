@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .paper import fedlc as paper
+from .papers.fedlc import reported as paper
 
 __all__ = ["Profile", "PROFILES", "EXPERIMENTS", "get_profile", "DEFAULT_PROFILE"]
 

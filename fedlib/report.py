@@ -7,7 +7,7 @@
 * :func:`compare` -- paper value | ours | Δ per table cell and whether ours
   lies within the paper's reported standard deviation.
 * :func:`reproduce_table` -- all of the above for one table of the paper
-  (:mod:`fedlib.paper.fedlc`) under a profile (:mod:`fedlib.profiles`), saved
+  (:mod:`fedlib.papers.fedlc.reported`) under a profile (:mod:`fedlib.profiles`), saved
   as CSV + Markdown + JSON sidecar.
 * :func:`build_index` -- ``figures/README.md``: every figure and table with its
   caption, profile and deviations, every table cell paper-vs-ours, and a
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .figures import default_output_dir, frame_to_markdown, repo_root, save_table
-from .paper import fedlc as paper
+from .papers.fedlc import reported as paper
 from .profiles import Profile, get_profile
 
 __all__ = [

@@ -42,7 +42,7 @@ __all__ = ["Store", "code_version", "default_store_root", "CorruptEntryWarning"]
 # runner, the paper's transcribed values): editing them keeps stored results valid.
 _PRESENTATION_MODULES = {"__main__.py", "analysis.py", "figures.py", "report.py", "profiles.py", "store.py",
                          "experiments.py", "regenerate.py"}
-_PRESENTATION_PACKAGES = {"paper"}
+_PRESENTATION_PACKAGES = {"papers"}
 
 
 class CorruptEntryWarning(UserWarning):

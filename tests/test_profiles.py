@@ -3,7 +3,7 @@
 import pytest
 
 from fedlib.config import Config
-from fedlib.paper import fedlc as paper
+from fedlib.papers.fedlc import reported as paper
 from fedlib.profiles import EXPERIMENTS, PROFILES, get_profile
 
 REQUIRED = ("name", "description", "seeds", "datasets", "image", "synthetic", "experiments", "notes", "workers")

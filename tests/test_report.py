@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.paper import fedlc as paper
+from fedlib.papers.fedlc import reported as paper
 from fedlib.report import aggregate, build_index, compare, gains, render_comparison, run_grid, summarize, winners
 
 # ------------------------------------------------------------------------------ paper values

@@ -9,7 +9,7 @@ import pytest
 
 from fedlib import experiments as E
 from fedlib.config import Config
-from fedlib.paper import fedlc as paper
+from fedlib.papers.fedlc import reported as paper
 from fedlib.profiles import get_profile
 from fedlib.report import GridResult, table_cells
 

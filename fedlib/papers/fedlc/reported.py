@@ -19,16 +19,16 @@ Each table also says how its cells map to a fedlib configuration: the
 table's setting (:attr:`PaperTable.params`), the column's (dataset and
 skew) and the row's (method, and for Table 5 the local epochs).
 :meth:`PaperTable.config` merges them over the paper's common setup
-(:data:`SETUP`, §5.2).  Datasets fedlib does not implement (ImageNet-subset,
-FEMNIST) are listed in :data:`UNSUPPORTED_DATASETS`; their cells are
-"not run".
+(:data:`SETUP`, §5.2).  ImageNet-subset and FEMNIST cells run where their
+files are under the data root and are "not run" (with the reason) elsewhere.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
+
+from ...reported import Cell, Column, PaperTable, Row, parse_cell, parse_rows
 
 __all__ = [
     "Cell", "Column", "Row", "PaperTable", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_LABELS",
@@ -48,119 +48,15 @@ DATASET_LABELS = {"svhn": "SVHN", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100"
                   "femnist": "FEMNIST", "imagenet_subset": "ImageNet-subset", "mnist": "MNIST",
                   "fmnist": "FMNIST"}
 
-#: Datasets of the paper that fedlib does not implement; their cells are never run.
-UNSUPPORTED_DATASETS = {
-    "femnist": "FEMNIST (LEAF) is not implemented in fedlib and not available offline",
-    "imagenet_subset": "the 12-class 64×64 ImageNet-subset is not implemented in fedlib and not available offline",
-}
+#: Datasets of the paper that fedlib does not implement; their cells are never run.  (FEMNIST and the
+#: ImageNet subset have loaders: their cells run where the files are, and are "not run" elsewhere.)
+UNSUPPORTED_DATASETS: dict[str, str] = {}
 
 #: §5.2 "Experimental Setups": 20 clients, batch 128, SGD lr 0.01 without weight decay,
 #: 5 seeds; §5.4: 400 communication rounds.  Not stated: local epochs E (fedlib's default 1),
 #: τ (fedlib's default 1.0), FedProx μ, FedRS α, the FedOpt server optimiser.
 SETUP: dict[str, Any] = {"num_clients": 20, "batch_size": 128, "lr": 0.01, "weight_decay": 0.0, "rounds": 400}
 SEEDS = (0, 1, 2, 3, 4)
-
-
-@dataclass(frozen=True)
-class Cell:
-    mean: float
-    std: float | None = None
-
-
-@dataclass(frozen=True)
-class Column:
-    key: str
-    label: str
-    dataset: str
-    params: dict = field(default_factory=dict)  # config values of this column (skew, clients)
-    group: str = ""  # spanning header, e.g. the dataset
-
-
-@dataclass(frozen=True)
-class Row:
-    key: str
-    label: str
-    params: dict  # config values of this row (method, local epochs)
-    group: str = ""
-
-
-@dataclass(frozen=True)
-class PaperTable:
-    id: str
-    number: int
-    title: str
-    section: str
-    columns: tuple[Column, ...]
-    rows: tuple[Row, ...]
-    values: dict  # (row key, column key) -> Cell | None (missing in the paper)
-    params: dict = field(default_factory=dict)  # setting shared by the table's cells
-    notes: tuple[str, ...] = ()
-
-    @property
-    def has_std(self) -> bool:
-        return any(c is not None and c.std is not None for c in self.values.values())
-
-    def column(self, key: str) -> Column:
-        return next(c for c in self.columns if c.key == key)
-
-    def row(self, key: str) -> Row:
-        return next(r for r in self.rows if r.key == key)
-
-    def value(self, row: str, column: str) -> Cell | None:
-        return self.values[(row, column)]
-
-    def config(self, row: str, column: str) -> dict:
-        """The paper's configuration of one cell (without seed): §5.2 setup, then the
-        table's, the column's and the row's parameters."""
-        col = self.column(column)
-        return {**SETUP, **self.params, "dataset": col.dataset, **col.params, **self.row(row).params}
-
-    def frame(self):
-        """Long DataFrame: table, row, column, row/column labels, paper_mean, paper_std."""
-        import pandas as pd
-
-        recs = []
-        for r in self.rows:
-            for c in self.columns:
-                cell = self.values[(r.key, c.key)]
-                recs.append({"table": self.id, "row": r.key, "column": c.key, "row_label": r.label,
-                             "column_label": c.label, "row_group": r.group, "column_group": c.group,
-                             "dataset": c.dataset,
-                             "paper_mean": None if cell is None else cell.mean,
-                             "paper_std": None if cell is None else cell.std})
-        return pd.DataFrame(recs).astype({"paper_mean": float, "paper_std": float})
-
-
-# ------------------------------------------------------------------------------ parsing
-_CELL = re.compile(r"^(?P<mean>\d+(?:\.\d+)?)(?:±(?P<std>\d+(?:\.\d+)?))?$")
-
-
-def parse_cell(text: str) -> Cell | None:
-    """``"69.51±1.45"`` -> Cell(69.51, 1.45); ``"53.87"`` -> Cell(53.87); ``"—"`` -> None."""
-    text = text.strip()
-    if text in ("—", "-", ""):
-        return None
-    m = _CELL.match(text)
-    if not m:
-        raise ValueError(f"cannot parse table cell {text!r}")
-    return Cell(float(m["mean"]), None if m["std"] is None else float(m["std"]))
-
-
-def _parse(block: str, rows: list[Row], columns: list[Column]) -> dict:
-    """One text line per row: label, then one cell per column (``|`` separators ignored)."""
-    lines = [ln for ln in block.strip().splitlines() if ln.strip()]
-    if len(lines) != len(rows):
-        raise ValueError(f"expected {len(rows)} rows, got {len(lines)}")
-    values = {}
-    for row, line in zip(rows, lines):
-        label, *cells = line.replace("|", " ").split()
-        if label != row.label.split()[0].replace("(ours)", "").strip() and label != row.key:
-            raise ValueError(f"row label {label!r} does not match {row.label!r}")
-        if len(cells) != len(columns):
-            raise ValueError(f"row {label}: expected {len(columns)} cells, got {len(cells)}")
-        for col, text in zip(columns, cells):
-            values[(row.key, col.key)] = parse_cell(text)
-    return values
 
 
 def _method_rows(methods=METHODS, group: str = "", extra: dict | None = None, prefix: str = "") -> list[Row]:
@@ -191,7 +87,7 @@ FedLC    82.36±0.67 84.41±0.87 88.02±1.19 88.48±1.29 | 54.55±1.70 65.91±1.
 """
 TABLE1 = PaperTable(
     "table1", 1, "Performance overview for different degrees of distribution-based label skew D(β)", "§5.4",
-    tuple(_T1_COLS), tuple(_T1_ROWS), _parse(_T1, _T1_ROWS, _T1_COLS), {},
+    tuple(_T1_COLS), tuple(_T1_ROWS), parse_rows(_T1, _T1_ROWS, _T1_COLS), {},
     ("FedProx CIFAR-10 β=0.3, FedProx CIFAR-100 β=0.05 and Scaffold SVHN β=0.3 are empty in the paper.",))
 
 # ------------------------------------------------------------------------------ Table 2
@@ -209,7 +105,7 @@ FedLC    61.87±0.94 77.22±1.22 81.41±1.18 82.05±0.89 | 47.77±0.84 52.26±1.
 """
 TABLE2 = PaperTable(
     "table2", 2, "Performance overview for quantity-based label skew Q(α) on CIFAR-10 and CIFAR-100", "§5.4",
-    tuple(_T2_COLS), tuple(_T2_ROWS), _parse(_T2, _T2_ROWS, _T2_COLS), {})
+    tuple(_T2_COLS), tuple(_T2_ROWS), parse_rows(_T2, _T2_ROWS, _T2_COLS), {})
 
 # ------------------------------------------------------------------------------ Table 3
 _T3_COLS = [
@@ -232,7 +128,7 @@ FedLC    62.43 72.33 53.24 63.81
 """
 TABLE3 = PaperTable(
     "table3", 3, "Performance on skewed ImageNet-subset (ResNet-18)", "§5.4",
-    tuple(_T3_COLS), tuple(_T3_ROWS), _parse(_T3, _T3_ROWS, _T3_COLS), {"model": "resnet18", "num_clients": 40},
+    tuple(_T3_COLS), tuple(_T3_ROWS), parse_rows(_T3, _T3_ROWS, _T3_COLS), {"model": "resnet18", "num_clients": 40},
     ("No standard deviations are reported.",
      "The text quotes 54.43% for FedLC at β=0.1, the table 53.24%; the table is transcribed.",
      "40 clients is taken from Figure 5's caption; the table itself does not say."))
@@ -256,7 +152,7 @@ FedLC    80.92±0.31 78.47±0.34 75.46±0.52 92.78±0.58
 """
 TABLE4 = PaperTable(
     "table4", 4, "Test accuracy on federated datasets (Synthetic(α,β), FEMNIST)", "§5.3",
-    tuple(_T4_COLS), tuple(_T4_ROWS), _parse(_T4, _T4_ROWS, _T4_COLS), {"num_clients": 100, "rounds": 300},
+    tuple(_T4_COLS), tuple(_T4_ROWS), parse_rows(_T4, _T4_ROWS, _T4_COLS), {"num_clients": 100, "rounds": 300},
     ("§5.3: 100 clients, 300 communication rounds; FEMNIST uses LEAF's default setting.",
      "The text quotes 75.45% for FedLC on Synthetic(1,1), the table 75.46%; the table is transcribed.",
      "The paper calls Synthetic's parameters (λ, μ); they are FedProx's (α, β)."))
@@ -288,7 +184,7 @@ E20/fedlc   81.99 80.19 88.75 89.46
 """
 TABLE5 = PaperTable(
     "table5", 5, "Performance for different local epochs E (10 clients)", "§5.6",
-    tuple(_T5_COLS), tuple(_T5_ROWS), _parse(_T5, _T5_ROWS, _T5_COLS), {"num_clients": 10},
+    tuple(_T5_COLS), tuple(_T5_ROWS), parse_rows(_T5, _T5_ROWS, _T5_COLS), {"num_clients": 10},
     ("No standard deviations are reported.",
      "The caption says 10 clients, the text '20 clients totally'; 10 (the caption) is used.",
      "The number of rounds is not stated; the §5.4 default of 400 is assumed."))
@@ -307,7 +203,7 @@ FedLC    70.13 58.79 52.08 43.81
 """
 TABLE6 = PaperTable(
     "table6", 6, "Test accuracy with different numbers of clients m", "§5.6",
-    tuple(_T6_COLS), tuple(_T6_ROWS), _parse(_T6, _T6_ROWS, _T6_COLS),
+    tuple(_T6_COLS), tuple(_T6_ROWS), parse_rows(_T6, _T6_ROWS, _T6_COLS),
     {"partition": "dirichlet", "partition_beta": 0.5},
     ("No standard deviations are reported.",
      "The dataset and the skew are not stated; CIFAR-10 with D(β=0.5) is assumed (FedAvg's 57.19% at m=10 is "
@@ -326,12 +222,14 @@ fedlc+fedprox   71.39 71.98 90.32 89.49
 """
 TABLE7 = PaperTable(
     "table7", 7, "FedLC combined with Scaffold and FedProx", "§5.6",
-    tuple(_T7_COLS), tuple(_T7_ROWS), _parse(_T7, _T7_ROWS, _T7_COLS), {},
+    tuple(_T7_COLS), tuple(_T7_ROWS), parse_rows(_T7, _T7_ROWS, _T7_COLS), {},
     ("No standard deviations are reported.",
      "The text says 'regularization terms used in FedNova and FedProx', the table shows Scaffold and FedProx; "
      "the table is transcribed.",
      "FedAvg at CIFAR-10 β=0.3 is 60.18% here but 55.95% in Table 1 (and 60.18% is Table 1's β=0.5 value)."))
 
+TABLE1, TABLE2, TABLE3, TABLE4, TABLE5, TABLE6, TABLE7 = (
+    replace(t, setup=SETUP) for t in (TABLE1, TABLE2, TABLE3, TABLE4, TABLE5, TABLE6, TABLE7))
 TABLES: dict[str, PaperTable] = {t.id: t for t in (TABLE1, TABLE2, TABLE3, TABLE4, TABLE5, TABLE6, TABLE7)}
 
 
