@@ -1,22 +1,27 @@
-# Regenerate the FedLC paper's tables and figures (notebooks/ executed with papermill).
+# Regenerate the papers' tables and figures (notebooks/<paper>/ executed with papermill).
 #
-#   make figures                      # profile quick (default): ~45 min on a 2-core CPU
-#   make figures PROFILE=smoke        # seconds per notebook (what CI runs)
-#   make figures PROFILE=paper        # the paper's setup (GPU)
-#   make figures NB=04_label_skew     # one notebook only (name, number or substring)
-#   make smoke-notebooks              # CI check: every notebook under smoke, in a temp folder
-#   make strip-notebooks              # remove outputs from notebooks/*.ipynb before committing
+#   make figures                          # every paper, profile quick (default)
+#   make figures PAPER=fedlc              # one paper
+#   make figures PROFILE=smoke            # seconds per notebook (what CI runs)
+#   make figures PROFILE=paper PAPER=fedlc NB=06   # the paper's setup (GPU), one notebook
+#   make smoke-notebooks                  # CI check: every notebook under smoke, in a temp folder
+#   make strip-notebooks                  # remove outputs from notebooks/**/*.ipynb before committing
+#   make test                             # the whole test suite
+#   make bench                            # engine and thread-invariance benchmarks
 #
-# Runs are cached in $FEDLIB_STORE (default .fedlib-store/), so a second `make figures` takes seconds.
+# Outputs go to figures/<paper>/<profile>/ (one folder per profile: a run never overwrites another
+# profile's outputs).  Runs are cached in $FEDLIB_STORE (default .fedlib-store/), so a second
+# `make figures` takes seconds.
 
 PYTHON ?= python
 PROFILE ?= quick
+PAPER ?=
 NB ?=
 
 .PHONY: figures smoke-notebooks strip-notebooks test bench
 
 figures:
-	$(PYTHON) -m fedlib.regenerate --profile $(PROFILE) $(if $(NB),--only $(NB),)
+	$(PYTHON) -m fedlib.regenerate --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER),) $(if $(NB),--only $(NB),)
 
 smoke-notebooks:
 	bash .ci/smoke_notebooks.sh

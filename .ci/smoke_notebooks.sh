@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Execute every notebook in notebooks/ under the `smoke` profile with papermill
+# Execute every paper's notebooks under the `smoke` profile with papermill
 # (python -m fedlib.regenerate) and fail if any notebook fails.  Outputs and the
 # results store go to a temporary folder, so the tracked figures/ stay untouched.
-# Takes a few minutes on a 2-core CPU; prints the total wall time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 export FEDLIB_STORE="$tmp/store"
 export MPLBACKEND=Agg
-python -m fedlib.regenerate --profile smoke --out "$tmp/figures/fedlc" "$@"
+python -m fedlib.regenerate --profile smoke --figures "$tmp/figures" "$@"
 test -s "$tmp/figures/README.md"
 echo "smoke notebooks: OK"

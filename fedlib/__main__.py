@@ -1,10 +1,13 @@
-"""Command line: ``python -m fedlib run key=value ...``.
+"""Command line: ``python -m fedlib run key=value ...`` and ``python -m fedlib params``.
 
 Progress goes to stderr; the last line on stdout is a one-line JSON summary with
-``final_accuracy`` and the full resolved configuration.
+``final_accuracy`` (and the personalized metrics, group accuracy or clusters
+when the run has them) and the full resolved configuration.  A bad parameter or
+an absent dataset ends with one line on stderr and exit status 2.
 
     python -m fedlib run dataset=synthetic method=fedlc tau=1.0 num_clients=100 rounds=300
-    python -m fedlib params            # every parameter with its default
+    python -m fedlib params              # every parameter: default, allowed values, meaning
+    python -m fedlib params --markdown   # the same as the README's tables
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import argparse
 import json
 import sys
 
-from .config import Config, ConfigError, parse_value
+from .config import CORE_SECTIONS, Config, ConfigError, parse_value
+
+__all__ = ["main", "parameter_tables"]
 
 
 def _parse_assignments(items: list[str]) -> dict:
@@ -26,6 +31,62 @@ def _parse_assignments(items: list[str]) -> dict:
     return values
 
 
+def _row(p) -> tuple[str, str, str, str]:
+    default = "None" if p.default is None else repr(p.default) if isinstance(p.default, str) else str(p.default)
+    doc = p.doc + (f" ({p.source})" if p.source else "")
+    return f"`{p.name}`", f"`{default}`", p.allowed or "", doc
+
+
+def parameter_tables() -> str:
+    """Markdown: the core parameters by section, then every method token with the parts it sets and
+    its parameters (what the README's parameter section shows)."""
+    from .algorithms import METHODS
+    from .data import DATASETS
+    from .models import MODELS
+
+    out = []
+    for section, params in CORE_SECTIONS:
+        out += [f"**{section.capitalize()}**", "", "| parameter | default | allowed | meaning |",
+                "| --- | --- | --- | --- |"]
+        out += ["| " + " | ".join(_row(p)) + " |" for p in params]
+        out.append("")
+    out += ["**Methods** (`method`: tokens joined by `+`; each sets the parts named, the rest are FedAvg's)", "",
+            "| token | sets | paper | parameters |", "| --- | --- | --- | --- |"]
+    for token in METHODS.values():
+        if token.name.startswith("toy_"):
+            continue
+        parts = ", ".join(token.parts) or "—"
+        names = ", ".join(f"`{p.name}`" for p in token.params) or "—"
+        out.append(f"| `{token.name}` | {parts} | {token.paper} | {names} |")
+    out.append("")
+    method_params = [p for t in METHODS.values() if not t.name.startswith("toy_") for p in t.params]
+    if method_params:
+        out += ["**Method parameters**", "", "| parameter | default | allowed | meaning |", "| --- | --- | --- | --- |"]
+        seen = set()
+        for p in method_params:
+            if p.name not in seen:
+                seen.add(p.name)
+                out.append("| " + " | ".join(_row(p)) + " |")
+        out.append("")
+    out += ["**Datasets**: " + ", ".join(f"`{d}`" for d in DATASETS) + ".  **Models**: "
+            + ", ".join(f"`{m}` ({spec.doc})" for m, spec in MODELS.items()) + ".", ""]
+    return "\n".join(out)
+
+
+def _params_text() -> str:
+    from .algorithms import METHODS
+
+    lines = []
+    for section, params in CORE_SECTIONS:
+        lines.append(f"# {section}")
+        lines += [f"{p.name}={p.default}    # {p.allowed}: {p.doc}" for p in params]
+    for token in METHODS.values():
+        if token.params and not token.name.startswith("toy_"):
+            lines.append(f"# method {token.name} ({token.paper})")
+            lines += [f"{p.name}={p.default}    # {p.allowed}: {p.doc}" for p in token.params]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fedlib", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -34,15 +95,16 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--store", default=None, help="results store folder (default: $FEDLIB_STORE or ~/.cache/fedlib/store)")
     p_run.add_argument("--no-store", action="store_true", help="do not read or write the results store")
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
-    sub.add_parser("params", help="list every parameter and its default")
+    p_params = sub.add_parser("params", help="list every parameter with its default, range and meaning")
+    p_params.add_argument("--markdown", action="store_true", help="as Markdown tables (the README's)")
     args = parser.parse_args(argv)
 
     if args.command == "params":
-        for key, value in Config().to_dict().items():
-            print(f"{key}={value}")
+        print(parameter_tables() if args.markdown else _params_text())
         return 0
 
     from .api import run  # imported late so `fedlib params` and errors stay fast
+    from .data import DataError, DatasetNotFoundError
 
     try:
         values = _parse_assignments(args.params)
@@ -51,7 +113,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fedlib: error: {err}", file=sys.stderr)
         return 2
     store = False if args.no_store else (args.store if args.store else True)
-    result = run(config, store=store, progress=not args.quiet)
+    try:
+        result = run(config, store=store, progress=not args.quiet)
+    except DatasetNotFoundError as err:
+        print(f"fedlib: error: {err}", file=sys.stderr)
+        return 2
+    except (DataError, ValueError) as err:  # data that cannot serve this configuration (said before training)
+        print(f"fedlib: error: {err}", file=sys.stderr)
+        return 2
     print(json.dumps(result.to_json_summary(), sort_keys=True))
     return 0
 

@@ -26,6 +26,7 @@ from typing import Any, Iterable
 
 __all__ = [
     "PALETTE", "METHOD_ORDER", "use_style", "method_colors", "repo_root", "default_output_dir", "git_commit",
+    "relative_to_repo", "is_placeholder", "scrub_paths",
     "provenance", "save_figure", "save_table", "frame_to_markdown", "read_sidecar", "plot_paper_vs_ours",
     "plot_histories", "heatmap_counts", "plot_effects",
 ]
@@ -65,13 +66,17 @@ def use_style() -> None:
 
 
 def method_colors(methods: Iterable[str] | None = None) -> dict[str, tuple]:
-    """A fixed colour per method, the same in every figure."""
+    """A fixed colour per method, the same in every figure: FedLC's methods first, then every other
+    registered method token in registration order."""
     import seaborn as sns
 
-    colors = sns.color_palette(PALETTE, len(METHOD_ORDER))
-    table = dict(zip(METHOD_ORDER, colors))
+    from .algorithms import METHODS
+
+    order = list(METHOD_ORDER) + [m for m in METHODS if m not in METHOD_ORDER and not m.startswith("toy_")]
+    colors = sns.color_palette(PALETTE, len(order))
+    table = dict(zip(order, colors))
     extra = [m for m in (methods or ()) if m not in table]
-    for m, c in zip(extra, sns.color_palette(PALETTE, len(METHOD_ORDER) + len(extra))[len(METHOD_ORDER):]):
+    for m, c in zip(extra, sns.color_palette(PALETTE, len(order) + len(extra))[len(order):]):
         table[m] = c
     return table
 
@@ -83,9 +88,22 @@ def repo_root() -> Path:
     return here if (here / "pyproject.toml").exists() else Path.cwd()
 
 
-def default_output_dir() -> Path:
-    """``<repo>/figures/fedlc``: where regenerated tables and figures go."""
-    return repo_root() / "figures" / "fedlc"
+def default_output_dir(paper: str, profile: str) -> Path:
+    """``<repo>/figures/<paper>/<profile>``: where a profile's tables and figures go.
+
+    Each profile has its own folder, so a run of one profile never overwrites
+    another's outputs (``smoke`` outputs are not committed: ``.gitignore``)."""
+    return repo_root() / "figures" / paper / profile
+
+
+def relative_to_repo(path: str | os.PathLike) -> str:
+    """``path`` relative to the repository when it lies inside it (no machine paths in outputs),
+    else its last two parts prefixed with ``…/``."""
+    p = Path(path).resolve()
+    try:
+        return p.relative_to(repo_root()).as_posix() or "."
+    except ValueError:
+        return "…/" + "/".join(p.parts[-2:])
 
 
 @functools.lru_cache(maxsize=8)
@@ -134,14 +152,10 @@ def provenance(*, profile: Any = None, experiment: str | None = None, parameters
     from . import __version__
 
     prof_name = getattr(profile, "name", profile)
-    if deviations is None and profile is not None and experiment is not None:
-        if isinstance(profile, str):
-            from .profiles import PROFILES
-
-            profile = PROFILES.get(profile)
-        if hasattr(profile, "deviations"):
-            deviations = profile.deviations(experiment)
+    if deviations is None and experiment is not None and hasattr(profile, "deviations"):
+        deviations = profile.deviations(experiment)
     body = {
+        "paper": getattr(profile, "paper", None),
         "profile": prof_name,
         "experiment": experiment,
         "notebook": notebook or os.environ.get("FEDLIB_NOTEBOOK"),
@@ -157,8 +171,20 @@ def provenance(*, profile: Any = None, experiment: str | None = None, parameters
     return _jsonable(body)
 
 
+def scrub_paths(text: str) -> str:
+    """``text`` without this machine's paths: the repository becomes ``.``, the data root
+    ``<data root>``, the home folder ``~`` (committed outputs name no machine)."""
+    from .data import data_root
+
+    for path, name in ((data_root().resolve(), "<data root>"), (repo_root(), "."), (Path.home(), "~")):
+        p = str(path)
+        if len(p) > 1:
+            text = text.replace(p, name)
+    return text
+
+
 def _write_sidecar(path: Path, body: dict) -> Path:
-    path.write_text(json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    path.write_text(scrub_paths(json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False)) + "\n")
     return path
 
 
@@ -184,16 +210,44 @@ def _claim(out: Path, name: str, kind: str) -> Path:
     return out / f"{name}.json"
 
 
+def _existing_is_real(sidecar: Path) -> bool:
+    try:
+        return sidecar.exists() and not json.loads(sidecar.read_text()).get("placeholder", False)
+    except (OSError, json.JSONDecodeError):
+        return False
+
+
+def is_placeholder(sidecar: str | os.PathLike) -> bool:
+    """Whether a saved artefact is a placeholder (made without its data)."""
+    try:
+        return bool(json.loads(Path(sidecar).read_text()).get("placeholder", False))
+    except (OSError, json.JSONDecodeError):
+        return False
+
+
+def _out(out_dir) -> Path:
+    if out_dir is None:
+        raise ValueError("out_dir is required: figures/<paper>/<profile> (fedlib.figures.default_output_dir)")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, title: str = "", caption: str = "",
-                close: bool = False, **meta: Any) -> dict[str, Path]:
-    """Write ``fig`` as ``<out_dir>/<name>.pdf`` and ``.png`` plus the ``.json`` sidecar.
+                close: bool = False, placeholder: bool = False, **meta: Any) -> dict[str, Path] | None:
+    """Write ``fig`` as ``<out_dir>/<name>.pdf`` and ``.png`` (vector and raster) plus the
+    ``.json`` sidecar.
 
     ``meta`` goes to :func:`provenance` (profile, experiment, parameters, seeds,
-    datasets, deviations, ...).  Returns the three paths by suffix.
+    datasets, deviations, ...).  ``placeholder=True`` marks a figure made without
+    its data (e.g. the dataset is absent): it never replaces a real artefact of
+    the same name, and returns None when it was not written.  Returns the three
+    paths by suffix.
     """
-    out = Path(out_dir) if out_dir is not None else default_output_dir()
-    out.mkdir(parents=True, exist_ok=True)
+    out = _out(out_dir)
     sidecar = _claim(out, name, "figure")
+    if placeholder and _existing_is_real(sidecar):
+        return None
     import matplotlib
 
     with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
@@ -201,7 +255,7 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
         fig.savefig(paths["pdf"], bbox_inches="tight")
         fig.savefig(paths["png"], bbox_inches="tight", dpi=_RC["savefig.dpi"])
     body = provenance(**meta)
-    body.update({"name": name, "kind": "figure", "title": title, "caption": caption,
+    body.update({"name": name, "kind": "figure", "title": title, "caption": caption, "placeholder": placeholder,
                  "files": {k: p.name for k, p in paths.items()}})
     paths["json"] = _write_sidecar(sidecar, body)
     if close:
@@ -230,19 +284,22 @@ def frame_to_markdown(frame, floatfmt: str = ".2f", index: bool = False) -> str:
 
 
 def save_table(frame, name: str, out_dir: str | os.PathLike | None = None, *, title: str = "", caption: str = "",
-               markdown: str | None = None, floatfmt: str = ".2f", **meta: Any) -> dict[str, Path]:
+               markdown: str | None = None, floatfmt: str = ".2f", placeholder: bool = False,
+               **meta: Any) -> dict[str, Path] | None:
     """Write a DataFrame as ``<name>.csv`` (full precision), ``<name>.md`` (``markdown``
-    if given, else the frame as a pipe table, with title and caption) and the sidecar."""
-    out = Path(out_dir) if out_dir is not None else default_output_dir()
-    out.mkdir(parents=True, exist_ok=True)
+    if given, else the frame as a pipe table, with title and caption) and the sidecar.
+    ``placeholder`` as in :func:`save_figure`."""
+    out = _out(out_dir)
     sidecar = _claim(out, name, "table")
+    if placeholder and _existing_is_real(sidecar):
+        return None
     paths = {"csv": out / f"{name}.csv", "md": out / f"{name}.md"}
     frame.to_csv(paths["csv"], index=False)
     body_md = markdown if markdown is not None else frame_to_markdown(frame, floatfmt)
     head = (f"**{title}**\n\n" if title else "") + (f"{caption}\n\n" if caption else "")
     paths["md"].write_text(head + body_md)
     body = provenance(**meta)
-    body.update({"name": name, "kind": "table", "title": title, "caption": caption,
+    body.update({"name": name, "kind": "table", "title": title, "caption": caption, "placeholder": placeholder,
                  "files": {k: p.name for k, p in paths.items()}})
     paths["json"] = _write_sidecar(sidecar, body)
     return paths
@@ -306,9 +363,12 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
 
 
 def _label(method: str) -> str:
-    from .papers.fedlc.reported import METHOD_LABELS
+    from .papers import all_papers
 
-    return METHOD_LABELS.get(method, method).replace(" (ours)", "")
+    for paper in all_papers().values():
+        if method in paper.method_labels:
+            return paper.method_labels[method].replace(" (ours)", "")
+    return method
 
 
 def plot_histories(histories, *, panel: str = "setting", hue: str = "method", title: str = "",

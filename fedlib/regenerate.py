@@ -1,20 +1,27 @@
-"""Regenerate every table and figure of the FedLC paper by executing the notebooks.
+"""Regenerate every table and figure of the papers by executing their notebooks.
 
-    python -m fedlib.regenerate --profile quick            # all notebooks
-    python -m fedlib.regenerate --profile smoke --only 04  # one notebook (name, number or substring)
-    make figures PROFILE=paper                             # the same through make
+    python -m fedlib.regenerate                                  # every paper, profile quick
+    python -m fedlib.regenerate --paper fedlc --profile smoke    # one paper
+    python -m fedlib.regenerate --paper fedlc --only 04          # one notebook (name, number or substring)
+    make figures PAPER=fedlc PROFILE=paper NB=06                 # the same through make
 
-Each notebook in ``notebooks/`` (``fedlc_*.ipynb``, in name order) runs with
+Each notebook ``notebooks/<paper>/NN_<section>.ipynb`` (in name order) runs with
 papermill (kernel ``python3``) with the parameters ``profile`` and ``out_dir``;
-the executed copy goes to ``<out>/executed/`` (the sources are never
-overwritten).  The notebooks write their tables and figures into ``<out>``
-(default ``figures/fedlc``); afterwards the index ``figures/README.md`` is
-rebuilt (:func:`fedlib.report.build_index`) with the total wall time.
+the executed copy goes to ``figures/<paper>/<profile>/executed/`` (the sources
+are never overwritten) and the notebooks write their tables and figures into
+``figures/<paper>/<profile>/``, one folder per profile, so a regeneration under
+one profile never overwrites another's outputs.  Afterwards the index
+``figures/README.md`` is rebuilt (:func:`fedlib.index.build_index`).
+
+The terminal shows where a long regeneration is: the notebook being run and,
+inside it, each grid's runs done and total and the time left (the grids write
+their progress to a file this process reads, :data:`fedlib.grid.PROGRESS_ENV`).
 
 Runs are cached in the results store: ``$FEDLIB_STORE`` if set, else
 ``<repo>/.fedlib-store``; a second regeneration with the same code takes
-seconds.  A full run (no ``--only``) first removes the previous artefacts of
-``<out>``.  The exit status is 1 if any notebook failed.
+seconds.  A full regeneration of a paper (no ``--only``) first removes that
+paper's previous artefacts of the profile.  The exit status is 1 if any
+notebook failed.  Committed outputs name no machine paths.
 """
 
 from __future__ import annotations
@@ -24,10 +31,12 @@ import datetime as _dt
 import json
 import os
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
-__all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings"]
+__all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings", "papers_with_notebooks"]
 
 _ARTEFACT_SUFFIXES = {".pdf", ".png", ".json", ".csv", ".md"}
 
@@ -38,15 +47,23 @@ def _repo() -> Path:
     return repo_root()
 
 
-def notebooks(folder: str | os.PathLike | None = None) -> list[Path]:
-    """The regeneration notebooks, in order: ``notebooks/fedlc_*.ipynb``."""
-    folder = Path(folder) if folder is not None else _repo() / "notebooks"
-    return sorted(p for p in folder.glob("fedlc_*.ipynb") if not p.name.startswith("."))
+def papers_with_notebooks(folder: str | os.PathLike | None = None) -> list[str]:
+    """The papers (``fedlib.papers``) that have a notebook folder, sorted."""
+    from .papers import all_papers
+
+    root = Path(folder) if folder is not None else _repo() / "notebooks"
+    return [p for p in all_papers() if (root / p).is_dir() and any((root / p).glob("*.ipynb"))]
+
+
+def notebooks(paper: str, folder: str | os.PathLike | None = None) -> list[Path]:
+    """A paper's regeneration notebooks, in order: ``notebooks/<paper>/*.ipynb``."""
+    root = Path(folder) if folder is not None else _repo() / "notebooks"
+    return sorted(p for p in (root / paper).glob("*.ipynb") if not p.name.startswith("."))
 
 
 def select(paths: list[Path], only: list[str] | None) -> list[Path]:
     """Notebooks whose stem equals, ends with, or contains one of ``only``
-    (e.g. ``fedlc_04_label_skew``, ``04_label_skew``, ``04``)."""
+    (e.g. ``04_label_skew``, ``04``)."""
     if not only:
         return list(paths)
     chosen = []
@@ -54,15 +71,13 @@ def select(paths: list[Path], only: list[str] | None) -> list[Path]:
         name = Path(name).stem
         hits = [p for p in paths if p.stem == name] or [p for p in paths if p.stem.endswith(name)] \
             or [p for p in paths if name in p.stem]
-        if not hits:
-            raise SystemExit(f"no notebook matches {name!r}; notebooks: {', '.join(p.stem for p in paths)}")
         chosen += [p for p in hits if p not in chosen]
     return [p for p in paths if p in chosen]
 
 
 def _clean(out: Path) -> None:
     for path in out.glob("*"):
-        if path.is_file() and path.suffix in _ARTEFACT_SUFFIXES:
+        if path.is_file() and path.suffix in _ARTEFACT_SUFFIXES and not path.name.startswith("_spread"):
             path.unlink()
     executed = out / "executed"
     if executed.is_dir():
@@ -72,89 +87,162 @@ def _clean(out: Path) -> None:
 
 def _environment(store: str | None) -> dict:
     """Environment for the kernels: the store, the data root, this fedlib on the path."""
+    from .data import resolve_env_path
+
     repo = _repo()
     os.environ["FEDLIB_STORE"] = store or os.environ.get("FEDLIB_STORE") or str(repo / ".fedlib-store")
     if not os.environ.get("FEDLIB_DATA"):
         shared = repo.parent / "shared" / "data"
         if shared.is_dir():
             os.environ["FEDLIB_DATA"] = str(shared)
-    # the kernels run in notebooks/: paths given relative to the caller's folder
-    # (e.g. FEDLIB_DATA=../shared/data) must not be re-read from there
+    # the kernels run in notebooks/<paper>/: paths relative to the caller's folder (FEDLIB_DATA=../shared/data)
+    # must not be re-read from there
     for var in ("FEDLIB_STORE", "FEDLIB_DATA", "FEDLIB_CACHE"):
         if os.environ.get(var):
-            os.environ[var] = str(Path(os.environ[var]).expanduser().resolve())
+            os.environ[var] = str(resolve_env_path(os.environ[var]).resolve())
     path = os.environ.get("PYTHONPATH", "")
     if str(repo) not in path.split(os.pathsep):
         os.environ["PYTHONPATH"] = str(repo) + (os.pathsep + path if path else "")
     os.environ.setdefault("MPLBACKEND", "Agg")
-    # one torch thread per process: on a small CPU shared with the grid's worker processes,
-    # OpenMP threads waiting on each other cost far more than they gain
-    os.environ.setdefault("FEDLIB_THREADS", "1")
-    os.environ.setdefault("TQDM_MININTERVAL", "5")
     return {"store": os.environ["FEDLIB_STORE"], "data": os.environ.get("FEDLIB_DATA", "./data")}
 
 
-def regenerate(profile: str = "quick", only: list[str] | None = None, out_dir: str | os.PathLike | None = None,
-               store: str | None = None, timeout: int | None = None, index: bool = True,
-               notebooks_dir: str | os.PathLike | None = None, progress: bool = True) -> dict:
-    """Execute the (selected) notebooks under ``profile``; returns the run record."""
+class _Watcher:
+    """Shows on this terminal the progress a notebook's grids write to a file."""
+
+    def __init__(self, path: Path, label: str, enabled: bool):
+        self.path, self.label, self.enabled = path, label, enabled
+        self._stop = threading.Event()
+        self._shown = ""
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        if enabled:
+            self._thread.start()
+
+    def _line(self) -> str:
+        from .grid import progress_channel
+
+        lines = list(progress_channel(self.path))
+        if not lines:
+            return ""
+        last = lines[-1]
+        eta = last.get("eta_s")
+        left = "" if eta is None else f", ~{eta / 60:.1f} min left" if eta >= 60 else f", ~{eta:.0f} s left"
+        grids = len({ln["desc"] for ln in lines})
+        return f"  {self.label} · {last['desc']}: {last['done']}/{last['total']} runs{left} (grid {grids})"
+
+    def _loop(self) -> None:
+        while not self._stop.wait(2.0):
+            self._show()
+
+    def _show(self) -> None:
+        line = self._line()
+        if line and line != self._shown:
+            print(line, flush=True)
+            self._shown = line
+
+    def close(self) -> None:
+        if self.enabled:
+            self._stop.set()
+            self._thread.join(timeout=5)
+            self._show()
+
+
+def _scrub_executed(path: Path) -> None:
+    from .figures import scrub_paths
+
+    if path.exists():
+        path.write_text(scrub_paths(path.read_text()))
+
+
+def _out_param(out: Path) -> str:
+    """The ``out_dir`` given to a notebook: relative to the repository when inside it."""
+    from .figures import relative_to_repo
+
+    rel = relative_to_repo(out)
+    return str(out) if rel.startswith("…") else rel
+
+
+def regenerate(profile: str = "quick", papers: list[str] | None = None, only: list[str] | None = None,
+               figures_root: str | os.PathLike | None = None, store: str | None = None, timeout: int | None = None,
+               index: bool = True, notebooks_dir: str | os.PathLike | None = None, progress: bool = True) -> dict:
+    """Execute the (selected) notebooks of the (selected) papers under ``profile``; returns
+    ``{paper: run record}`` and ``"failed"``."""
     import papermill as pm
-    from tqdm import tqdm
 
-    from .figures import default_output_dir
-    from .profiles import get_profile
-    from .report import build_index
+    from .figures import relative_to_repo
+    from .index import build_index
+    from .papers import get_paper
 
-    prof = get_profile(profile)
-    out = Path(out_dir) if out_dir is not None else default_output_dir()
-    out = out.resolve()
+    root = Path(figures_root).resolve() if figures_root is not None else _repo() / "figures"
     env = _environment(store)
-    paths = select(notebooks(notebooks_dir), only)
-    if not paths:
-        raise SystemExit("no notebooks found in notebooks/ (fedlc_*.ipynb)")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "executed").mkdir(exist_ok=True)
-    if not only:
-        _clean(out)
-    started = _dt.datetime.now().astimezone()
-    t0 = time.perf_counter()
-    record = {"profile": prof.name, "store": env["store"], "data": env["data"],
-              "started": started.isoformat(timespec="seconds"), "notebooks": [], "only": only or []}
-    bar = tqdm(paths, desc=f"notebooks ({prof.name})", unit="nb", disable=not progress, dynamic_ncols=True)
-    failed = []
-    for nb in bar:
-        bar.set_postfix_str(nb.stem)
-        os.environ["FEDLIB_NOTEBOOK"] = nb.stem
-        t = time.perf_counter()
-        status, error = "ok", ""
-        try:
-            pm.execute_notebook(str(nb), str(out / "executed" / nb.name),
-                                parameters={"profile": prof.name, "out_dir": str(out)},
-                                kernel_name="python3", cwd=str(nb.parent), progress_bar=False,
-                                execution_timeout=timeout, log_output=False)
-        except Exception as err:  # noqa: BLE001 -- report and go on with the other notebooks
-            status, error = "failed", f"{type(err).__name__}: {str(err).strip()[-2000:]}"
-            failed.append(nb.stem)
-        dt = time.perf_counter() - t
-        record["notebooks"].append({"name": nb.stem, "status": status, "wall_time_s": round(dt, 1),
-                                    **({"error": error} if error else {})})
-        tqdm.write(f"{nb.stem}: {status} in {dt:.1f} s" + (f"\n{error}" if error else ""))
-    bar.close()
-    record["total_wall_time_s"] = round(time.perf_counter() - t0, 1)
-    record["finished"] = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
-    if only and (out / "_run.json").exists():  # keep the timings of the notebooks not rerun
-        try:
-            record["previous"] = earlier_timings(record, json.loads((out / "_run.json").read_text()))
-        except (json.JSONDecodeError, KeyError, TypeError):
-            pass
-    (out / "_run.json").write_text(json.dumps(record, indent=1) + "\n")
+    papers = papers or papers_with_notebooks(notebooks_dir)
+    plan = []
+    for name in papers:
+        prof = get_paper(name).profile(profile)
+        paths = select(notebooks(name, notebooks_dir), only)
+        if paths:
+            plan.append((name, prof, paths))
+    if not plan:
+        raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
+    total = sum(len(p) for _, _, p in plan)
+    records, failed, count = {}, [], 0
+    for name, prof, paths in plan:
+        out = root / name / prof.name
+        (out / "executed").mkdir(parents=True, exist_ok=True)
+        if not only:
+            _clean(out)
+        started = _dt.datetime.now().astimezone()
+        t0 = time.perf_counter()
+        record = {"paper": name, "profile": prof.name, "store": relative_to_repo(env["store"]),
+                  "started": started.isoformat(timespec="seconds"), "notebooks": [], "only": only or []}
+        for nb in paths:
+            count += 1
+            label = f"[{count}/{total}] {name}/{nb.stem} ({prof.name})"
+            print(f"{label} …", flush=True)
+            os.environ["FEDLIB_NOTEBOOK"] = f"{name}/{nb.stem}"
+            channel = Path(tempfile.mkstemp(prefix="fedlib-progress-", suffix=".jsonl")[1])
+            os.environ["FEDLIB_PROGRESS"] = str(channel)
+            watcher = _Watcher(channel, label, progress)
+            t = time.perf_counter()
+            status, error = "ok", ""
+            try:
+                pm.execute_notebook(str(nb), str(out / "executed" / nb.name),
+                                    parameters={"profile": prof.name, "out_dir": _out_param(out)},
+                                    kernel_name="python3", cwd=str(nb.parent), progress_bar=False,
+                                    execution_timeout=timeout, log_output=False)
+            except Exception as err:  # noqa: BLE001 -- report and go on with the other notebooks
+                status, error = "failed", f"{type(err).__name__}: {str(err).strip()[-2000:]}"
+                failed.append(f"{name}/{nb.stem}")
+            finally:
+                watcher.close()
+                channel.unlink(missing_ok=True)
+                os.environ.pop("FEDLIB_PROGRESS", None)
+            _scrub_executed(out / "executed" / nb.name)
+            dt = time.perf_counter() - t
+            record["notebooks"].append({"name": nb.stem, "status": status, "wall_time_s": round(dt, 1),
+                                        **({"error": error} if error else {})})
+            print(f"{label}: {status} in {dt:.1f} s" + (f"\n{error}" if error else ""), flush=True)
+        record["total_wall_time_s"] = round(time.perf_counter() - t0, 1)
+        record["finished"] = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+        from .figures import git_commit
+
+        record["git_commit"] = git_commit()
+        if only and (out / "_run.json").exists():  # keep the timings of the notebooks not rerun
+            try:
+                record["previous"] = earlier_timings(record, json.loads((out / "_run.json").read_text()))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                pass
+        (out / "_run.json").write_text(json.dumps(record, indent=1) + "\n")
+        records[name] = record
+        print(f"{name} ({prof.name}): {record['total_wall_time_s'] / 60:.1f} min for {len(paths)} notebook(s)",
+              flush=True)
     if index:
-        path = build_index(out, run_info=record)
-        print(f"index: {path}")
-    print(f"total wall time: {record['total_wall_time_s']:.1f} s ({record['total_wall_time_s'] / 60:.1f} min) "
-          f"for {len(paths)} notebook(s), profile {prof.name!r}" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
-    record["failed"] = failed
-    return record
+        path = build_index(root)
+        print(f"index: {relative_to_repo(path)}")
+    records["failed"] = failed
+    if failed:
+        print(f"FAILED: {', '.join(failed)}")
+    return records
 
 
 def earlier_timings(record: dict, old: dict) -> list[dict]:
@@ -175,7 +263,9 @@ def strip(paths: list[Path] | None = None) -> list[Path]:
     import nbformat
 
     changed = []
-    for path in paths if paths is not None else sorted((_repo() / "notebooks").glob("*.ipynb")):
+    for path in paths if paths is not None else sorted((_repo() / "notebooks").rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in path.parts:
+            continue
         nb = nbformat.read(str(path), as_version=4)
         before = nbformat.writes(nb)
         for cell in nb.cells:
@@ -193,28 +283,46 @@ def strip(paths: list[Path] | None = None) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fedlib.regenerate", description=__doc__.splitlines()[0])
+    parser.add_argument("--paper", action="append", default=[],
+                        help="regenerate this paper only (repeatable; default: every paper with notebooks)")
     parser.add_argument("--profile", default=os.environ.get("FEDLIB_PROFILE", "quick"),
                         help="smoke, quick (default) or paper")
     parser.add_argument("--only", action="append", default=[],
                         help="run only this notebook (name, number or substring); repeatable")
-    parser.add_argument("--out", default=None, help="output folder (default figures/fedlc)")
+    parser.add_argument("--figures", default=None, help="figures root (default <repo>/figures)")
     parser.add_argument("--store", default=None, help="results store (default $FEDLIB_STORE or <repo>/.fedlib-store)")
     parser.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
     parser.add_argument("--no-index", action="store_true", help="do not rebuild figures/README.md")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines from inside the notebooks")
     parser.add_argument("--list", action="store_true", help="list the notebooks and exit")
-    parser.add_argument("--strip", action="store_true", help="strip outputs from notebooks/*.ipynb and exit")
+    parser.add_argument("--strip", action="store_true", help="strip outputs from notebooks/**/*.ipynb and exit")
     args = parser.parse_args(argv)
     if args.strip:
         for p in strip():
             print(f"stripped {p}")
         return 0
+    papers = [p for item in args.paper for p in item.split(",") if p]
     if args.list:
-        for p in notebooks():
-            print(p.stem)
+        for paper in papers or papers_with_notebooks():
+            for p in notebooks(paper):
+                print(f"{paper}/{p.stem}")
         return 0
+    from .papers import all_papers
+
+    unknown = [p for p in papers if p not in all_papers()]
+    if unknown:
+        print(f"fedlib.regenerate: error: unknown paper(s) {unknown}; known: {', '.join(all_papers())}",
+              file=sys.stderr)
+        return 2
     only = [o for item in args.only for o in item.split(",") if o]
-    record = regenerate(args.profile, only or None, args.out, args.store, args.timeout, not args.no_index)
-    return 1 if record["failed"] else 0
+    for paper in papers or papers_with_notebooks():
+        if args.profile not in all_papers()[paper].profiles:
+            print(f"fedlib.regenerate: error: --profile must be one of {', '.join(all_papers()[paper].profiles)} "
+                  f"for {paper}, got {args.profile!r}", file=sys.stderr)
+            return 2
+    records = regenerate(args.profile, papers or None, only or None, args.figures, args.store, args.timeout,
+                         not args.no_index, progress=not args.quiet)
+    return 1 if records["failed"] else 0
 
 
 if __name__ == "__main__":

@@ -38,10 +38,11 @@ from .config import Config
 __all__ = ["Store", "code_version", "default_store_root", "CorruptEntryWarning"]
 
 # Modules that never change what fedlib.run computes for a configuration (the CLI,
-# analysis and presentation, the notebooks' experiment grids, the regeneration
-# runner, the paper's transcribed values): editing them keeps stored results valid.
-_PRESENTATION_MODULES = {"__main__.py", "analysis.py", "figures.py", "report.py", "profiles.py", "store.py",
-                         "experiments.py", "regenerate.py"}
+# presentation, grids and comparison, the regeneration runner, and the paper
+# companions in papers/: values, profiles, experiment grids, analysis): editing them
+# keeps stored results valid.
+_PRESENTATION_MODULES = {"__main__.py", "figures.py", "report.py", "profiles.py", "store.py", "regenerate.py",
+                         "grid.py", "compare.py", "context.py", "index.py", "reported.py", "spread.py"}
 _PRESENTATION_PACKAGES = {"papers"}
 
 

@@ -1,67 +1,48 @@
-"""Profiles: required keys, valid configurations, deviations, smoke is small."""
+"""Every paper companion: three profiles with the required keys, every table cell a valid
+configuration or a reason, every experiment a deviation list, smoke small, the paper profile
+without reductions.  Papers are found by discovery, so a new companion is checked here too."""
 
 import pytest
 
 from fedlib.config import Config
-from fedlib.papers.fedlc import reported as paper
-from fedlib.profiles import EXPERIMENTS, PROFILES, get_profile
+from fedlib.papers import all_papers
+from fedlib.profiles import PROFILE_NAMES
 
-REQUIRED = ("name", "description", "seeds", "datasets", "image", "synthetic", "experiments", "notes", "workers")
+REQUIRED = ("name", "paper", "description", "seeds", "datasets", "image", "synthetic", "experiments", "notes",
+            "workers")
+PAPERS = sorted(all_papers())
+CASES = [(p, name) for p in PAPERS for name in PROFILE_NAMES]
 
 
-def test_three_profiles_with_the_required_keys():
-    assert set(PROFILES) == {"smoke", "quick", "paper"}
-    for prof in PROFILES.values():
+def test_the_papers_are_discovered():
+    assert "fedlc" in PAPERS
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_a_paper_has_the_three_profiles_with_the_required_keys(paper):
+    pp = all_papers()[paper]
+    assert set(pp.profiles) == set(PROFILE_NAMES)
+    for prof in pp.profiles.values():
         d = prof.to_dict()
-        for key in REQUIRED:
-            assert key in d, (prof.name, key)
-        assert prof.seeds and all(isinstance(s, int) for s in prof.seeds)
-        assert set(prof.experiments) <= set(EXPERIMENTS)
+        assert all(key in d for key in REQUIRED), prof.name
+        assert prof.paper == paper and prof.seeds and all(isinstance(s, int) for s in prof.seeds)
+        assert set(prof.experiments) <= set(pp.experiments), set(prof.experiments) - set(pp.experiments)
+        assert set(pp.tables) <= set(pp.experiments)
 
 
-def test_paper_profile_is_the_papers_setup():
-    p = get_profile("paper")
-    assert p.seeds == (0, 1, 2, 3, 4) and p.datasets == {}
-    for key in ("rounds", "max_train_samples", "max_test_samples", "lr", "batch_size", "num_clients"):
-        assert key not in p.image and key not in p.synthetic
-    cfg, note = p.config(paper.TABLE1.config("fedlc", "cifar10_beta0.05"), "table1")
-    assert cfg["rounds"] == 400 and cfg["num_clients"] == 20 and cfg["lr"] == 0.01 and cfg["batch_size"] == 128
-    assert cfg["dataset"] == "cifar10" and note == ""
-    devs = " ".join(p.deviations("table1"))
-    assert "seed" not in devs and "rounds (paper" not in devs
-
-
-def test_smoke_is_small():
-    s = get_profile("smoke")
-    assert len(s.seeds) == 1
-    assert s.image["rounds"] <= 3 and s.image["max_train_samples"] <= 1000 and s.image["max_test_samples"] <= 500
-    assert s.synthetic["rounds"] <= 3 and s.synthetic["num_clients"] <= 20
-    for tid in paper.TABLES:
-        run = [c for c in s.table_cells(tid) if c["config"] is not None]
-        assert len(run) <= 8, tid
-
-
-def test_quick_states_its_reductions():
-    q = get_profile("quick")
-    devs = q.deviations("table1")
-    assert any("seed" in d for d in devs)
-    assert any("communication rounds" in d for d in devs)
-    assert any("FMNIST" in d for d in devs)
-    assert any("training samples" in d for d in devs)
-
-
-@pytest.mark.parametrize("name", sorted(PROFILES))
-def test_every_experiment_has_a_deviation_list(name):
-    prof = get_profile(name)
-    for exp in EXPERIMENTS:
+@pytest.mark.parametrize("paper,name", CASES)
+def test_every_experiment_has_a_deviation_list(paper, name):
+    prof = all_papers()[paper].profile(name)
+    for exp in all_papers()[paper].experiments:
         devs = prof.deviations(exp)
-        assert isinstance(devs, list) and all(isinstance(d, str) and d for d in devs)
+        assert isinstance(devs, list) and all(isinstance(d, str) and d for d in devs), exp
 
 
-@pytest.mark.parametrize("name", sorted(PROFILES))
-def test_every_table_cell_is_a_valid_configuration_or_says_why_not(name):
-    prof = get_profile(name)
-    for tid in paper.TABLES:
+@pytest.mark.parametrize("paper,name", CASES)
+def test_every_table_cell_is_a_valid_configuration_or_says_why_not(paper, name):
+    pp = all_papers()[paper]
+    prof = pp.profile(name)
+    for tid in pp.tables:
         for cell in prof.table_cells(tid):
             if cell["config"] is None:
                 assert cell["note"].startswith("not run"), (tid, cell)
@@ -69,18 +50,23 @@ def test_every_table_cell_is_a_valid_configuration_or_says_why_not(name):
                 Config.from_dict({**cell["config"], "seed": 0})
 
 
-def test_unsupported_datasets_are_never_run():
-    for prof in PROFILES.values():
-        assert all(c["config"] is None for c in prof.table_cells("table3"))
-        femnist = [c for c in prof.table_cells("table4") if c["column"] == "femnist"]
-        assert femnist and all(c["config"] is None for c in femnist)
+@pytest.mark.parametrize("paper", PAPERS)
+def test_smoke_is_small_and_says_so(paper):
+    pp = all_papers()[paper]
+    smoke = pp.profile("smoke")
+    assert len(smoke.seeds) == 1
+    for tid in pp.tables:
+        run = [c for c in smoke.table_cells(tid) if c["config"] is not None]
+        assert len(run) <= 8, tid
+        for c in run:
+            assert c["config"].get("rounds", 10**9) <= 5, (tid, c["config"])
+    assert any("smoke" in d for d in smoke.deviations(next(iter(pp.experiments))))
 
 
-def test_get_profile_by_name_and_environment(monkeypatch):
-    assert get_profile("smoke").name == "smoke"
-    monkeypatch.setenv("FEDLIB_PROFILE", "paper")
-    assert get_profile().name == "paper"
-    monkeypatch.delenv("FEDLIB_PROFILE")
-    assert get_profile().name == "quick"
-    with pytest.raises(KeyError):
-        get_profile("huge")
+@pytest.mark.parametrize("paper", PAPERS)
+def test_the_paper_profile_keeps_the_papers_seeds(paper):
+    pp = all_papers()[paper]
+    prof = pp.profile("paper")
+    assert tuple(prof.seeds) == tuple(pp.seeds) and prof.datasets == {}
+    for key in ("max_train_samples", "max_test_samples"):
+        assert key not in prof.image

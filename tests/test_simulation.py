@@ -2,6 +2,7 @@
 resumes runs, and never trusts a corrupted entry."""
 
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -178,6 +179,23 @@ def test_cli_rejects_bad_values_with_the_parameter_named():
     assert "participation must be in (0, 1]" in proc.stderr
 
 
+def test_cli_reports_a_missing_dataset_in_one_line(tmp_path):
+    env = {**os.environ, "FEDLIB_DATA": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "fedlib", "run", "dataset=cifar100", "rounds=1", "--no-store"],
+                          capture_output=True, text=True, cwd=REPO, timeout=120, env=env)
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fedlib: error: dataset 'cifar100' not found")
+    assert "Traceback" not in proc.stderr and "cifar-100-python" in lines[0]
+
+
+def test_cli_params_lists_core_and_method_parameters():
+    proc = subprocess.run([sys.executable, "-m", "fedlib", "params"], capture_output=True, text=True, cwd=REPO,
+                          timeout=120)
+    assert proc.returncode == 0
+    assert "momentum=0.0" in proc.stdout and "# method fedlc" in proc.stdout and "tau=1.0" in proc.stdout
+
+
 def test_code_version_covers_training_code_only(tmp_path):
     """Stored results stay valid when presentation code changes (notebook grids,
     the regeneration runner, the paper's values) and not when training code does."""
@@ -191,10 +209,11 @@ def test_code_version_covers_training_code_only(tmp_path):
     shutil.copytree(Path(fedlib.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
     base = _code_digest(pkg)
     assert base == code_version()
-    for rel in ("regenerate.py", "experiments.py", "report.py", "paper/fedlc.py"):
+    for rel in ("regenerate.py", "report.py", "compare.py", "index.py", "papers/fedlc/experiments.py",
+                "papers/fedlc/reported.py"):
         (pkg / rel).write_text((pkg / rel).read_text() + "\n# edited\n")
         assert _code_digest(pkg) == base, rel
-    for rel in ("losses.py", "algorithms/fedlc.py", "vectorized.py"):
+    for rel in ("losses/logit_calibration.py", "algorithms/fedlc.py", "vectorized.py", "engine.py", "config.py"):
         original = (pkg / rel).read_text()
         (pkg / rel).write_text(original + "\n# edited\n")
         assert _code_digest(pkg) != base, rel

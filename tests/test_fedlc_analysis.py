@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from fedlib import analysis as A
+from fedlib.papers.fedlc import analysis as A
 from fedlib.algorithms import Algorithm, build_algorithm
 from fedlib.algorithms.fedavg import CrossEntropyLoss
 from fedlib.algorithms.fedlc import CalibratedLoss

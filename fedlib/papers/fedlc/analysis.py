@@ -85,13 +85,13 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call
 
-from . import tree
-from .algorithms import Algorithm, build_algorithm
-from .algorithms.fedlc import CalibratedLoss
-from .config import Config
-from .engine import ClientOptimizer, ClientTask, client_batches, local_update, train_clients_sequential
-from .losses import calibration_offsets
-from .simulation import Experiment, evaluate, prepare
+from ... import tree
+from ...algorithms import Algorithm, build_algorithm
+from ...algorithms.fedlc import CalibratedLoss
+from ...config import Config
+from ...engine import ClientOptimizer, ClientTask, client_batches, local_update, train_clients_sequential
+from ...losses import calibration_offsets
+from ...simulation import Experiment, evaluate, prepare
 
 __all__ = [
     "ClassStatistics",
@@ -642,7 +642,7 @@ def most_skewed_client(class_counts: np.ndarray, majority_fraction: float = 0.5)
 # ----------------------------------------------------------------------------- the experiment
 def _resolve_source(source, params):
     """(experiment, starting params) from a Config / dict / Result / Experiment."""
-    from .api import Result
+    from ...api import Result
 
     if isinstance(source, Experiment):
         exp, start = source, None

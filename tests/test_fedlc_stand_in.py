@@ -7,11 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib import experiments as E
+from fedlib.papers.fedlc import experiments as E
 from fedlib.config import Config
 from fedlib.papers.fedlc import reported as paper
-from fedlib.profiles import get_profile
-from fedlib.report import GridResult, table_cells
+from fedlib.papers.fedlc.experiments import get_profile
+from fedlib.compare import table_cells
+from fedlib.grid import GridResult
 
 
 def _strip(cfg):

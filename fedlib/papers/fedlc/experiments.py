@@ -31,8 +31,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .papers.fedlc import reported as paper
-from .profiles import Profile, get_profile
+from . import reported as paper
+from ...profiles import Profile
+from ...profiles import get_profile as _get_profile
+
+
+def get_profile(profile: "Profile | str | None" = None) -> Profile:
+    """A FedLC profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a Profile passes through."""
+    return _get_profile(profile, paper="fedlc")
 
 __all__ = [
     "fig1_cells", "experiment_config", "pretrained", "before_after", "class_roles", "tsne_embedding",
@@ -177,8 +183,8 @@ def pretrained(profile: Profile | str | None, experiment: str, *, store: Any = N
                **extra: Any):
     """The trained global model of an analysis experiment: a FedAvg run of
     :func:`experiment_config` (store-backed).  Returns a :class:`fedlib.Result`."""
-    from .api import run
-    from .report import default_store
+    from ...api import run
+    from ...report import default_store
 
     cfg = experiment_config(profile, experiment, **extra)
     if cfg is None:
@@ -208,7 +214,7 @@ def before_after(result, methods: Sequence[str] = ("fedavg",), *, clients: Seque
     acc_after, acc_aggregated); with ``return_params`` also
     ``{method: {client: params}}``."""
     from .analysis import per_class_accuracy_before_after
-    from .simulation import prepare
+    from ...simulation import prepare
 
     exp = prepare(result.config)
     frames, params = [], {}
@@ -266,7 +272,7 @@ def tsne_embedding(result, methods: Sequence[str] = ("fedavg", "fedlc"), *, samp
     from sklearn.model_selection import cross_val_score
 
     from .analysis import extract_features
-    from .simulation import prepare
+    from ...simulation import prepare
 
     exp = prepare(result.config)
     if client is None:
@@ -326,7 +332,7 @@ def toy_two_clients(profile: Profile | str | None = None, *, seed: int = 0, std:
     FedAvg over ``rounds`` rounds of ``local_steps`` local steps; the same with
     FedLC's calibrated loss (τ).  Accuracy on a large balanced test set.
     Defaults (profile ``fig3`` settings): class std 1.5, τ = 3, learning rate 0.5."""
-    from .losses import fedlc_loss
+    from ...losses import fedlc_loss
 
     prof = get_profile(profile)
     opts = prof.experiment("fig3")
@@ -403,7 +409,7 @@ def synthetic_alpha_effect(profile: Profile | str | None = None, *, seed: int = 
     α = the first α: fraction of identical training labels, largest |x
     difference|, and the label skew (mean per-client entropy of the label
     distribution, in bits; lower = more skewed) and the number of samples."""
-    from .data import synthetic
+    from ...data import synthetic
 
     prof = get_profile(profile)
     opts = prof.experiment("synthetic_alpha")

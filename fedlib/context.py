@@ -1,0 +1,135 @@
+"""What a notebook needs, from its parameters cell.
+
+>>> ctx = Context("quick", notebook="fedlc/01_motivation")  # doctest: +SKIP
+>>> ctx.save_figure(fig, "fig1_fedavg_skew", experiment="fig1", title="...")  # doctest: +SKIP
+
+``notebook`` is ``"<paper>/<section>"``: the paper companion
+(:mod:`fedlib.papers`) gives the profile and the experiments.  **Where outputs
+go:** ``figures/<paper>/<profile>/`` unless ``out_dir`` is given, so running a
+notebook under one profile never touches another profile's committed outputs;
+a run with a ``seed`` other than the profile's goes to
+``figures/<paper>/<profile>-seed<k>/``.  ``smoke`` and ``-seed`` folders are not
+committed (``.gitignore``).  A figure or table saved as a ``placeholder`` (its
+dataset is absent) never replaces a real one.
+
+Every notebook computes with one torch thread and one BLAS/OpenMP thread, so
+its numbers do not depend on the machine's core count or on how it was
+launched (papermill, JupyterLab).  Saving returns nothing (cell outputs stay
+the table or figure); the paths are in ``ctx.saved``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from .compare import load_spread, reproduce_table
+from .figures import default_output_dir, relative_to_repo, repo_root, save_figure, save_table, use_style
+from .grid import GridResult, default_store, run_grid
+from .papers import get_paper
+
+__all__ = ["Context"]
+
+
+def _resolve_out(out_dir: str | os.PathLike) -> Path:
+    """A relative ``out_dir`` is read from the repository root (the kernel runs in notebooks/<paper>/)."""
+    path = Path(out_dir).expanduser()
+    return path if path.is_absolute() else repo_root() / path
+
+
+class Context:
+    def __init__(self, profile: Any = None, *, notebook: str, seed: int | None = None,
+                 out_dir: str | os.PathLike | None = None, store: Any = None, workers: int | None = None,
+                 progress: bool = True):
+        paper_name, _, section = notebook.partition("/")
+        if not section:
+            raise ValueError(f"notebook must be '<paper>/<section>', e.g. 'fedlc/01_motivation', got {notebook!r}")
+        self.paper = get_paper(paper_name)
+        prof = self.paper.profile(profile)
+        changes: dict[str, Any] = {}
+        if seed is not None:
+            changes["seeds"] = (int(seed),)
+            changes["experiments"] = {k: {kk: vv for kk, vv in v.items() if kk != "seeds"}
+                                      for k, v in prof.experiments.items()}
+        if workers is not None:
+            changes["workers"] = int(workers)
+        self.profile = dataclasses.replace(prof, **changes) if changes else prof
+        self.notebook = notebook
+        folder = prof.name if seed is None or (int(seed),) == tuple(prof.seeds) else f"{prof.name}-seed{int(seed)}"
+        self.out_dir = _resolve_out(out_dir) if out_dir else default_output_dir(self.paper.name, folder)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.store = default_store() if store is None else store
+        self.progress = progress
+        self.spread = load_spread(self.out_dir)
+        self.saved: dict[str, dict] = {}
+        os.environ.setdefault("FEDLIB_NOTEBOOK", notebook)
+        _one_thread()
+        use_style()
+
+    def __repr__(self) -> str:
+        store = getattr(self.store, "root", self.store)
+        return (f"Context(paper={self.paper.name!r}, profile={self.profile.name!r}, seeds={self.profile.seeds}, "
+                f"notebook={self.notebook!r}, out_dir='{relative_to_repo(self.out_dir)}', "
+                f"store='{relative_to_repo(store) if store else store}')")
+
+    def deviations(self, experiment: str) -> list[str]:
+        return self.profile.deviations(experiment)
+
+    def _meta(self, experiment: str | None, meta: dict) -> dict:
+        meta.setdefault("profile", self.profile)
+        meta.setdefault("paper", self.paper.name)
+        meta.setdefault("notebook", self.notebook)
+        if experiment is not None:
+            meta.setdefault("experiment", experiment)
+            meta.setdefault("deviations", self.profile.deviations(experiment))
+            if self.profile.setting(experiment, "uses_seeds", True):
+                meta.setdefault("seeds", self.profile.seeds_for(experiment))
+        meta.setdefault("deviations", [])
+        return meta
+
+    def save_figure(self, fig, name: str, *, experiment: str | None = None, placeholder: bool = False,
+                    **meta: Any) -> None:
+        """:func:`fedlib.figures.save_figure` into this notebook's folder; ``placeholder=True`` for a figure
+        made without its data (it never replaces a real one)."""
+        self.saved[name] = save_figure(fig, name, self.out_dir, placeholder=placeholder,
+                                       **self._meta(experiment, meta)) or {}
+
+    def save_table(self, frame, name: str, *, experiment: str | None = None, placeholder: bool = False,
+                   **meta: Any) -> None:
+        self.saved[name] = save_table(frame, name, self.out_dir, placeholder=placeholder,
+                                      **self._meta(experiment, meta)) or {}
+
+    def table(self, table_id: str, **kwargs: Any) -> tuple[pd.DataFrame, GridResult]:
+        """:func:`fedlib.compare.reproduce_table` under this context (saved as ``table<N>``)."""
+        kwargs.setdefault("progress", self.progress)
+        return reproduce_table(table_id, self.profile, store=self.store, out_dir=self.out_dir,
+                               notebook=self.notebook, **kwargs)
+
+    def grid(self, cells: Iterable[dict], experiment: str, **kwargs: Any) -> GridResult:
+        """:func:`fedlib.grid.run_grid` with this profile's seeds (for ``experiment``) and workers."""
+        kwargs.setdefault("seeds", self.profile.seeds_for(experiment))
+        kwargs.setdefault("workers", self.profile.workers)
+        kwargs.setdefault("progress", self.progress)
+        kwargs.setdefault("desc", f"{self.paper.name} {experiment} ({self.profile.name})")
+        return run_grid(cells, store=self.store, **kwargs)
+
+
+_LIMITS: list = []
+
+
+def _one_thread() -> None:
+    """One torch thread and one BLAS/OpenMP thread for this process (see the module docstring)."""
+    import torch
+
+    torch.set_num_threads(1)
+    if not _LIMITS:
+        try:
+            from threadpoolctl import threadpool_limits
+
+            _LIMITS.append(threadpool_limits(limits=1))
+        except ImportError:  # pragma: no cover - scikit-learn brings threadpoolctl
+            pass

@@ -1,0 +1,264 @@
+"""Grids of runs: many configurations (× seeds) through :func:`fedlib.run`, store-backed.
+
+* :func:`run_grid` -- run every cell once per seed (identical configurations
+  once), optionally in parallel worker processes, with progress shown as a bar
+  (a widget in JupyterLab) and, during a regeneration, on the terminal that
+  started it (:func:`progress_channel`);
+* :class:`GridResult` -- the tidy result: one row per run, one per evaluated round;
+* :func:`aggregate` -- mean ± std over seeds.
+
+A run's numbers do not depend on the number of workers: every run trains with
+one thread (:func:`fedlib.simulation.single_thread`), wherever it runs.
+Accuracies are in percent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+
+__all__ = ["GridResult", "run_grid", "aggregate", "default_store", "progress_channel", "PROGRESS_ENV"]
+
+#: Environment variable naming a file to which grids append their progress (one JSON line per finished
+#: run); :mod:`fedlib.regenerate` sets it for each notebook and shows it on its terminal.
+PROGRESS_ENV = "FEDLIB_PROGRESS"
+
+
+def default_store():
+    """The regeneration store: ``$FEDLIB_STORE`` if set, else ``<repo>/.fedlib-store``."""
+    from .data import resolve_env_path
+    from .figures import repo_root
+    from .store import Store
+
+    env = os.environ.get("FEDLIB_STORE")
+    return Store(resolve_env_path(env) if env else repo_root() / ".fedlib-store")
+
+
+@dataclass
+class GridResult:
+    """``runs``: one row per (cell, seed): the cell's labels, ``seed``, ``status``
+    (``ok`` / ``not run`` / ``failed``), ``note``, ``accuracy`` (final test accuracy of
+    the global model, %), other reported metrics (``personalized_accuracy``,
+    ``drift_accuracy``, ``group_accuracy_<group>``, %) when the run has them,
+    ``wall_time_s``, ``key``.  ``histories``: the labels, ``seed``, ``round``,
+    ``test_accuracy`` (%), ``train_loss`` per evaluated round (and ``stage`` for
+    multi-stage methods)."""
+
+    runs: pd.DataFrame
+    histories: pd.DataFrame
+    labels: list[str] = field(default_factory=list)
+    wall_time_s: float = 0.0
+
+    def ok(self) -> pd.DataFrame:
+        return self.runs[self.runs.status == "ok"]
+
+    def aggregate(self, by: Sequence[str] | None = None, value: str = "accuracy") -> pd.DataFrame:
+        return aggregate(self.runs, by or self.labels, value)
+
+
+def _metrics(summary: dict) -> dict:
+    """The reported metrics of a run summary, in percent."""
+    out = {"accuracy": None if summary.get("final_accuracy") is None else 100.0 * summary["final_accuracy"]}
+    for key, value in summary.items():
+        if key.endswith("_accuracy") and key != "final_accuracy" and isinstance(value, (int, float)):
+            out[key] = 100.0 * value
+        elif key.endswith("_accuracy") and isinstance(value, dict):
+            for group, v in value.items():
+                if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
+                    out[f"{key}_{group}"] = 100.0 * v
+    return out
+
+
+def _run_one(config: dict, store_root: str | None) -> dict:
+    """Run (or load) one configuration; never raises for a missing dataset."""
+    from .api import run
+    from .data import DatasetNotFoundError
+
+    t0 = time.perf_counter()
+    try:
+        result = run(config, store=store_root if store_root else False, progress=False)
+    except DatasetNotFoundError as err:
+        return {"status": "not run", "note": f"not run: {err.reason}"}
+    except Exception as err:  # noqa: BLE001 -- recorded in the table, the grid goes on
+        return {"status": "failed", "note": f"failed: {type(err).__name__}: {err}"}
+    cols = [c for c in ("stage", "round", "test_accuracy", "train_loss") if c in result.history]
+    hist = result.history[cols].dropna(subset=["test_accuracy"]).to_dict("records") \
+        if "test_accuracy" in result.history else []
+    return {"status": "ok", "note": "", **_metrics(result.summary), "wall_time_s": result.wall_time_s,
+            "key": result.summary.get("key"), "history": hist, "elapsed_s": time.perf_counter() - t0}
+
+
+def _tqdm():
+    """tqdm.auto (widgets in JupyterLab), quietly falling back to text bars without ipywidgets."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from tqdm.auto import tqdm
+    return tqdm
+
+
+def _worker_init() -> None:
+    import torch
+
+    torch.set_num_threads(1)  # runs train single-threaded anyway; this keeps worker start-up lean
+
+
+class _Progress:
+    """A bar in the notebook (or terminal) and, when ``$FEDLIB_PROGRESS`` names a file, one JSON
+    line per finished run there: what a regeneration shows on the terminal that started it."""
+
+    def __init__(self, total: int, desc: str, show: bool):
+        self.total, self.desc, self.done, self.t0 = total, desc, 0, time.perf_counter()
+        self.bar = _tqdm()(total=total, desc=desc, disable=not show, unit="run", dynamic_ncols=True)
+        self.channel = os.environ.get(PROGRESS_ENV)
+        self._write()
+
+    def _write(self) -> None:
+        if not self.channel:
+            return
+        elapsed = time.perf_counter() - self.t0
+        eta = elapsed / self.done * (self.total - self.done) if self.done else None
+        line = {"desc": self.desc, "done": self.done, "total": self.total, "elapsed_s": round(elapsed, 1),
+                "eta_s": None if eta is None else round(eta, 1)}
+        try:
+            with open(self.channel, "a") as fh:
+                fh.write(json.dumps(line) + "\n")
+        except OSError:
+            self.channel = None
+
+    def update(self) -> None:
+        self.done += 1
+        self.bar.update(1)
+        self._write()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def progress_channel(path: str | os.PathLike) -> Iterable[dict]:
+    """The progress lines written so far to ``path`` (see :data:`PROGRESS_ENV`)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store: Any = None, workers: int = 1,
+             progress: bool = True, desc: str = "grid") -> GridResult:
+    """Run every cell (× seed) through :func:`fedlib.run`, store-backed.
+
+    ``cells``: dicts of labels (any keys, e.g. ``row``, ``column``, ``method``)
+    plus ``config`` (a configuration dict without ``seed``, or None for a cell that
+    is not run) and optionally ``note``.  Each cell runs once per seed (a
+    ``seed`` in the config wins; ``seeds=None`` runs the config as given).
+    Identical configurations run once.  A dataset that is absent marks its
+    cells "not run" (with the reason, no machine path); any other error marks
+    the cell "failed" and the grid continues.
+
+    ``store``: a :class:`fedlib.store.Store`, a folder, None (the regeneration
+    store :func:`default_store`) or False (no store).  ``workers`` > 1 runs that
+    many processes in parallel; the results are the same for any ``workers``.
+    """
+    from .store import Store
+
+    t0 = time.perf_counter()
+    if store is None:
+        store = default_store()
+    store_root = None if store is False else str(store.root if isinstance(store, Store) else store)
+    cells = list(cells)
+    labels = [k for k in (cells[0] if cells else {}) if k not in ("config", "note")]
+    jobs: list[tuple[dict, dict | None]] = []  # (row labels, config or None)
+    for cell in cells:
+        lab = {k: v for k, v in cell.items() if k not in ("config", "note")}
+        cfg = cell.get("config")
+        seed_list = [None] if (seeds is None or (cfg is not None and "seed" in cfg)) else list(seeds)
+        for s in seed_list:
+            row = dict(lab)
+            row["seed"] = (cfg or {}).get("seed", s) if s is None else s
+            row["note"] = cell.get("note", "")
+            jobs.append((row, None if cfg is None else ({**cfg, "seed": s} if s is not None else dict(cfg))))
+
+    unique: dict[str, dict] = {}
+    for _, cfg in jobs:
+        if cfg is not None:
+            unique.setdefault(json.dumps(cfg, sort_keys=True, default=str), cfg)
+    results: dict[str, dict] = {}
+    absent: dict[str, str] = {}
+    workers = max(1, min(int(workers), len(unique) or 1))
+    bar = _Progress(len(unique), desc, progress)
+    try:
+        if workers == 1:
+            for key, cfg in unique.items():
+                ds = cfg.get("dataset")
+                if ds in absent:
+                    results[key] = {"status": "not run", "note": absent[ds]}
+                else:
+                    results[key] = _run_one(cfg, store_root)
+                    if results[key]["note"].startswith("not run: dataset"):
+                        absent[ds] = results[key]["note"]
+                bar.update()
+        else:
+            import concurrent.futures as cf
+            import multiprocessing as mp
+
+            with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
+                                        initializer=_worker_init) as pool:
+                futures = {pool.submit(_run_one, cfg, store_root): key for key, cfg in unique.items()}
+                for fut in cf.as_completed(futures):
+                    results[futures[fut]] = fut.result()
+                    bar.update()
+    finally:
+        bar.close()
+
+    run_rows, hist_rows = [], []
+    for row, cfg in jobs:
+        if cfg is None:
+            run_rows.append({**row, "status": "not run", "note": row["note"] or "not run"})
+            continue
+        res = results[json.dumps(cfg, sort_keys=True, default=str)]
+        out = {**row, "status": res["status"], "note": res["note"] if res["note"] else row["note"]}
+        if res["status"] == "ok":
+            out.update({k: v for k, v in res.items() if k not in ("status", "note", "history", "elapsed_s")})
+            out["dataset_used"] = cfg.get("dataset")
+            for h in res["history"]:
+                hist_rows.append({**{k: v for k, v in row.items() if k != "note"}, **h,
+                                  "test_accuracy": 100.0 * h["test_accuracy"]})
+        run_rows.append(out)
+    runs = pd.DataFrame(run_rows)
+    for col, dtype in (("accuracy", float), ("wall_time_s", float), ("key", object), ("dataset_used", object)):
+        if col not in runs:
+            runs[col] = pd.Series(dtype=dtype)
+    return GridResult(runs, pd.DataFrame(hist_rows), labels, time.perf_counter() - t0)
+
+
+def aggregate(runs: pd.DataFrame, by: Sequence[str], value: str = "accuracy") -> pd.DataFrame:
+    """Mean and sample std (ddof=1; NaN for one seed) of ``value`` over seeds, per group
+    ``by``; ``n_seeds`` counts the finished runs, ``status`` is ``ok`` if any run
+    finished, else the first run's status and note."""
+    recs = []
+    for keys, grp in runs.groupby(list(by), sort=False, dropna=False):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        ok = grp[grp.status == "ok"]
+        vals = ok[value].astype(float).dropna() if value in ok else pd.Series(dtype=float)
+        recs.append({**dict(zip(by, keys)),
+                     "ours_mean": float(vals.mean()) if len(vals) else math.nan,
+                     "ours_std": float(vals.std(ddof=1)) if len(vals) > 1 else math.nan,
+                     "n_seeds": int(len(vals)),
+                     "status": "ok" if len(vals) else str(grp.status.iloc[0]),
+                     "note": "" if len(vals) else str(grp.note.iloc[0]),
+                     "dataset_used": ok["dataset_used"].iloc[0] if len(ok) and "dataset_used" in ok else None})
+    return pd.DataFrame(recs)

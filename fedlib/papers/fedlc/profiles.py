@@ -1,0 +1,186 @@
+"""The FedLC paper's profiles: ``paper`` (its setup), ``quick`` (a 2-core CPU in under an hour) and
+``smoke`` (seconds, for CI), as :class:`fedlib.profiles.Profile` data.
+
+The ``quick`` profile is written as "the paper's, with these changes" (:func:`fedlib.profiles.changed`);
+every table and figure lists the resulting deviations (:meth:`Profile.deviations`).
+"""
+
+from __future__ import annotations
+
+from ...profiles import Profile, changed, merge_notes
+from .reported import SEEDS
+
+__all__ = ["PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "EXPERIMENTS", "EXPERIMENT_DATASETS", "MODEL_LABELS"]
+
+#: Experiment names: one per paper table / figure (and the notebooks' own studies).
+EXPERIMENTS = {
+    "fig1": "Fig. 1: FedAvg under IID, Q(α) and D(β) skews (CIFAR-10)",
+    "fig2": "Fig. 2: per-class accuracy before/after the local update vs class size",
+    "fig3": "Fig. 3: two-client toy example (2-D Gaussians)",
+    "deviation": "§3 Def. 3, Thm 1, 3: deviation bound D_jr and the update signs",
+    "calibration": "§4: FedLC loss variants and τ sensitivity",
+    "fig4": "Fig. 4: Q(α=4) and D(β=0.5) partitions of CIFAR-10 on 5 clients",
+    "table4": "Table 4: Synthetic(α,β) and FEMNIST",
+    "synthetic_alpha": "Synthetic(α,β): does α change the data?",
+    "table1": "Table 1: D(β) on SVHN, CIFAR-10, CIFAR-100",
+    "table2": "Table 2: Q(α) on CIFAR-10, CIFAR-100",
+    "table3": "Table 3: ImageNet-subset",
+    "fig5": "Fig. 5: accuracy curves FedLC vs FedRS",
+    "fig6": "Fig. 6: per-class accuracy before/after aggregation, FedAvg vs FedLC",
+    "fig7": "Fig. 7: t-SNE of missing / minority / majority classes",
+    "table5": "Table 5: local epochs E",
+    "table6": "Table 6: number of clients m",
+    "table7": "Table 7: FedLC + Scaffold / FedProx",
+    "stand_in": "Stand-in check: Tables 1-2's CIFAR-10 cells on CIFAR-10 itself, beside the profile's stand-in",
+}
+
+#: The paper's model for each dataset, for deviation lines.
+MODEL_LABELS = {"cifar10": "Table 9 CNN", "svhn": "Table 9 CNN", "cifar100": "Table 9 CNN",
+                "fmnist": "Table 8 CNN", "mnist": "Table 8 CNN"}
+
+#: The paper datasets of the experiments that are not tables (for deviation lines).
+EXPERIMENT_DATASETS = {
+    "fig1": ("cifar10",), "fig2": ("cifar10",), "fig4": ("cifar10",), "fig5": ("imagenet_subset", "cifar10"),
+    "fig6": ("cifar10",), "fig7": ("cifar10",), "deviation": ("cifar10",), "calibration": ("cifar10",),
+    "synthetic_alpha": ("synthetic",), "fig3": (), "stand_in": ("cifar10",),
+}
+
+# Deviations of fedlib itself from the paper, true in every profile.
+_ALWAYS = {
+    "*": (),
+    "fig3": ("Fig. 3 is a schematic in the paper; here it is measured on a two-client toy problem "
+             "(2-D Gaussian classes, linear softmax model).",),
+    "fig5": ("ImageNet-subset is not available: CIFAR-10 (or its stand-in) with FedLC vs FedRS is shown instead.",),
+    "calibration": ("τ is not given in the paper; the sweep shows its effect.",),
+}
+_TAU_NOTE = "τ = 1.0 (not given in the paper; fedlib's default), local epochs E = 1 (not stated)"
+for _exp in ("table1", "table2", "table4", "table6", "table7", "fig1", "fig5"):
+    _ALWAYS[_exp] = _ALWAYS.get(_exp, ()) + (_TAU_NOTE,)
+_ALWAYS["table5"] = ("τ = 1.0 (not given in the paper); rounds not stated in the paper (400 assumed)",)
+
+
+PAPER_PROFILE = Profile(
+    name="paper",
+    paper="fedlc",
+    description="The paper's setup (§5.2-§5.6): 5 seeds, 400 rounds (300 for Synthetic), the full datasets, "
+                "20 clients, batch 128, SGD lr 0.01, no weight decay.  Needs a GPU (days of CPU time).",
+    seeds=SEEDS,
+    datasets={},
+    image={"eval_every": 10},
+    synthetic={"eval_every": 10},
+    experiments={
+        "fig1": {"iid": True, "alphas": (2, 4, 6, 8), "betas": (0.05, 0.1, 0.2, 0.3, 0.5)},
+        "fig2": {"dataset": "cifar10", "num_clients": 5, "partition": "dirichlet", "partition_beta": 0.5,
+                 "rounds": 400, "uses_seeds": False},
+        "fig3": {"points_per_class": 400, "local_steps": 100, "rounds": 50, "std": 1.5, "tau": 3.0, "uses_seeds": False, "trains": False},
+        "deviation": {"dataset": "cifar10", "partition": "dirichlet", "partition_beta": 0.1, "pretrain_rounds": 50,
+                      "epochs": 1, "uses_seeds": False},
+        "calibration": {"settings": ("cifar10_alpha2", "cifar10_beta0.1", "cifar10_beta0.5"),
+                        "taus": (0.1, 0.3, 1.0, 3.0, 10.0), "tau_setting": "cifar10_beta0.1"},
+        "fig4": {"uses_seeds": False, "trains": False, "substitute": False},
+        "synthetic_alpha": {"alphas": (0.0, 0.5, 1.0, 2.0), "betas": (0.0, 0.5, 1.0), "uses_seeds": False,
+                            "trains": False},
+        "fig5": {"settings": ("cifar10_alpha2", "cifar10_alpha4", "cifar10_beta0.1", "cifar10_beta0.3"),
+                 "num_clients": 40},
+        "fig6": {"dataset": "cifar10", "num_clients": 20, "partition": "dirichlet", "partition_beta": 0.1,
+                 "rounds": 400, "uses_seeds": False},
+        "fig7": {"dataset": "cifar10", "num_clients": 20, "partition": "dirichlet", "partition_beta": 0.1,
+                 "rounds": 400, "tsne_samples": 300, "uses_seeds": False},
+    },
+    notes=_ALWAYS,
+    workers=1,
+)
+
+QUICK = Profile(
+    name="quick",
+    paper="fedlc",
+    description="A reduced setting for a 2-core CPU in about an hour: 1 seed (2 for Tables 1, 2, 4); CIFAR-10 "
+                "replaced by FashionMNIST "
+                "with the Table 8 CNN; a 6,000-sample training subset with batch 16 (so that every client still "
+                "takes ≈19 local steps per round, as with the full data and batch 128); 30 rounds; 2,000 test "
+                "samples; Synthetic as in the paper (300 rounds, 100 clients); a stand-in check runs a few "
+                "Table 1-2 cells on CIFAR-10 itself with the Table 8 CNN.  SVHN and CIFAR-100 are absent "
+                "here (not run).",
+    seeds=(0,),
+    datasets={"cifar10": "fmnist", "imagenet_subset": None},
+    image={"rounds": 30, "max_train_samples": 6000, "max_test_samples": 2000, "batch_size": 16, "eval_every": 3},
+    synthetic={"eval_every": 10},
+    # the paper's experiments with fewer rounds / points, fewer settings, 20 clients in Fig. 5
+    experiments=changed(PAPER_PROFILE.experiments, {
+        "fig2": {"rounds": 30},
+        "fig3": {"points_per_class": 200, "rounds": 20},
+        "deviation": {"pretrain_rounds": 30},
+        "calibration": {"settings": ("cifar10_alpha2", "cifar10_beta0.1")},
+        "fig5": {"num_clients": 20},
+        "fig6": {"rounds": 30},
+        "fig7": {"rounds": 30, "tsne_samples": 200},
+        "table1": {"seeds": (0, 1)},
+        "table2": {"seeds": (0, 1)},
+        "table4": {"seeds": (0, 1)},
+        "table5": {"overrides": {"rounds": 10, "max_train_samples": 2000}},
+        "table6": {"overrides": {"rounds": 20}},
+        "stand_in": {"settings": ("cifar10_iid", "cifar10_beta0.1", "cifar10_beta0.5", "cifar10_alpha2"),
+                     "methods": ("fedavg", "fedrs", "fedlc"), "seeds": (0, 1), "substitute": False,
+                     "overrides": {"model": "cnn_mnist"}},
+    }),
+    explanations={"batch_size": "with the 6,000-sample subset each of 20 clients holds ~300 samples and so still "
+                                "takes ≈19 local SGD steps per round at the paper's lr 0.01, as with the full data "
+                                "(2,500 samples per client, batch 128)",
+                  "model": "the Table 8 CNN (with 3 input channels) on CIFAR-10: the Table 9 CNN trains at "
+                           "≈500 samples/s on 2 CPU cores, ~25× slower, too slow for this profile"},
+    notes=merge_notes(_ALWAYS, {
+        "table3": ("the ImageNet subset with ResNet-18 is a GPU job: the quick profile leaves it out (the paper "
+                   "profile runs it where the files are)",),
+        "table5": ("Table 5: 10 rounds on a 2,000-sample subset (10 clients × ~200 samples, ≈13 steps per local "
+                   "epoch): E = 20 costs 20× E = 1",),
+        "fig5": ("Fig. 5 reuses Table 1/2 runs: 20 clients instead of the paper's 40.",),
+        "fig6": ("the 'well-trained' global model is FedAvg after 30 rounds of the quick setting (the Table 1 "
+                 "D(β=0.1) run)",),
+        "fig7": ("the 'well-trained' global model is FedAvg after 30 rounds of the quick setting (the Table 1 "
+                 "D(β=0.1) run)",),
+    }),
+    workers=2,
+    budget_minutes=90,
+)
+
+SMOKE = Profile(
+    name="smoke",
+    paper="fedlc",
+    description="A tiny setting that only checks that every notebook runs (CI): 1 seed, 2 rounds, "
+                "FashionMNIST with 600 training and 200 test samples, a few grid points.  Its numbers mean nothing.",
+    seeds=(0,),
+    datasets={"cifar10": "fmnist", "imagenet_subset": None},
+    image={"rounds": 2, "max_train_samples": 600, "max_test_samples": 200, "min_client_size": 2, "eval_every": 1},
+    synthetic={"rounds": 2, "num_clients": 10, "eval_every": 1},
+    experiments={
+        "fig1": {"iid": True, "alphas": (2,), "betas": (0.1,)},
+        "fig2": {"dataset": "cifar10", "num_clients": 5, "partition": "dirichlet", "partition_beta": 0.5,
+                 "rounds": 2, "uses_seeds": False},
+        "fig3": {"points_per_class": 50, "local_steps": 20, "rounds": 3, "std": 1.5, "tau": 3.0, "uses_seeds": False, "trains": False},
+        "deviation": {"dataset": "cifar10", "partition": "dirichlet", "partition_beta": 0.1, "pretrain_rounds": 1,
+                      "epochs": 1, "max_steps": 3, "uses_seeds": False},
+        "calibration": {"settings": ("cifar10_beta0.1",), "taus": (0.3, 1.0), "tau_setting": "cifar10_beta0.1",
+                        "variants": ("standard", "eq7_printed")},
+        "fig4": {"uses_seeds": False, "trains": False, "substitute": False},
+        "synthetic_alpha": {"alphas": (0.0, 1.0), "betas": (0.0, 1.0), "num_clients": 10, "uses_seeds": False,
+                            "trains": False},
+        "table1": {"columns": ("cifar10_beta0.05",), "rows": ("fedavg", "fedlc")},
+        "table2": {"columns": ("cifar10_alpha2",), "rows": ("fedavg", "fedlc")},
+        "table4": {"columns": ("synthetic_1_1",), "rows": ("fedavg", "fedlc")},
+        "fig5": {"settings": ("cifar10_alpha2",), "num_clients": 20},
+        "fig6": {"dataset": "cifar10", "num_clients": 10, "partition": "dirichlet", "partition_beta": 0.1,
+                 "rounds": 2, "uses_seeds": False},
+        "fig7": {"dataset": "cifar10", "num_clients": 10, "partition": "dirichlet", "partition_beta": 0.1,
+                 "rounds": 2, "tsne_samples": 30, "uses_seeds": False},
+        "table5": {"columns": ("cifar10_beta0.5",), "rows": ("E1/fedavg", "E1/fedlc", "E5/fedavg", "E5/fedlc")},
+        "table6": {"columns": ("m10", "m30"), "rows": ("fedavg", "fedlc")},
+        "table7": {"columns": ("cifar10_alpha5",)},
+        "stand_in": {"settings": ("cifar10_iid", "cifar10_beta0.1"), "methods": ("fedavg", "fedlc"),
+                     "substitute": False, "overrides": {"model": "cnn_mnist"}},
+    },
+    notes=merge_notes(_ALWAYS, {"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}),
+    workers=1,
+    budget_minutes=10,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (SMOKE, QUICK, PAPER_PROFILE)}

@@ -1,0 +1,401 @@
+"""The generic reporting machinery: paper-vs-ours comparison (with stand-in, suspect and
+undecided cells), grids and their progress channel, saving (placeholders, provenance, no
+machine paths), the notebook context's output rule, the index across papers, regeneration."""
+
+import json
+import math
+import os
+
+import pandas as pd
+import pytest
+
+from fedlib.compare import compare, gains, render_comparison, summarize, winners
+from fedlib.grid import aggregate, progress_channel, run_grid
+
+
+# ------------------------------------------------------------------------------ comparison math
+def _paper(rows, dataset="d"):
+    return pd.DataFrame([{"row": r, "column": c, "row_label": r, "column_label": c, "row_group": "",
+                          "dataset": dataset, "paper_mean": pm, "paper_std": ps} for r, c, pm, ps in rows])
+
+
+def _ours(rows, used="d", std=math.nan, n=1):
+    return pd.DataFrame([{"row": r, "column": c, "ours_mean": om, "ours_std": std, "n_seeds": n,
+                          "status": "ok" if not math.isnan(om) else "not run", "note": "", "dataset_used": used}
+                         for r, c, om in rows])
+
+
+def test_compare_delta_and_within_std_by_hand():
+    p = _paper([("a", "x", 50.0, 1.0), ("b", "x", 50.0, 1.0), ("c", "x", 50.0, 1.0), ("d", "x", 60.0, math.nan),
+                ("e", "x", math.nan, math.nan), ("f", "x", 40.0, 2.0)])
+    o = _ours([("a", "x", 50.5), ("b", "x", 48.9), ("c", "x", 51.0), ("d", "x", 61.0), ("e", "x", 30.0),
+               ("f", "x", math.nan)])
+    c = compare(p, o).set_index("row")
+    assert c.delta["a"] == pytest.approx(0.5) and c.within_std["a"] is True and c.status["a"] == "within"
+    assert c.delta["b"] == pytest.approx(-1.1) and c.within_std["b"] is False and c.status["b"] == "outside"
+    assert c.within_std["c"] is True  # |Δ| = std exactly counts as within
+    assert c.delta["d"] == pytest.approx(1.0) and c.within_std["d"] is None and c.status["d"] == "no_std"
+    assert c.status["e"] == "not_in_paper" and math.isnan(c.delta["e"])
+    assert c.status["f"] == "not_run" and c.within_std["f"] is None
+    s = summarize(c.reset_index())
+    assert s["counts"] == {"within": 2, "outside": 1, "undecided": 0, "no_std": 1, "stand_in": 0, "suspect": 0,
+                           "not_in_paper": 1, "not_run": 1}
+    assert s["run"] == 5
+    assert s["within"] == ["a @ x", "c @ x"] and s["outside"] == ["b @ x"]
+
+
+def test_a_cell_on_a_stand_in_dataset_is_never_within_or_outside():
+    p = _paper([("a", "x", 50.0, 1.0), ("b", "x", 50.0, 1.0)], dataset="cifar10")
+    o = _ours([("a", "x", 50.2), ("b", "x", 80.0)], used="fmnist")
+    c = compare(p, o)
+    assert list(c.status) == ["stand_in", "stand_in"] and c.within_std.isna().all()
+    s = summarize(c)
+    assert s["counts"]["within"] == s["counts"]["outside"] == 0 and s["counts"]["stand_in"] == 2
+    assert s["median_abs_delta"] is None and s["median_abs_delta_stand_in"] == pytest.approx(15.1)
+    assert "⇄" in render_comparison(c)
+
+
+def test_a_suspect_paper_value_is_shown_but_not_counted():
+    p = _paper([("a", "x", 83.7, 1.0), ("b", "x", 50.0, 1.0)])
+    p["suspect"] = ["breaks the monotone trend (probable typo)", ""]
+    o = _ours([("a", "x", 20.0), ("b", "x", 50.5)])
+    c = compare(p, o).set_index("row")
+    assert c.status["a"] == "suspect" and c.status["b"] == "within"
+    md = render_comparison(c.reset_index())
+    assert "83.70±1.00 → 20.00 (-63.70) †" in md and "probable typo" in md
+    w = winners(c.reset_index())
+    assert w.empty or "a" not in set(w.paper_best)  # a suspect value never decides the best method
+
+
+def test_a_verdict_within_the_spread_is_undecided():
+    p = _paper([("a", "x", 50.0, 1.0), ("b", "x", 50.0, 1.0), ("c", "x", 50.0, 1.0)])
+    # machine spread 0.3: |Δ| = 1.2 is within 0.3 of the std 1.0 -> undecided; 0.1 and 3.0 are clear
+    c = compare(p, _ours([("a", "x", 51.2), ("b", "x", 50.1), ("c", "x", 53.0)]), spread=0.3).set_index("row")
+    assert (c.status["a"], c.status["b"], c.status["c"]) == ("undecided", "within", "outside")
+    assert c.spread["a"] == pytest.approx(0.3)
+    # with several seeds the spread is our std over seeds, not the machine spread
+    c = compare(p, _ours([("a", "x", 51.2)], std=0.1, n=3), spread=5.0).set_index("row")
+    assert c.spread["a"] == pytest.approx(0.1) and c.status["a"] == "outside"
+    assert summarize(compare(p, _ours([("a", "x", 51.2)]), spread=0.3))["undecided"] == ["a @ x"]
+
+
+def test_winners_and_gains_with_their_verdicts():
+    p = _paper([("fedavg", "x", 50.0, 1.0), ("fedlc", "x", 60.0, 1.0), ("fedavg", "y", 70.0, 1.0),
+                ("fedlc", "y", 75.0, 1.0)])
+    o = _ours([("fedavg", "x", 52.0), ("fedlc", "x", 51.0), ("fedavg", "y", 60.0), ("fedlc", "y", 66.0)])
+    c = compare(p, o)
+    w = winners(c).set_index("column")
+    assert w.verdict["x"] == "disagree" and w.verdict["y"] == "agree"
+    g = gains(c, "fedlc", "fedavg").set_index("column")
+    assert g.paper_gain["x"] == pytest.approx(10.0) and g.ours_gain["x"] == pytest.approx(-1.0)
+    assert g.verdict["x"] == "disagree" and g.verdict["y"] == "agree"
+    s = summarize(c, ("fedlc", "fedavg"))
+    assert (s["winner_agree"], s["winner_total"], s["gain_same_sign"], s["gain_total"]) == (1, 2, 1, 2)
+    assert s["ours_gain_mean"] == pytest.approx(2.5) and s["paper_gain_mean"] == pytest.approx(7.5)
+    # the same numbers with a machine spread of 1.0: the gain of -1 at x is within √2 of zero
+    c = compare(p, o, spread=1.0)
+    g = gains(c, "fedlc", "fedavg").set_index("column")
+    assert g.verdict["x"] == "undecided" and g.spread["x"] == pytest.approx(math.sqrt(2))
+    assert winners(c).set_index("column").verdict["x"] == "undecided"  # 51 is within √2 of 52
+    s = summarize(c, ("fedlc", "fedavg"))
+    assert (s["gain_same_sign"], s["gain_undecided"], s["winner_undecided"]) == (1, 1, 1)
+
+
+def test_render_comparison_cells():
+    p = _paper([("a", "x", 50.0, 1.0), ("b", "x", 50.0, math.nan), ("c", "x", 50.0, 1.0)])
+    o = _ours([("a", "x", 50.5), ("b", "x", 47.0), ("c", "x", math.nan)])
+    o.loc[2, "note"] = "not run: dataset 'svhn' is absent"
+    md = render_comparison(compare(p, o))
+    assert "50.00±1.00 → 50.50 (+0.50) ✓" in md
+    assert "50.00 → 47.00 (-3.00) ~" in md
+    assert "not run[^1]" in md and "[^1]: not run: dataset 'svhn' is absent" in md
+
+
+def test_aggregate_mean_and_sample_std_of_any_metric():
+    runs = pd.DataFrame([
+        {"row": "a", "column": "x", "seed": 0, "status": "ok", "note": "", "accuracy": 60.0,
+         "personalized_accuracy": 80.0, "dataset_used": "d"},
+        {"row": "a", "column": "x", "seed": 1, "status": "ok", "note": "", "accuracy": 62.0,
+         "personalized_accuracy": 84.0, "dataset_used": "d"},
+        {"row": "b", "column": "x", "seed": 0, "status": "ok", "note": "", "accuracy": 70.0,
+         "personalized_accuracy": 90.0, "dataset_used": "d"},
+        {"row": "c", "column": "x", "seed": 0, "status": "not run", "note": "absent", "accuracy": math.nan,
+         "personalized_accuracy": math.nan, "dataset_used": None},
+    ])
+    agg = aggregate(runs, ["row", "column"]).set_index("row")
+    assert agg.ours_mean["a"] == pytest.approx(61.0) and agg.ours_std["a"] == pytest.approx(math.sqrt(2))
+    assert agg.n_seeds["a"] == 2 and math.isnan(agg.ours_std["b"])
+    assert agg.status["c"] == "not run" and agg.note["c"] == "absent" and math.isnan(agg.ours_mean["c"])
+    pm = aggregate(runs, ["row", "column"], value="personalized_accuracy").set_index("row")
+    assert pm.ours_mean["a"] == pytest.approx(82.0) and pm.ours_std["a"] == pytest.approx(math.sqrt(8))
+
+
+# ------------------------------------------------------------------------------ grids
+def test_run_grid_seeds_cache_absent_dataset_and_progress(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "no-data"))
+    channel = tmp_path / "progress.jsonl"
+    monkeypatch.setenv("FEDLIB_PROGRESS", str(channel))
+    base = {"dataset": "synthetic", "num_clients": 4, "rounds": 2, "batch_size": 32}
+    cells = [{"method": "fedavg", "config": {**base, "method": "fedavg"}},
+             {"method": "fedlc", "config": {**base, "method": "fedlc"}},
+             {"method": "svhn", "config": {"dataset": "svhn", "rounds": 1}},
+             {"method": "skipped", "config": None, "note": "not run: grid reduced"}]
+    store = tmp_path / "store"
+    g = run_grid(cells, seeds=(0, 1), store=store, progress=False, desc="demo")
+    assert len(g.runs) == 8
+    ok = g.runs[g.runs.status == "ok"]
+    assert len(ok) == 4 and ok.accuracy.between(0, 100).all()
+    svhn = g.runs[g.runs.method == "svhn"]
+    assert set(svhn.status) == {"not run"} and svhn.note.str.contains("absent").all()
+    assert not svhn.note.str.contains(str(tmp_path)).any()  # no machine path in what is committed
+    assert set(g.runs[g.runs.method == "skipped"].note) == {"not run: grid reduced"}
+    assert set(g.histories["round"]) == {1, 2}
+    assert g.aggregate(["method"]).set_index("method").n_seeds["fedavg"] == 2
+    lines = list(progress_channel(channel))  # one line at the start and one per finished run
+    assert [ln["done"] for ln in lines] == [0, 1, 2, 3, 4, 5, 6] and {ln["total"] for ln in lines} == {6}
+    assert lines[-1]["desc"] == "demo" and lines[-1]["eta_s"] == 0
+    again = run_grid(cells[:2], seeds=(0, 1), store=store, progress=False)  # from the store
+    assert again.runs.accuracy.tolist() == ok.accuracy.tolist()
+
+
+# ------------------------------------------------------------------------------ saving
+def test_save_figure_writes_pdf_png_and_sidecar_with_commit(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fedlib import __version__
+    from fedlib.figures import git_commit, save_figure, use_style
+    from fedlib.papers.fedlc import PAPER
+
+    use_style()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], label="x")
+    paths = save_figure(fig, "demo", tmp_path, title="Demo", caption="cap", profile=PAPER.profile("quick"),
+                        experiment="fig1", seeds=[1, 0], datasets=["fmnist"], parameters={"rounds": 3})
+    assert {p.suffix for p in paths.values()} == {".pdf", ".png", ".json"}
+    assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pdf = paths["pdf"].read_bytes()
+    assert pdf.startswith(b"%PDF") and b"/FontFile2" in pdf and b"/Type3" not in pdf  # TrueType embedded
+    meta = json.loads(paths["json"].read_text())
+    assert meta["git_commit"] == git_commit() and meta["git_commit"]
+    assert meta["fedlib_version"] == __version__ and meta["paper"] == "fedlc" and meta["profile"] == "quick"
+    assert meta["kind"] == "figure" and meta["seeds"] == [0, 1] and meta["placeholder"] is False
+    assert meta["parameters"] == {"rounds": 3} and meta["files"] == {"pdf": "demo.pdf", "png": "demo.png"}
+    assert meta["deviations"]  # quick fig1 deviates from the paper
+    plt.close(fig)
+
+
+def test_a_placeholder_never_replaces_a_real_artefact(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fedlib.figures import _SAVED, is_placeholder, save_figure, save_table
+
+    fig, _ = plt.subplots()
+    real = save_figure(fig, "fig4", tmp_path, title="real")
+    before = real["png"].read_bytes()
+    assert save_figure(fig, "fig4", tmp_path, title="not run", placeholder=True) is None
+    assert real["png"].read_bytes() == before and not is_placeholder(real["json"])
+    assert save_table(pd.DataFrame({"a": [1]}), "counts", tmp_path, placeholder=True)  # nothing to replace
+    assert is_placeholder(tmp_path / "counts.json")
+    assert save_table(pd.DataFrame({"a": [2]}), "counts", tmp_path)  # real data replace a placeholder
+    assert not is_placeholder(tmp_path / "counts.json")
+    plt.close(fig)
+    _SAVED.clear()
+
+
+def test_sidecars_name_no_machine_paths(tmp_path, monkeypatch):
+    from fedlib.figures import repo_root, save_table
+
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "data"))
+    body = save_table(pd.DataFrame({"a": [1]}), "t", tmp_path, parameters={
+        "data_root": str(tmp_path / "data" / "cifar10"), "store": str(repo_root() / ".fedlib-store")})["json"]
+    text = body.read_text()
+    assert str(tmp_path) not in text and str(repo_root()) not in text
+    assert "<data root>/cifar10" in text and "./.fedlib-store" in text
+
+
+def test_git_commit_outside_git_is_unknown(tmp_path):
+    from fedlib.figures import git_commit
+
+    assert git_commit(tmp_path) == "unknown"
+
+
+def test_git_commit_marks_dirty_tree(tmp_path):
+    import shutil
+    import subprocess
+
+    from fedlib.figures import _git_commit, git_commit
+
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    run = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)  # noqa: E731
+    run("init", "-q")
+    (tmp_path / "a.txt").write_text("1")
+    run("add", "a.txt")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x")
+    clean = git_commit(tmp_path)
+    assert len(clean) == 40 and not clean.endswith("-dirty")
+    (tmp_path / "a.txt").write_text("2")
+    _git_commit.cache_clear()
+    assert git_commit(tmp_path) == clean + "-dirty"
+    _git_commit.cache_clear()
+
+
+def test_save_table_writes_csv_markdown_and_sidecar(tmp_path):
+    from fedlib.figures import save_table
+
+    df = pd.DataFrame({"a": [1.0, 2.5], "b": ["x", "y|z"]})
+    paths = save_table(df, "t", tmp_path, title="T", caption="C", profile="smoke")
+    assert pd.read_csv(paths["csv"]).equals(df)
+    md = paths["md"].read_text()
+    assert md.startswith("**T**") and "| a | b |" in md and "y\\|z" in md
+    assert json.loads(paths["json"].read_text())["kind"] == "table"
+
+
+def test_a_figure_may_not_take_the_name_of_a_table_saved_in_the_same_run(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fedlib.figures import save_figure, save_table
+
+    save_table(pd.DataFrame({"a": [1]}), "effects", tmp_path, title="T", findings=["f"])
+    fig, _ = plt.subplots()
+    with pytest.raises(ValueError, match="'effects' is already used by a table"):
+        save_figure(fig, "effects", tmp_path)
+    plt.close(fig)
+    assert not (tmp_path / "effects.pdf").exists() and not (tmp_path / "effects.png").exists()
+    meta = json.loads((tmp_path / "effects.json").read_text())
+    assert meta["kind"] == "table" and meta["findings"] == ["f"]
+    save_table(pd.DataFrame({"a": [2]}), "effects", tmp_path)  # saving the same artefact again is fine
+
+
+# ------------------------------------------------------------------------------ the notebook context
+def test_each_profile_writes_to_its_own_folder(tmp_path, monkeypatch):
+    """The output rule: figures/<paper>/<profile>/; a non-profile seed gets its own folder too."""
+    from fedlib import figures
+    from fedlib.context import Context
+
+    monkeypatch.setattr(figures, "repo_root", lambda: tmp_path)
+    monkeypatch.setattr("fedlib.context.repo_root", lambda: tmp_path)
+    smoke = Context("smoke", notebook="fedlc/04_label_skew", store=False)
+    quick = Context("quick", notebook="fedlc/04_label_skew", store=False)
+    seeded = Context("quick", notebook="fedlc/04_label_skew", seed=7, store=False)
+    assert smoke.out_dir == tmp_path / "figures" / "fedlc" / "smoke"
+    assert quick.out_dir == tmp_path / "figures" / "fedlc" / "quick"
+    assert seeded.out_dir == tmp_path / "figures" / "fedlc" / "quick-seed7" and seeded.profile.seeds == (7,)
+    assert Context("quick", notebook="fedlc/04", out_dir="elsewhere", store=False).out_dir == tmp_path / "elsewhere"
+    assert "figures/fedlc/quick" in repr(quick) and str(tmp_path) not in repr(quick)
+    with pytest.raises(ValueError, match="'<paper>/<section>'"):
+        Context("quick", notebook="fedlc_04_label_skew")
+
+
+def test_a_notebook_computes_with_one_thread(tmp_path):
+    import torch
+
+    from fedlib.context import Context
+
+    torch.set_num_threads(2)
+    Context("smoke", notebook="fedlc/04_label_skew", store=False, out_dir=tmp_path)
+    assert torch.get_num_threads() == 1
+
+
+# ------------------------------------------------------------------------------ index across papers
+def _write(folder, name, body):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps(body))
+
+
+def test_build_index_across_papers_and_profiles(tmp_path):
+    from fedlib.index import build_index
+
+    root = tmp_path / "figures"
+    quick, paper_profile = root / "fedlc" / "quick", root / "fedlc" / "paper"
+    _write(quick, "fig1_x", {"kind": "figure", "name": "fig1_x", "title": "Fig. 1: x", "caption": "cap",
+                             "profile": "quick", "notebook": "fedlc/01_motivation", "deviations": ["1 seed"],
+                             "files": {"png": "fig1_x.png"}, "git_commit": "abc", "findings": ["something measured"]})
+    summary = {"counts": {"within": 1, "outside": 2, "undecided": 1, "no_std": 0, "stand_in": 5, "not_run": 3},
+               "run": 9, "within": ["FedLC @ CIFAR-10 β=0.5"], "outside": ["FedAvg @ x", "FedRS @ x"],
+               "undecided": ["FedProx @ x"], "median_abs_delta": 4.0, "winner_agree": 1, "winner_undecided": 1,
+               "winner_total": 2, "gain_same_sign": 1, "gain_undecided": 0, "gain_total": 1,
+               "ours_gain_mean": 2.0, "paper_gain_mean": 10.0}
+    for folder, prof in ((quick, "quick"), (paper_profile, "paper")):
+        _write(folder, "table1", {"kind": "table", "name": "table1", "title": "Table 1: t", "profile": prof,
+                                  "paper_table": "table1", "notebook": "fedlc/06_real_world_datasets",
+                                  "deviations": [], "files": {"md": "table1.md"}, "summary": summary,
+                                  "git_commit": "abc"})
+        (folder / "table1.md").write_text("| method | x |\n| --- | --- |\n| FedAvg | 1 → 2 |\n")
+    (quick / "_run.json").write_text(json.dumps({"total_wall_time_s": 120.0, "notebooks": [
+        {"name": "01_motivation", "status": "ok", "wall_time_s": 100.0}]}))
+    (quick / "_spread.json").write_text(json.dumps({"machines": "A vs B", "note": "measured on two machines",
+                                                    "tables": {"table1": {"cells": 10, "identical": 7,
+                                                                          "median_abs_delta": 0.1,
+                                                                          "max_abs_delta": 2.1}}}))
+    text = build_index(root).read_text()
+    top = text[:text.index("## FedLC")]
+    assert "| FedLC (ICML 2022) | `paper` |" in top and "| FedLC (ICML 2022) | `quick` | 2.0 min | 9 | 1 | 2 | 1 | 0 | 5 |" in top
+    assert top.index("`paper`") < top.index("`quick`")  # paper-profile numbers beside (before) the quick ones
+    assert "[fedlc / quick](#fedlc-quick)" in top and '<a id="fedlc-quick"></a>' in text
+    assert "| fedlc | `quick` | table1 | A vs B | 10 | 7 | 0.10 | 2.10 |" in text
+    assert "![fig1_x](fedlc/quick/fig1_x.png)" in text and "| FedAvg | 1 → 2 |" in text
+    assert "FedProx @ x" in text and "something measured" in text and "  * 1 seed" in text
+    assert "1/2 (1 undecided)" in text
+
+
+def test_regenerate_selects_notebooks_by_name_number_or_substring(tmp_path):
+    from fedlib.regenerate import select
+
+    paths = [tmp_path / f"0{i}_{n}.ipynb" for i, n in ((1, "motivation"), (4, "label_skew"))]
+    assert select(paths, None) == paths
+    assert select(paths, ["04_label_skew"]) == [paths[1]]
+    assert select(paths, ["01"]) == [paths[0]]
+    assert select(paths, ["label"]) == [paths[1]]
+    assert select(paths, ["nothing"]) == []
+
+
+def test_regenerate_lists_papers_and_refuses_unknown_ones(capsys):
+    from fedlib.regenerate import main
+
+    assert main(["--list", "--paper", "fedlc"]) == 0
+    out = capsys.readouterr().out.split()
+    assert "fedlc/01_motivation" in out and all(line.startswith("fedlc/") for line in out)
+    assert main(["--paper", "nonesuch"]) == 2
+    assert "unknown paper" in capsys.readouterr().err
+    assert main(["--paper", "fedlc", "--profile", "huge"]) == 2
+
+
+def test_regenerate_passes_absolute_paths_to_the_kernels(tmp_path, monkeypatch):
+    """The kernels run in notebooks/<paper>/, so FEDLIB_DATA=../shared/data (the README's main
+    command) must reach them resolved against the caller's folder."""
+    from unittest import mock
+
+    from fedlib.regenerate import _environment
+
+    caller = tmp_path / "repo"
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    caller.mkdir()
+    monkeypatch.chdir(caller)
+    with mock.patch.dict(os.environ, {"FEDLIB_DATA": "../shared/data", "FEDLIB_CACHE": "cache"}, clear=False):
+        env = _environment("store")
+        assert os.environ["FEDLIB_DATA"] == env["data"] == str(tmp_path / "shared" / "data")
+        assert os.environ["FEDLIB_STORE"] == env["store"] == str(caller / "store")
+        assert os.environ["FEDLIB_CACHE"] == str(caller / "cache")
+
+
+def test_partial_regenerations_keep_one_timing_per_notebook():
+    from fedlib.regenerate import earlier_timings
+
+    nb = lambda name, t: {"name": name, "status": "ok", "wall_time_s": t}  # noqa: E731
+    full = {"notebooks": [nb("a", 1.0), nb("b", 2.0), nb("c", 3.0)]}
+    first = {"notebooks": [nb("b", 20.0)]}
+    first["previous"] = earlier_timings(first, full)
+    assert first["previous"] == [nb("a", 1.0), nb("c", 3.0)]
+    second = {"notebooks": [nb("c", 30.0)]}
+    second["previous"] = earlier_timings(second, first)
+    assert second["previous"] == [nb("a", 1.0), nb("b", 20.0)]
