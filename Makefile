@@ -8,6 +8,7 @@
 #   make strip-notebooks                  # remove outputs from notebooks/**/*.ipynb before committing
 #   make test                             # the whole test suite
 #   make bench                            # engine and thread-invariance benchmarks
+#   make readme-params                    # refresh README's parameter tables from the declarations
 #
 # Outputs go to figures/<paper>/<profile>/ (one folder per profile: a run never overwrites another
 # profile's outputs).  Runs are cached in $FEDLIB_STORE (default .fedlib-store/), so a second
@@ -18,7 +19,7 @@ PROFILE ?= quick
 PAPER ?=
 NB ?=
 
-.PHONY: figures smoke-notebooks strip-notebooks test bench
+.PHONY: figures smoke-notebooks strip-notebooks test bench readme-params
 
 figures:
 	$(PYTHON) -m fedlib.regenerate --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER),) $(if $(NB),--only $(NB),)
@@ -34,3 +35,7 @@ test:
 
 bench:
 	$(PYTHON) benchmarks/bench_engines.py
+
+readme-params:
+	$(PYTHON) -c "import re, pathlib; from fedlib.__main__ import parameter_tables as t; p = pathlib.Path('README.md'); \
+	p.write_text(re.sub(r'(<!-- params:begin -->\n).*?(\n<!-- params:end -->)', lambda m: m.group(1) + t().strip() + m.group(2), p.read_text(), flags=re.S))"

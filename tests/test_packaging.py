@@ -37,3 +37,14 @@ def test_readme_documents_every_parameter():
     readme = (REPO / "README.md").read_text()
     missing = [f.name for f in fields(Config) if f"`{f.name}`" not in readme]
     assert not missing, f"parameters missing from README's table: {missing}"
+
+
+def test_readme_parameter_tables_are_the_generated_ones():
+    """The README's parameter section is `python -m fedlib params --markdown`, verbatim."""
+    from fedlib.__main__ import parameter_tables
+
+    readme = (REPO / "README.md").read_text()
+    block = re.search(r"<!-- params:begin -->\n(.*?)\n<!-- params:end -->", readme, re.S)
+    assert block, "README.md must hold the parameter tables between <!-- params:begin/end -->"
+    assert block.group(1).strip() == parameter_tables().strip(), \
+        "README's parameter tables are stale: paste `python -m fedlib params --markdown` between the markers"
