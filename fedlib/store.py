@@ -11,7 +11,9 @@ Layout of one entry, ``<root>/<key>/``::
 
 The key is a hash of the configuration (without paths and bookkeeping, see
 :data:`fedlib.config.KEY_EXCLUDED`) and of the code version: the source of
-every fedlib module that can change a trained result.  Every file is written to a
+every fedlib module that can change the run's result -- the core, and the
+modules of its own method and model (:func:`code_version`), so adding or
+editing one method keeps every other method's stored runs.  Every file is written to a
 temporary name and renamed into place, and every read verifies its checksum,
 so a half-written or corrupted entry is never returned: it is reported and
 recomputed.  Everything is loaded with ``torch.load(weights_only=True)``: a
@@ -46,26 +48,94 @@ _PRESENTATION_MODULES = {"__main__.py", "figures.py", "report.py", "profiles.py"
 _PRESENTATION_PACKAGES = {"papers"}
 
 
+# Packages whose modules each implement one method, model or loss: a run's code version holds
+# only the ones it uses, so adding or editing a method keeps every other method's stored runs.
+_PER_RUN_PACKAGES = ("algorithms", "models", "losses")
+# ... except these, which every run uses (the part kinds and FedAvg's defaults, the registries).
+_SHARED = {"algorithms/__init__.py", "algorithms/registry.py", "algorithms/fedavg.py",
+           "algorithms/personalization.py", "algorithms/representation.py", "algorithms/server_training.py",
+           "algorithms/stages.py", "models/__init__.py", "models/registry.py", "models/_common.py",
+           "losses/__init__.py", "losses/_common.py", "losses/cross_entropy.py"}
+
+
 class CorruptEntryWarning(UserWarning):
     """A store entry failed its checksum and was ignored."""
 
 
-@functools.lru_cache(maxsize=1)
-def code_version() -> str:
-    """sha256 (first 16 hex digits) over the source of fedlib's training code,
-    read once per process (the code that was imported is the code that runs)."""
-    return _code_digest(Path(__file__).resolve().parent)
+def _package() -> Path:
+    return Path(__file__).resolve().parent
 
 
-def _code_digest(package: Path) -> str:
+def _is_core(rel: Path) -> bool:
+    if (len(rel.parts) == 1 and rel.name in _PRESENTATION_MODULES) or rel.parts[0] in _PRESENTATION_PACKAGES:
+        return False
+    return rel.parts[0] not in _PER_RUN_PACKAGES or rel.as_posix() in _SHARED
+
+
+def _code_digest(package: Path, extra: tuple[str, ...] = ()) -> str:
+    """sha256 (16 hex digits) over the core training modules of ``package`` and the ``extra``
+    modules (paths relative to the package)."""
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        rel = path.relative_to(package)
-        if (len(rel.parts) == 1 and path.name in _PRESENTATION_MODULES) or rel.parts[0] in _PRESENTATION_PACKAGES:
-            continue
-        digest.update(str(rel).encode())
-        digest.update(path.read_bytes())
+    files = sorted({p.relative_to(package) for p in package.rglob("*.py") if _is_core(p.relative_to(package))}
+                   | {Path(e) for e in extra})
+    for rel in files:
+        path = package / rel
+        if path.exists():
+            digest.update(rel.as_posix().encode())
+            digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _module_file(name: str) -> str | None:
+    """``fedlib.algorithms.fedprox`` -> ``algorithms/fedprox.py`` (None outside the per-run packages)."""
+    parts = name.split(".")
+    if len(parts) < 3 or parts[0] != "fedlib" or parts[1] not in _PER_RUN_PACKAGES:
+        return None
+    return "/".join(parts[1:]) + ".py"
+
+
+def _closure(module_name: str, seen: set[str]) -> None:
+    """The file of ``module_name`` and of every per-run module whose objects it holds (a method's
+    module imports its loss function, say), recursively."""
+    import sys
+
+    path = _module_file(module_name)
+    if path is None or path in seen:
+        return
+    seen.add(path)
+    module = sys.modules.get(module_name)
+    for value in vars(module).values() if module is not None else ():
+        owner = getattr(value, "__module__", None) if not hasattr(value, "__path__") else None
+        if isinstance(owner, str) and owner != module_name:
+            _closure(owner, seen)
+        elif getattr(value, "__name__", "").startswith("fedlib.") and hasattr(value, "__file__"):
+            _closure(value.__name__, seen)
+
+
+def run_modules(config: Config) -> tuple[str, ...]:
+    """The per-run modules a configuration's result depends on: its method tokens' modules, its
+    model's module, and the losses and models they use."""
+    from .algorithms import METHODS
+    from .models import MODELS
+
+    seen: set[str] = set()
+    for token in config.method.split("+"):
+        _closure(METHODS[token].module, seen)
+    _closure(MODELS[config.model].build.__module__, seen)
+    return tuple(sorted(seen - _SHARED))
+
+
+@functools.lru_cache(maxsize=256)
+def _version(extra: tuple[str, ...]) -> str:
+    return _code_digest(_package(), extra)
+
+
+def code_version(config: Config | None = None) -> str:
+    """sha256 (first 16 hex digits) over the source of the training code a run uses: the core
+    (engines, simulation, data, partitions, the part kinds, FedAvg) and, with ``config``, the
+    modules of its method and model (:func:`run_modules`).  Read once per process (the code that
+    was imported is the code that runs)."""
+    return _version(run_modules(config) if config is not None else ())
 
 
 def default_store_root() -> Path:
@@ -103,7 +173,7 @@ class Store:
 
     # -- keys ------------------------------------------------------------------
     def key(self, config: Config) -> str:
-        payload = {"config": config.key_dict(), "code": code_version()}
+        payload = {"config": config.key_dict(), "code": code_version(config)}
         return _sha256(_canonical(payload))[:20]
 
     def entry(self, key: str) -> Path:

@@ -197,25 +197,37 @@ def test_cli_params_lists_core_and_method_parameters():
 
 
 def test_code_version_covers_training_code_only(tmp_path):
-    """Stored results stay valid when presentation code changes (notebook grids,
-    the regeneration runner, the paper's values) and not when training code does."""
+    """Stored results stay valid when presentation code changes (notebook grids, the regeneration
+    runner, the papers' values) or when another method's code changes, and not when the run's own
+    training code does (the core, its method's modules, its loss, its model)."""
     import shutil
     from pathlib import Path
 
     import fedlib
-    from fedlib.store import _code_digest, code_version
+    from fedlib.store import _code_digest, code_version, run_modules
 
     pkg = tmp_path / "fedlib"
     shutil.copytree(Path(fedlib.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    base = _code_digest(pkg)
-    assert base == code_version()
-    for rel in ("regenerate.py", "report.py", "compare.py", "index.py", "papers/fedlc/experiments.py",
-                "papers/fedlc/reported.py"):
-        (pkg / rel).write_text((pkg / rel).read_text() + "\n# edited\n")
-        assert _code_digest(pkg) == base, rel
-    for rel in ("losses/logit_calibration.py", "algorithms/fedlc.py", "vectorized.py", "engine.py", "config.py"):
+    fedlc = Config(method="fedlc+scaffold", dataset="fmnist")
+    extra = run_modules(fedlc)
+    assert set(extra) == {"algorithms/fedlc.py", "algorithms/scaffold.py", "losses/logit_calibration.py",
+                          "models/fedlc_cnn.py"}
+    base = _code_digest(pkg, extra)
+    assert base == code_version(fedlc) and base != code_version(Config(method="fedprox", dataset="fmnist"))
+
+    def edited(rel):
         original = (pkg / rel).read_text()
         (pkg / rel).write_text(original + "\n# edited\n")
-        assert _code_digest(pkg) != base, rel
+        changed = _code_digest(pkg, extra) != base
         (pkg / rel).write_text(original)
-    assert _code_digest(pkg) == base
+        return changed
+
+    for rel in ("regenerate.py", "report.py", "compare.py", "index.py", "papers/fedlc/experiments.py",
+                "papers/fedlc/reported.py", "algorithms/fedprox.py", "losses/restricted_softmax.py",
+                "models/resnet.py"):
+        assert not edited(rel), rel
+    for rel in ("losses/logit_calibration.py", "algorithms/fedlc.py", "algorithms/scaffold.py", "vectorized.py",
+                "engine.py", "simulation.py", "algorithms/fedavg.py", "models/fedlc_cnn.py"):
+        assert edited(rel), rel
+    (pkg / "algorithms" / "newmethod.py").write_text("x = 1\n")  # adding a method keeps the stored runs
+    assert _code_digest(pkg, extra) == base

@@ -44,6 +44,7 @@ class MethodToken:
     paper: str = ""
     doc: str = ""
     alone: bool = False  # a token that may not be combined with others (fedavg, the empty composition)
+    module: str = ""  # the module that registered it (its code is part of its runs' code version)
 
 
 METHODS: dict[str, MethodToken] = {}
@@ -58,7 +59,10 @@ def register_method(name: str, *, parts: dict[str, Callable[[Any], Any]] | None 
         raise ValueError(f"method {name!r}: unknown part kind(s) {sorted(unknown)}; known: {list(PART_KINDS)}")
     if "+" in name or not name:
         raise ValueError(f"method token {name!r} may not be empty or contain '+'")
-    token = MethodToken(name, parts, tuple(params), paper, doc, alone)
+    import sys
+
+    module = sys._getframe(1).f_globals.get("__name__", "")
+    token = MethodToken(name, parts, tuple(params), paper, doc, alone, module)
     if name in METHODS and METHODS[name] != token:
         raise ValueError(f"method token {name!r} is registered twice")
     METHODS[name] = token
