@@ -35,6 +35,7 @@ test:
 
 bench:
 	$(PYTHON) benchmarks/bench_engines.py
+	$(PYTHON) benchmarks/bench_threads.py
 
 readme-params:
 	$(PYTHON) -c "import re, pathlib; from fedlib.__main__ import parameter_tables as t; p = pathlib.Path('README.md'); \

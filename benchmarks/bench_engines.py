@@ -49,8 +49,8 @@ class _EngineClock:
         self.seconds = 0.0
         self._original = simulation.client_trainer
 
-    def __call__(self, config):
-        train = self._original(config)
+    def __call__(self, config, algorithm=None):
+        train = self._original(config, algorithm)
 
         def timed(*args, **kwargs):
             start = time.perf_counter()

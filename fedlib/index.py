@@ -115,11 +115,14 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
                   "machines, per table:", "",
                   "| paper | profile | table | machines compared | cells | identical | median \\|Δ\\| | max \\|Δ\\| |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        def num(v, fmt="{:.2f}"):
+            return "—" if v is None else fmt.format(v)
+
         for (paper, profile), sp in spreads:
             for table, v in sorted(sp["tables"].items()):
-                lines.append(f"| {paper} | `{profile}` | {table} | {sp.get('machines', '?')} | {v.get('cells', '?')} | "
-                             f"{v.get('identical', '?')} | {v.get('median_abs_delta', float('nan')):.2f} | "
-                             f"{v.get('max_abs_delta', float('nan')):.2f} |")
+                lines.append(f"| {paper} | `{profile}` | {table} | {v.get('from', sp.get('machines', '?'))} | "
+                             f"{num(v.get('cells'), '{}')} | {num(v.get('identical'), '{}')} | "
+                             f"{num(v.get('median_abs_delta'))} | {num(v.get('max_abs_delta'))} |")
         notes = [sp.get("note") for _, sp in spreads if sp.get("note")]
         lines += [""] + [f"* {n}" for n in dict.fromkeys(notes)] + [""]
     for paper in sorted({k[0] for k in keys}):
