@@ -40,8 +40,9 @@ __all__ = ["Config", "ConfigError", "CORE_PARAMS", "KEY_EXCLUDED", "all_params",
 PARTITIONS = ("natural", "iid", "shards", "classes_per_client", "dirichlet")
 ENGINES = ("sequential", "vectorized")
 
-# Parameters that do not change the result and so are not part of its store key.
-KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every", "memory_budget_gb"})
+# Parameters that do not change the result and so are not part of its store key.  (memory_budget_gb
+# is: it decides how the vectorized engine groups clients, which changes float rounding.)
+KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every"})
 
 
 def _ge(low):
@@ -140,8 +141,8 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
               allowed="'cpu' or 'cuda[:N]'"),
         Param("engine", "vectorized", str, "how the clients of a round are trained: all at once, or the plain "
               "reference loop (same mathematics, equal to float32 rounding)", choices=ENGINES),
-        Param("memory_budget_gb", 4.0, float, "vectorized engine: clients train in groups fitting this budget",
-              check=_gt(0), allowed="> 0"),
+        Param("memory_budget_gb", 4.0, float, "vectorized engine: clients train in groups fitting this budget "
+              "(the grouping changes float rounding, so it is part of the store key)", check=_gt(0), allowed="> 0"),
         Param("checkpoint_every", 10, int, "rounds between checkpoints in the store", check=_ge(1),
               allowed="an integer ≥ 1"),
     )),

@@ -231,3 +231,32 @@ def test_code_version_covers_training_code_only(tmp_path):
         assert edited(rel), rel
     (pkg / "algorithms" / "newmethod.py").write_text("x = 1\n")  # adding a method keeps the stored runs
     assert _code_digest(pkg, extra) == base
+
+
+class _Payload:
+    """An object a pickle-based load would construct (and could run code for)."""
+
+    def __reduce__(self):
+        return (print, ("this must never run",))
+
+
+def test_an_entry_that_needs_more_than_weights_is_refused(tmp_path, capsys):
+    """Checkpoints load with weights_only=True: an entry holding pickled objects is refused like a
+    corrupted one (with a valid checksum, so only the content is at fault), and nothing in it runs."""
+    import hashlib
+    import io
+
+    cfg = Config(**{**SYNTH, "rounds": 3})
+    store = Store(tmp_path)
+    key = store.key(cfg)
+    entry = store.entry(key)
+    entry.mkdir(parents=True)
+    buffer = io.BytesIO()
+    torch.save({"stage": 0, "payload": _Payload()}, buffer)
+    blob = buffer.getvalue()
+    (entry / "checkpoint.pt").write_bytes(blob)
+    (entry / "checkpoint.sha256").write_text(hashlib.sha256(blob).hexdigest())
+    with pytest.warns(CorruptEntryWarning):
+        assert store.load_checkpoint(key) is None
+    assert "this must never run" not in capsys.readouterr().out
+    assert not (entry / "checkpoint.pt").exists()
