@@ -79,6 +79,7 @@ import torch
 from torch import Tensor, nn
 
 from .. import tree
+from ..models import body_params
 from ..params import ConfigError, Param
 from .registry import register_method
 from .stages import SingleStage, Stage
@@ -220,10 +221,6 @@ def concatenated_features(model: nn.Module, encoders: list[dict], x: Tensor, chu
 
 
 # ------------------------------------------------------------------------------ the stages part
-def _body(params: dict) -> dict:
-    return {k: v for k, v in params.items() if k.split(".")[0] != "classifier"}
-
-
 @dataclass(frozen=True)
 class FedConcatStages:
     num_clusters: int = 5
@@ -342,7 +339,7 @@ class FedConcatStages:
 
     def _final(self, sub, outputs, params) -> dict:
         concat = {f"encoders.{i}.{k}": v for i in range(self.num_clusters)
-                  for k, v in _body(outputs[f"cluster_{i}"]["params"]).items()}
+                  for k, v in body_params(outputs[f"cluster_{i}"]["params"]).items()}
         concat.update(params)
         clustering = outputs["clustering"]
         return {"params": concat, "clusters": list(clustering["clusters"]),

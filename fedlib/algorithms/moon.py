@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from ..losses import model_contrastive_loss
+from ..models import body_params  # the representation network: all but the output layer
 from ..params import Param
 from .registry import register_method
 
@@ -68,11 +69,6 @@ class ProjectedModel(nn.Module):
         return self.classifier(self.features(x))
 
 
-def _representation_network(params: dict) -> dict:
-    """The parameters z depends on: all but the output layer (the ``classifier``)."""
-    return {k: v for k, v in params.items() if k.split(".")[0] != "classifier"}
-
-
 @dataclass(frozen=True)
 class ModelContrastive:
     mu: float = 1.0
@@ -85,7 +81,7 @@ class ModelContrastive:
         return ProjectedModel(model, self.out_dim)
 
     def references(self, received: dict, state: dict) -> dict:
-        glob = _representation_network(received)
+        glob = body_params(received)
         return {"global": glob, "previous": state.get("previous", glob)}  # first participation: see module doc
 
     def __call__(self, h, refs, targets, sample_weight=None):
@@ -94,7 +90,7 @@ class ModelContrastive:
                                                 sample_weight=sample_weight)
 
     def state_after(self, local: dict, state: dict) -> dict:
-        return {"previous": _representation_network(local)}
+        return {"previous": body_params(local)}
 
 
 register_method(

@@ -23,9 +23,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .registry import MODELS, ModelSpec, body_keys, build_model, head_keys, model_names, register_model
+from .registry import MODELS, ModelSpec, body_keys, body_params, build_model, head_keys, model_names, register_model
 
-__all__ = ["MODELS", "ModelSpec", "body_keys", "build_model", "head_keys", "model_names", "register_model"]
+__all__ = ["MODELS", "ModelSpec", "body_keys", "body_params", "build_model", "head_keys", "model_names",
+           "register_model"]
 
 
 def _discover() -> None:
