@@ -2,7 +2,7 @@
 40 clients, all participating, E = 10, batch 64, SGD lr 0.01, momentum 0.9, weight decay 1e-5, #C = 2,
 K = 5, the vectorized engine on one thread (as ``fedlib.run`` trains).
 
-    FEDLIB_DATA=../shared/data python benchmarks/bench_fedconcat.py fmnist simple_cnn
+    PYTHONPATH=. FEDLIB_DATA=../shared/data python benchmarks/bench_fedconcat.py fmnist simple_cnn
 
 Prints one JSON object: seconds for one FedAvg round, one stage-2 round (all K clusters), the
 feature extraction (once), one stage-3 round as Algorithm 1 (E epochs) and as the code (3 batches),
