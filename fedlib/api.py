@@ -63,6 +63,15 @@ class Result:
         (e.g. FedConcat's client → cluster assignment); empty for one-stage methods."""
         return dict(self.summary.get("stage_outputs", {}))
 
+    def __getattr__(self, name: str):
+        """A stage output by name, e.g. FedConcat's ``r.clusters`` (the client → cluster
+        assignment); only names that are not attributes of :class:`Result` get here."""
+        outputs = {} if name.startswith("_") else self.__dict__.get("summary", {}).get("stage_outputs", {})
+        if name in outputs:
+            return outputs[name]
+        known = f"; this run's stage outputs are {sorted(outputs)}" if outputs else ""
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}{known}")
+
     @property
     def per_class_accuracy(self) -> pd.Series:
         """Final per-class test accuracy of the global model, indexed by class."""

@@ -245,7 +245,7 @@ def _require(cond: bool, name: str, allowed: str, value: Any) -> None:
 def _validate(c) -> None:
     for p in all_params().values():
         p.validate(getattr(c, p.name))
-    parse_method(c.method)  # known tokens, at most one per part kind
+    tokens = parse_method(c.method)  # known tokens, at most one per part kind
 
     spec = DATASETS[c.dataset]
     natural = spec.natural_clients
@@ -279,6 +279,9 @@ def _validate(c) -> None:
         _require(c.server_aux_per_class * spec.num_classes < (c.max_train_samples or spec.num_train),
                  "server_aux_per_class", f"< {(c.max_train_samples or spec.num_train) // spec.num_classes} so that "
                  "training data remain", c.server_aux_per_class)
+    for token in tokens:  # the method's own joint checks (e.g. FedConcat: num_clusters ≤ num_clients)
+        if token.check is not None:
+            token.check(c)
     if c.device.startswith("cuda"):
         import torch
 

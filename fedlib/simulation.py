@@ -50,8 +50,8 @@ from .models import build_model
 from .partition import balanced_shards, balanced_subset, count_matrix, long_tail, partition, split_like
 from .store import Store
 
-__all__ = ["Experiment", "prepare", "evaluate", "simulate", "run_round", "personalized_evaluation", "single_thread",
-           "client_trainer", "EngineFallbackWarning"]
+__all__ = ["Experiment", "prepare", "evaluate", "simulate", "run_round", "train_locally", "personalized_evaluation",
+           "single_thread", "client_trainer", "EngineFallbackWarning"]
 
 
 class EngineFallbackWarning(UserWarning):
@@ -90,6 +90,11 @@ class Experiment:
     balanced_test_indices: list[np.ndarray] | None = None  # rows of data.test_x: class-balanced local test sets
     server_data: ServerData | None = None
     init_params: dict | None = field(default=None, repr=False)
+    # A stage's sub-experiment (see fedlib.algorithms.stages) may hold a subset of the clients: their ids
+    # in the whole federation, which fix their mini-batch streams (None: 0 … num_clients − 1).
+    client_ids: list[int] | None = None
+    # At most this many local steps per client and round: the first ones of its batches (0: no cap).
+    max_local_steps: int = 0
 
     def initial_params(self) -> dict[str, torch.Tensor]:
         if self.init_params is not None:
@@ -258,6 +263,8 @@ def _tasks(exp: Experiment, state: dict, clients: list[int], round_: int, stream
     phases = alg.personalization.phases(exp.model, c.local_epochs)
     if sum(p.epochs for p in phases) != c.local_epochs:
         raise ValueError(f"{alg.personalization.name}: phases must add up to local_epochs={c.local_epochs}")
+    if exp.max_local_steps and (len(phases) > 1 or phases[0].trainable is not None):
+        raise ValueError(f"{alg.personalization.name}: local phases cannot be combined with a cap on local steps")
     tasks = []
     for k in clients:
         rows = exp.client_indices[k]
@@ -266,8 +273,11 @@ def _tasks(exp: Experiment, state: dict, clients: list[int], round_: int, stream
         if local_keys:
             own = cs.get("local") or {key: state["params"][key] for key in local_keys}
             start = {key: own[key] if key in own else v for key, v in state["params"].items()}
+        stream_id = exp.client_ids[k] if exp.client_ids is not None else k
         batches = [torch.as_tensor(b, device=device)
-                   for b in client_batches(rows, c.local_epochs, c.batch_size, c.seed, round_, k, stream)]
+                   for b in client_batches(rows, c.local_epochs, c.batch_size, c.seed, round_, stream_id, stream)]
+        if exp.max_local_steps:
+            batches = batches[:exp.max_local_steps]
         task_phases = None
         if len(phases) > 1 or phases[0].trainable is not None:
             per_epoch = math.ceil(len(rows) / c.batch_size)
@@ -275,6 +285,18 @@ def _tasks(exp: Experiment, state: dict, clients: list[int], round_: int, stream
         counts = torch.as_tensor(exp.class_counts[k], dtype=torch.float32, device=device)
         tasks.append(ClientTask(k, torch.as_tensor(rows), counts, batches, cs, start, task_phases))
     return tasks
+
+
+def train_locally(exp: Experiment, state: dict, clients: list[int], round_: int, stream: int,
+                  trainer=None) -> list:
+    """The given clients' local updates from the server state ``state`` (their
+    :class:`~fedlib.engine.ClientOutput`, with each client's own model in ``.local``),
+    without aggregation and without changing ``state``.  ``round_`` and ``stream``
+    fix the mini-batches (``stream`` 1 is training's, 3 personalized evaluation's)."""
+    train_clients = trainer or client_trainer(exp.config, exp.algorithm)
+    tasks = _tasks(exp, state, clients, round_, stream)
+    return train_clients(exp.model, exp.algorithm, state["params"], tasks, state["correction_state"],
+                         exp.data.train_x, exp.data.train_y, client_optimizer(exp.config))
 
 
 def run_round(exp: Experiment, state: dict, round_: int, trainer=None) -> float:
@@ -330,14 +352,10 @@ def personalized_evaluation(exp: Experiment, state: dict, round_: int, trainer=N
         raise ValueError("this experiment has no per-client test sets (personal_eval_every = 0)")
     c, alg = exp.config, exp.algorithm
     clients = list(range(exp.num_clients))
-    tasks = _tasks(exp, state, clients, round_, stream=3)
     if c.personalized_model == "local_update":
-        train_clients = trainer or client_trainer(c, alg)
-        outputs = train_clients(exp.model, alg, state["params"], tasks, state["correction_state"],
-                                exp.data.train_x, exp.data.train_y, client_optimizer(c))
-        models = [o.local for o in outputs]
+        models = [o.local for o in train_locally(exp, state, clients, round_, 3, trainer)]
     else:
-        models = [t.start if t.start is not None else state["params"] for t in tasks]
+        models = [t.start if t.start is not None else state["params"] for t in _tasks(exp, state, clients, round_, 3)]
     read = alg.personalization.personal_logits
     out = {}
     for name, sets in (("personalized", exp.client_test_indices), ("drift", exp.balanced_test_indices)):
@@ -473,6 +491,8 @@ def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
         "key": key,
         "algorithm": exp.algorithm.describe(),
     }
+    if multi:
+        summary["stage_rounds"] = {s.name: s.rounds for s in plan}
     pm = run["outputs"].get("personal_final")
     if pm is not None:
         summary.update(pm)

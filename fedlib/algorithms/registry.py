@@ -5,7 +5,11 @@ token is registered once, in the module that implements it, with
 
 * ``parts``: for each part kind it sets (see :data:`PART_KINDS`), a builder
   ``config -> part``;
-* ``params``: the :class:`~fedlib.params.Param` objects its builders read.
+* ``params``: the :class:`~fedlib.params.Param` objects its builders read;
+* ``check`` (optional): ``config -> None``, raising
+  :class:`~fedlib.params.ConfigError` for values that are wrong only together
+  (e.g. more clusters than clients); it runs when the configuration is built,
+  before any work.
 
 The parts a method does not set keep FedAvg's default
 (:mod:`fedlib.algorithms.fedavg`).  Two tokens of one method may not set the
@@ -45,13 +49,15 @@ class MethodToken:
     doc: str = ""
     alone: bool = False  # a token that may not be combined with others (fedavg, the empty composition)
     module: str = ""  # the module that registered it (its code is part of its runs' code version)
+    check: Callable[[Any], None] | None = None  # config -> None, raises ConfigError (joint checks)
 
 
 METHODS: dict[str, MethodToken] = {}
 
 
 def register_method(name: str, *, parts: dict[str, Callable[[Any], Any]] | None = None,
-                    params: tuple[Param, ...] = (), paper: str = "", doc: str = "", alone: bool = False) -> MethodToken:
+                    params: tuple[Param, ...] = (), paper: str = "", doc: str = "", alone: bool = False,
+                    check: Callable[[Any], None] | None = None) -> MethodToken:
     """Register the method token ``name`` (call it at import time of the module that implements it)."""
     parts = dict(parts or {})
     unknown = set(parts) - set(PART_KINDS)
@@ -62,7 +68,7 @@ def register_method(name: str, *, parts: dict[str, Callable[[Any], Any]] | None 
     import sys
 
     module = sys._getframe(1).f_globals.get("__name__", "")
-    token = MethodToken(name, parts, tuple(params), paper, doc, alone, module)
+    token = MethodToken(name, parts, tuple(params), paper, doc, alone, module=module, check=check)
     if name in METHODS and METHODS[name] != token:
         raise ValueError(f"method token {name!r} is registered twice")
     METHODS[name] = token

@@ -7,6 +7,8 @@ name            module                       paper
 ``cnn_cifar``   ``models.fedlc_cnn``         FedLC Table 9 (CIFAR-10/100, SVHN)
 ``logreg``      ``models.logistic_regression``  Synthetic(α, β)
 ``resnet18``    ``models.resnet``            FedLC Table 3 (ResNet-18, GroupNorm)
+``simple_cnn``  ``models.simple_cnn``        FedConcat Tables 1-2 (1×28×28 and 3×32×32)
+``vgg9``        ``models.vgg9``              FedConcat code's VGG-9 (dropout left out)
 ==============  ===========================  ===========================================
 
 Every model follows the contract of :mod:`fedlib.models.registry`:
@@ -21,9 +23,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .registry import MODELS, ModelSpec, body_keys, build_model, head_keys, model_names, register_model
+from .registry import MODELS, ModelSpec, body_keys, body_params, build_model, head_keys, model_names, register_model
 
-__all__ = ["MODELS", "ModelSpec", "body_keys", "build_model", "head_keys", "model_names", "register_model"]
+__all__ = ["MODELS", "ModelSpec", "body_keys", "body_params", "build_model", "head_keys", "model_names",
+           "register_model"]
 
 
 def _discover() -> None:

@@ -13,3 +13,12 @@ def hw(image_size) -> tuple[int, int]:
         image_size = (image_size, image_size)
     h, w = (int(v) for v in image_size)
     return h, w
+
+
+def two_conv5_pool_size(image_size, model: str) -> tuple[int, int]:
+    """Spatial size after two (5×5 conv, no padding → 2×2 max-pool) blocks: ((h − 4)/2 − 4)/2."""
+    h, w = hw(image_size)
+    flat_h, flat_w = ((h - 4) // 2 - 4) // 2, ((w - 4) // 2 - 4) // 2
+    if flat_h < 1 or flat_w < 1:
+        raise ValueError(f"image_size must be >= 16 for {model}, got {(h, w)}")
+    return flat_h, flat_w

@@ -22,7 +22,8 @@ from typing import Callable, Sequence
 
 from torch import nn
 
-__all__ = ["ModelSpec", "MODELS", "register_model", "build_model", "model_names", "head_keys", "body_keys"]
+__all__ = ["ModelSpec", "MODELS", "register_model", "build_model", "model_names", "head_keys", "body_keys",
+           "body_params"]
 
 
 @dataclass(frozen=True)
@@ -83,3 +84,8 @@ def body_keys(model: nn.Module) -> tuple[str, ...]:
     """Parameter names of the body (everything but the ``classifier``), in model order."""
     heads = set(head_keys(model))
     return tuple(k for k, _ in model.named_parameters() if k not in heads)
+
+
+def body_params(params: dict) -> dict:
+    """The entries of a parameter dict that belong to the body (all but the ``classifier``)."""
+    return {k: v for k, v in params.items() if k.split(".")[0] != "classifier"}

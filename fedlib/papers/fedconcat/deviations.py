@@ -1,0 +1,53 @@
+"""Where fedlib's FedConcat, MOON and models depart from the paper or from the public code.
+
+Each entry: what, the paper, the code (notes/fedconcat.md), fedlib's default,
+and the parameter that selects the other behaviour ("" when none).
+"""
+
+from __future__ import annotations
+
+__all__ = ["DEVIATIONS"]
+
+DEVIATIONS: tuple[dict, ...] = (
+    {"what": "stage-3 local training", "paper": "FedAvg (Algorithm 1 line 15): E local epochs",
+     "code": "one epoch capped at 3 mini-batches (experiments.py:544-545, 574)",
+     "fedlib": "E local epochs", "param": "fedconcat_classifier_steps=3 for the code"},
+    {"what": "stage-3 averaging", "paper": "FedAvg: weighted by n_k", "code": "unweighted mean (l.1433)",
+     "fedlib": "weighted by n_k", "param": "fedconcat_classifier_weighting='uniform' for the code"},
+    {"what": "cluster initialisation", "paper": "'Initialize encoder E_i and classifier C_i for each cluster' (line 8)",
+     "code": "one initialisation shared by all clusters (l.1310-1311)",
+     "fedlib": "independent: cluster 0 the run's initial model, cluster i > 0 from a seed derived from (seed, i)",
+     "param": "fedconcat_cluster_init='shared' for the code"},
+    {"what": "FedConcat-ID round 1", "paper": "clusters initialised after clustering, then T_e rounds",
+     "code": "round-1 local models averaged per cluster and reused; T_e − 1 more rounds (ID:1349-1394)",
+     "fedlib": "discarded", "param": "fedconcat_id_reuse_round=True for the code"},
+    {"what": "FedConcat-ID probe", "paper": "r random inputs (Eq. 3)",
+     "code": "10,000 uniform [0,1) inputs per client, in train mode, on un-normalised images (ID:459-480)",
+     "fedlib": "r = 10,000 uniform pixels through the dataset's normalisation, one probe set shared by all "
+               "clients; no train mode (no dropout/BatchNorm)",
+     "param": "fedconcat_id_probe_size, fedconcat_id_probe_inputs"},
+    {"what": "K-means", "paper": "K-means (Lloyd 1982)",
+     "code": "scikit-learn 0.22.1 KMeans defaults (n_init 10, global numpy seed); size-capped variant for "
+             "CIFAR-100/Tiny-ImageNet",
+     "fedlib": "KMeans(n_init=10, random_state from the run's seed), one thread; no size-capped variant",
+     "param": "fedconcat_kmeans_n_init"},
+    {"what": "encoders in train mode during post-training", "paper": "extractor fixed",
+     "code": "train mode: VGG-9 dropout active, ResNet BN statistics drift (§5)",
+     "fedlib": "frozen (fedlib's models have no dropout or BatchNorm)", "param": ""},
+    {"what": "VGG-9 dropout", "paper": "—", "code": "Dropout2d 0.05, Dropout 0.1 (×2)",
+     "fedlib": "left out: the functional, deterministic engines have no per-client dropout stream", "param": ""},
+    {"what": "simple CNN fc3", "paper": "—", "code": "an unused fc3 (84→10) in the encoder's state_dict",
+     "fedlib": "not part of the model (it changes no output)", "param": ""},
+    {"what": "core 'rounds'", "paper": "—", "code": "—",
+     "fedlib": "not read by fedconcat/fedconcat_id (T_e = encoder_rounds, T_c = classifier_rounds)", "param": ""},
+    {"what": "empty clusters", "paper": "—", "code": "an empty cluster's model stays at its initialisation",
+     "fedlib": "an error naming num_clusters", "param": ""},
+    {"what": "MOON before a client's first participation", "paper": "—",
+     "code": "no negative (empty model pool): ℓ_con = 0 (QinbinLi/MOON main.py:466-479)",
+     "fedlib": "previous model := the received global model: ℓ_con = log 2, zero gradient (same updates)",
+     "param": ""},
+    {"what": "MOON model pool", "paper": "one previous model (Eq. 3)", "code": "model_buffer_size (default 1)",
+     "fedlib": "one previous model", "param": ""},
+    {"what": "data preprocessing", "paper": "—", "code": "ToTensor only (FMNIST, SVHN); CIFAR-10 random crop + flip",
+     "fedlib": "per-channel normalisation, no augmentation (fedlib's data layer)", "param": ""},
+)

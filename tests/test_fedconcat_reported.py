@@ -1,0 +1,68 @@
+"""FedConcat's transcribed Tables 1-3 against the slides' text, and the baselines' round budget
+("same communication cost") against the notes' arithmetic."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import REPO
+from fedlib.papers.fedconcat import communication, reported
+from fedlib.config import Config
+
+SLIDES = REPO.parent / "shared" / "papers" / "fedconcat_aaai2024_slides.txt"
+
+
+def _printed_rows() -> list[list[tuple[float, float | None]]]:
+    """Every table row of the slides with ≥ 7 percentages, in order, as (mean, std)."""
+    rows = []
+    for line in SLIDES.read_text().splitlines():
+        cells = re.findall(r"(\d+\.\d)%(?:±(\d+\.\d)%)?", line)
+        if len(cells) >= 7:
+            rows.append([(float(m), float(s) if s else None) for m, s in cells])
+    return rows
+
+
+@pytest.mark.skipif(not SLIDES.exists(), reason="the slides' text is absent")
+def test_every_cell_matches_the_slides():
+    printed = _printed_rows()
+    assert len(printed) == 12 + 8 + 8
+    start = 0
+    for t in (reported.TABLE1, reported.TABLE2, reported.TABLE3):
+        for col, line in zip(t.columns, printed[start:start + len(t.columns)]):
+            cells = [t.value(r.key, col.key) for r in t.rows]
+            got = [(c.mean, c.std) for c in cells if c is not None]
+            assert got == line, (t.id, col.key)
+        start += len(t.columns)
+
+
+def test_tables_map_to_valid_configurations():
+    t1 = reported.table(1)
+    assert [r.key for r in t1.rows] == list(reported.METHODS)
+    assert t1.value("fedlc", "fmnist_c2").mean == 77.7 and t1.value("fedlc", "fmnist_c2").std == 2.9
+    assert t1.value("centralized", "fmnist_c3") is None
+    for t in (reported.table(1), reported.table(2)):
+        for r in t.rows:
+            for c in t.columns:
+                Config.from_dict(t.config(r.key, c.key))  # every cell is a valid fedlib configuration
+    assert reported.table(2).config("fedconcat", "n200_cifar10_c2")["num_clients"] == 200
+    assert {c.dataset for c in reported.table(3).columns} == {"cifar100", "tinyimagenet"}
+
+
+@pytest.mark.parametrize("model,shape,rounds", [("simple_cnn", (3, 32, 32), 120), ("simple_cnn", (1, 28, 28), 147),
+                                                ("vgg9", (3, 32, 32), 60)])
+def test_same_communication_budget_reproduces_the_notes(model, shape, rounds):
+    sizes = communication.model_sizes(model, 10, shape)
+    budget = communication.same_communication_rounds(**sizes, num_classes=10)
+    assert budget.rounds == rounds
+    # by hand: T_e + K·|E|/(2M) + T_c·(K·d·m + m)/M
+    m, e, d = sizes["model_params"], sizes["encoder_params"], sizes["feature_dim"]
+    assert budget.total == pytest.approx(50 + 5 * e / (2 * m) + 1000 * (5 * d * 10 + 10) / m, rel=1e-12)
+    upload = communication.same_communication_rounds(**sizes, num_classes=10, count="upload")
+    assert upload.broadcast == 0 and upload.total == pytest.approx(budget.total - budget.broadcast)
+    assert communication.same_communication_rounds(**sizes, num_classes=10, include=("encoders",)).rounds == 50
+    assert communication.same_communication_rounds(**sizes, num_classes=10, probe_round=True).total == \
+        pytest.approx(budget.total + 1)
+    with pytest.raises(ValueError, match="count"):
+        communication.same_communication_rounds(**sizes, num_classes=10, count="both ways")
