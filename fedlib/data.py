@@ -6,7 +6,9 @@
 * ``mnist``, ``fmnist``, ``cifar10``, ``cifar100``, ``svhn`` -- image sets read
   from the data root with ``download=False``;
 * ``imagenet_subset`` -- FedLC's 12-class 64×64 ImageNet subset, an ImageFolder
-  tree.
+  tree;
+* ``tinyimagenet`` -- Tiny-ImageNet (200 classes) resized to 32×32 as FedConcat's
+  code, from the official archive's layout or an ImageFolder tree.
 
 Image sets are partitioned later with :mod:`fedlib.partition`.  Files are read
 from the data root (:func:`data_root`: ``root`` argument, else env
@@ -51,6 +53,7 @@ __all__ = [
     "load_dataset",
     "synthetic",
     "decode_image_folder",
+    "decode_images",
     "CIFAR10_CLASSES",
 ]
 
@@ -257,23 +260,37 @@ def _torchvision(name: str, make, expected: str, root: Path, how: str = ""):
 
 def decode_image_folder(folder: Path, *, classes: tuple[str, ...] | None = None, size: int | None = None,
                         prefix: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Decode an ImageFolder tree (``<folder>/<class>/<image>``) into uint8 (N, 3, H, W)
-    and int64 labels in sorted class order, cached.
+    """Decode an ImageFolder tree (``<folder>/<class>/<image>``, images found at any depth
+    below their class folder) into uint8 (N, 3, H, W) and int64 labels in sorted class
+    order, cached (:func:`decode_images`).
 
     ``classes``: the class folders it must have (in order); ``size``: resize every
     image to size×size (bilinear) first, else all images must share one size.
-    The cache file lives in :func:`cache_dir`, keyed by the tree's resolved path
-    and file list, and is written atomically (temporary file + ``os.replace``).
     """
-    from PIL import Image
     from torchvision.datasets import ImageFolder
 
     tree = ImageFolder(str(folder))  # lists files only; sorted class order = label order
     if classes is not None and tuple(tree.classes) != tuple(classes):
         raise DataError(f"{folder} has class folders {tree.classes}, expected {list(classes)}")
-    listing = "\n".join(f"{os.path.relpath(p, folder)}:{c}" for p, c in tree.samples)
-    key = hashlib.sha1(f"{folder.resolve()}|{len(tree.samples)}|{size}|{listing}".encode()).hexdigest()[:16]
-    cached = cache_dir() / f"{prefix or folder.parent.name}-{folder.name}-{key}.npz"
+    return decode_images(folder, [p for p, _ in tree.samples], [c for _, c in tree.samples], size=size,
+                         prefix=prefix)
+
+
+def decode_images(folder: Path, paths: list, labels: list, *, size: int | None = None,
+                  prefix: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Decode image files (below ``folder``) with their labels into uint8 (N, 3, H, W) and
+    int64 labels, cached.
+
+    ``size``: resize every image to size×size (bilinear) first, else all images must
+    share one size.  The cache file lives in :func:`cache_dir`, keyed by the folder's
+    resolved path and the (file, label) list, and is written atomically (temporary
+    file + ``os.replace``).
+    """
+    from PIL import Image
+
+    listing = "\n".join(f"{os.path.relpath(p, folder)}:{c}" for p, c in zip(paths, labels))
+    key = hashlib.sha1(f"{Path(folder).resolve()}|{len(paths)}|{size}|{listing}".encode()).hexdigest()[:16]
+    cached = cache_dir() / f"{prefix or Path(folder).parent.name}-{Path(folder).name}-{key}.npz"
     if cached.exists():
         with np.load(cached) as z:
             return z["x"], z["y"]
@@ -285,12 +302,12 @@ def decode_image_folder(folder: Path, *, classes: tuple[str, ...] | None = None,
                 im = im.resize((size, size), Image.BILINEAR)
             return np.asarray(im)
 
-    images = [read(p) for p, _ in tree.samples]
+    images = [read(p) for p in paths]
     shapes = {im.shape for im in images}
     if len(shapes) != 1:
         raise DataError(f"images under {folder} have different sizes {sorted(shapes)[:3]}…; give a size")
     x = np.ascontiguousarray(np.stack(images).transpose(0, 3, 1, 2))
-    y = np.asarray(tree.targets, dtype=np.int64)
+    y = np.asarray(labels, dtype=np.int64)
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
@@ -369,6 +386,51 @@ def _imagenet_subset(root: Path):
     return xtr, ytr, xte, yte
 
 
+# ----------------------------------------------------------------------------- Tiny-ImageNet (FedConcat Table 3)
+TINYIMAGENET_NORM = ((0.4802, 0.4481, 0.3975), (0.2302, 0.2265, 0.2262))
+TINYIMAGENET_SIZE = 32  # FedConcat's code resizes the 64×64 images to 32×32 (notes/fedconcat.md §1b)
+
+
+def _tinyimagenet(root: Path):
+    """Tiny-ImageNet (200 classes, 500 training and 50 validation images each, 64×64), resized
+    to 32×32 as FedConcat's code does; the validation set is the test set.  Read from either
+
+    * the official archive unpacked under the data root, ``tiny-imagenet-200/``:
+      ``train/<wnid>/images/*.JPEG`` and ``val/images/*.JPEG`` labelled by
+      ``val/val_annotations.txt`` (file, wnid, box; tab-separated); or
+    * an ImageFolder tree ``tinyimagenet/{train,val}/<wnid>/<image>`` (the layout FedConcat's
+      code reads, its validation images sorted into class folders).
+
+    Classes are the 200 training folders in sorted order."""
+    expected = ("tiny-imagenet-200/{train/<wnid>/images, val/images, val/val_annotations.txt} or "
+                "tinyimagenet/{train,val}/<wnid>/<image>")
+    tree = next((t for t in (root / "tiny-imagenet-200", root / "tinyimagenet")
+                 if (t / "train").is_dir() and (t / "val").is_dir()), None)
+    if tree is None:
+        raise DatasetNotFoundError("tinyimagenet", expected, root,
+                                   "unpack http://cs231n.stanford.edu/tiny-imagenet-200.zip there")
+    size = TINYIMAGENET_SIZE
+    xtr, ytr = decode_image_folder(tree / "train", size=size, prefix="tinyimagenet")
+    classes = sorted(d.name for d in (tree / "train").iterdir() if d.is_dir())
+    if len(classes) != DATASETS["tinyimagenet"].num_classes:
+        raise DataError(f"{tree / 'train'} has {len(classes)} class folders, expected 200")
+    annotations = tree / "val" / "val_annotations.txt"
+    if annotations.exists():  # the archive: val/images/<file>, its class in the annotations
+        rows = [line.split("\t") for line in annotations.read_text().splitlines() if line.strip()]
+        files, wnids = [tree / "val" / "images" / r[0] for r in rows], [r[1] for r in rows]
+    else:  # an ImageFolder tree: val/<wnid>/<image>, any subset of the classes
+        from torchvision.datasets import ImageFolder
+
+        listing = ImageFolder(str(tree / "val"))
+        files, wnids = [p for p, _ in listing.samples], [listing.classes[c] for _, c in listing.samples]
+    unknown = sorted(set(wnids) - set(classes))
+    if unknown:
+        raise DataError(f"{tree / 'val'} names classes without training folders: {unknown[:3]}")
+    index = {c: i for i, c in enumerate(classes)}
+    xte, yte = decode_images(tree / "val", files, [index[w] for w in wnids], size=size, prefix="tinyimagenet")
+    return xtr, ytr, xte, yte
+
+
 # ----------------------------------------------------------------------------- FEMNIST (LEAF)
 def _leaf_files(root: Path, split: str) -> list[Path]:
     for folder in (root / "femnist" / split, root / "femnist" / "data" / split):
@@ -442,6 +504,8 @@ register_dataset(DatasetSpec("svhn", "SVHN", 10, (3, 32, 32), 73_257, "cnn_cifar
                              ((0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970))))
 register_dataset(DatasetSpec("femnist", "FEMNIST", 62, (1, 28, 28), None, "cnn_mnist", femnist,
                              natural_clients=True))
+register_dataset(DatasetSpec("tinyimagenet", "Tiny-ImageNet", 200, (3, TINYIMAGENET_SIZE, TINYIMAGENET_SIZE),
+                             100_000, "resnet18", _tinyimagenet, TINYIMAGENET_NORM))
 register_dataset(DatasetSpec("imagenet_subset", "ImageNet-subset", 12, (3, 64, 64), None, "resnet18",
                              _imagenet_subset, IMAGENET_NORM))
 

@@ -60,6 +60,11 @@ parameter:
   ``random_state`` derived from the run's seed; the code's size-capped K-means
   for CIFAR-100/Tiny-ImageNet (kmeanslimited.py) is not implemented.
 
+``fedconcat_clustering = "random"`` replaces stage 1 by a seeded random
+assignment of the clients into K groups of near-equal size
+(:func:`random_groups`): the slides' Fig. 3 "without clustering" ablation, which
+the public code does not contain (notes §6); stages 2 and 3 are unchanged.
+
 Not applicable in fedlib: "encoders left in train mode" during post-training
 only matters for dropout/BatchNorm, which fedlib's models do not have (VGG-9's
 dropout is left out, :mod:`fedlib.models.vgg9`), so frozen means frozen.
@@ -80,15 +85,16 @@ from torch import Tensor, nn
 
 from .. import tree
 from ..models import body_params
+from ..models.concatenated import ConcatenatedEncoders, encoder_of
 from ..params import ConfigError, Param
 from .registry import register_method
 from .stages import SingleStage, Stage
 
 __all__ = ["FedConcatStages", "ConcatenatedModel", "LinearClassifier", "initial_classifier", "UnweightedMean", "label_distributions",
-           "inferred_distributions", "kmeans_clusters", "concatenated_features", "probe_inputs"]
+           "inferred_distributions", "kmeans_clusters", "random_groups", "concatenated_features", "probe_inputs"]
 
 # Streams of the run's seed used by FedConcat (distinct from the engine's 0-3).
-_KMEANS_STREAM, _CLUSTER_INIT_STREAM, _CLASSIFIER_INIT_STREAM, _PROBE_STREAM = 11, 12, 13, 14
+_KMEANS_STREAM, _CLUSTER_INIT_STREAM, _CLASSIFIER_INIT_STREAM, _PROBE_STREAM, _RANDOM_GROUPS_STREAM = 11, 12, 13, 14, 15
 
 
 def _derived_seed(seed: int, *stream: int) -> int:
@@ -118,28 +124,14 @@ def initial_classifier(in_features: int, num_classes: int, seed: int) -> LinearC
         return LinearClassifier(in_features, num_classes)
 
 
-def _encoder(model: nn.Module) -> nn.Module:
-    """A copy of a fedlib model without its classifier ("all layers but the last")."""
-    enc = copy.deepcopy(model)
-    del enc.classifier
-    return enc
-
-
-class ConcatenatedModel(nn.Module):
+class ConcatenatedModel(ConcatenatedEncoders):
     """FedConcat's final model w = {E, C}: ``features(x)`` = [E_1(x), …, E_K(x)] concatenated
-    in cluster order (K·d), ``classifier`` = C, one Linear(K·d → classes)."""
+    in cluster order (K·d), ``classifier`` = C, one Linear(K·d → classes)
+    (:class:`fedlib.models.concatenated.ConcatenatedEncoders` with K copies of ``model``'s encoder)."""
 
     def __init__(self, model: nn.Module, num_clusters: int):
-        super().__init__()
-        d, num_classes = model.classifier.in_features, model.classifier.out_features
-        self.encoders = nn.ModuleList(_encoder(model) for _ in range(num_clusters))
-        self.classifier = nn.Linear(num_clusters * d, num_classes)
-
-    def features(self, x: Tensor) -> Tensor:
-        return torch.cat([e.features(x) for e in self.encoders], dim=1)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.classifier(self.features(x))
+        parts = [encoder_of(copy.deepcopy(model)) for _ in range(num_clusters)]
+        super().__init__([e for e, _ in parts], [d for _, d in parts], model.classifier.out_features)
 
 
 @dataclass(frozen=True)
@@ -179,6 +171,16 @@ def kmeans_clusters(points: np.ndarray, num_clusters: int, n_init: int, seed: in
         raise ValueError(f"K-means left cluster(s) {np.flatnonzero(sizes == 0).tolist()} empty; lower num_clusters "
                          f"(got {num_clusters})")
     return labels.astype(np.int64)
+
+
+def random_groups(num_clients: int, num_clusters: int, seed: int) -> np.ndarray:
+    """FedConcat "without clustering" (Fig. 3): the clients dealt at random into K groups of
+    near-equal size (⌊N/K⌋ or ⌈N/K⌉ members: a seeded permutation, then client perm[j] → group
+    j mod K), whatever their label distributions."""
+    rng = np.random.default_rng(_derived_seed(seed, _RANDOM_GROUPS_STREAM))
+    labels = np.empty(num_clients, dtype=np.int64)
+    labels[rng.permutation(num_clients)] = np.arange(num_clients) % num_clusters
+    return labels
 
 
 def probe_inputs(kind: str, size: int, input_shape: tuple, norm: tuple | None, seed: int) -> Tensor:
@@ -234,6 +236,7 @@ class FedConcatStages:
     probe_size: int = 10_000
     probe_kind: str = "uniform_pixels"
     reuse_round: bool = False
+    clustering: str = "kmeans"  # "random": Fig. 3's "without clustering"
 
     @property
     def name(self) -> str:
@@ -265,7 +268,10 @@ class FedConcatStages:
             points, locals_ = self._probe_round(exp)
         else:
             points = label_distributions(exp.class_counts)  # Eq. 2
-        labels = kmeans_clusters(points, self.num_clusters, self.n_init, exp.config.seed)  # Algorithm 1 l. 2 / 7
+        if self.clustering == "random":  # Fig. 3 "without clustering"
+            labels = random_groups(exp.num_clients, self.num_clusters, exp.config.seed)
+        else:
+            labels = kmeans_clusters(points, self.num_clusters, self.n_init, exp.config.seed)  # Algorithm 1 l. 2 / 7
         if self.infer and self.reuse_round:  # the code: each cluster starts from its members' round-1 average
             n = [len(ix) for ix in exp.client_indices]
             out["initial_models"] = [
@@ -366,6 +372,10 @@ _SHARED = (
     Param("fedconcat_classifier_weighting", "samples", str, "stage-3 averaging: 'samples' (FedAvg's n_k weights, "
           "Algorithm 1) or 'uniform' (the code's plain mean)", choices=("samples", "uniform"),
           source="paper (Algorithm 1); 'uniform' = code l.1433"),
+    Param("fedconcat_clustering", "kmeans", str, "stage-1 grouping: 'kmeans' (Algorithm 1: K-means on the label "
+          "distributions) or 'random' (Fig. 3's 'without clustering': the clients dealt at random into K groups of "
+          "near-equal size)", choices=("kmeans", "random"),
+          source="paper (Algorithm 1); 'random' = Fig. 3's ablation, not in the code (notes §6)"),
 )
 _ID_ONLY = (
     Param("fedconcat_id_probe_size", 10_000, int, "FedConcat-ID r: random inputs probing each round-1 local model "
@@ -392,7 +402,8 @@ def _stages(config, infer: bool) -> FedConcatStages:
                  reuse_round=config.fedconcat_id_reuse_round) if infer else {}
     return FedConcatStages(config.num_clusters, config.encoder_rounds, config.classifier_rounds,
                            config.fedconcat_kmeans_n_init, config.fedconcat_cluster_init,
-                           config.fedconcat_classifier_steps, config.fedconcat_classifier_weighting, infer, **extra)
+                           config.fedconcat_classifier_steps, config.fedconcat_classifier_weighting, infer,
+                           clustering=config.fedconcat_clustering, **extra)
 
 
 register_method("fedconcat", parts={"stages": lambda c: _stages(c, False)}, params=_SHARED, check=_check,

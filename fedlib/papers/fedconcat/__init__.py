@@ -1,4 +1,37 @@
-"""FedConcat (Diao, Li, He, AAAI 2024, "Exploiting Label Skews in Federated Learning with Model
-Concatenation"): the paper's reported values (:mod:`.reported`), the baselines' communication budget
-(:mod:`.communication`) and where fedlib departs from the paper or its code (:mod:`.deviations`).
-The method itself is :mod:`fedlib.algorithms.fedconcat` (tokens ``fedconcat``, ``fedconcat_id``)."""
+"""The FedConcat companion: Diao, Li, He, "Exploiting Label Skews in Federated Learning with Model
+Concatenation", AAAI 2024.
+
+* :mod:`.reported` -- Tables 1-3 as data (from the AAAI slides);
+* :mod:`.communication` -- the baselines' round budget ("same communication cost") from the model sizes;
+* :mod:`.deviations` -- where fedlib's FedConcat, MOON and models depart from the paper or its code;
+* :mod:`.profiles` -- ``paper``, ``quick``, ``smoke``;
+* :mod:`.experiments` -- the grids and studies the notebooks run.
+
+The method itself is :mod:`fedlib.algorithms.fedconcat` (tokens ``fedconcat``, ``fedconcat_id``).
+Notebooks: ``notebooks/fedconcat/``; outputs: ``figures/fedconcat/<profile>/``.
+"""
+
+from ...papers import Paper
+from . import reported
+from .profiles import EXPERIMENT_DATASETS, EXPERIMENTS, MODEL_LABELS, PROFILES
+
+PAPER = Paper(
+    name="fedconcat",
+    title="FedConcat (AAAI 2024)",
+    citation=reported.PAPER,
+    source="fedconcat_aaai2024_slides.txt",
+    tables=reported.TABLES,
+    profiles=PROFILES,
+    experiments=EXPERIMENTS,
+    method_labels=reported.METHOD_LABELS,
+    dataset_labels=reported.DATASET_LABELS,
+    setup=reported.SETUP,
+    seeds=reported.SEEDS,
+    headline=("fedconcat", "fedavg"),
+    experiment_datasets=EXPERIMENT_DATASETS,
+    model_labels=MODEL_LABELS,
+    unsupported=reported.UNSUPPORTED_DATASETS,
+    notes=reported.NOTES,
+)
+
+__all__ = ["PAPER"]

@@ -26,9 +26,16 @@ then costs nothing extra).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-__all__ = ["Budget", "same_communication_rounds", "model_sizes"]
+__all__ = ["Budget", "same_communication_rounds", "model_sizes", "budget_of", "with_budget", "rounds_for_model",
+           "CENTRALIZED_EPOCHS", "COUNTS", "PARTS"]
+
+#: Centralized (Table 1's last column): one client holding the whole training set, trained for this many
+#: epochs in one round -- the code's ``alg=all_in`` trains ``epochs`` epochs, 10 in run.sh (notes §6); the
+#: paper does not state it.
+CENTRALIZED_EPOCHS = 10
 
 COUNTS = ("both", "upload", "download")
 PARTS = ("encoders", "broadcast", "classifier")
@@ -88,3 +95,56 @@ def model_sizes(model: str, num_classes: int, input_shape: tuple) -> dict:
     return {"model_params": sum(p.numel() for p in net.parameters()),
             "encoder_params": sum(p.numel() for k, p in net.named_parameters() if k in body),
             "feature_dim": net.classifier.in_features}
+
+
+@functools.lru_cache(maxsize=None)
+def _sizes(model: str, num_classes: int, input_shape: tuple) -> dict:
+    return model_sizes(model, num_classes, input_shape)
+
+
+def budget_of(config, *, count: str = "both", include: tuple = PARTS, probe_round: bool = False,
+              model: str | None = None) -> Budget:
+    """FedConcat's communication per client for a run configuration (a :class:`fedlib.Config` or a dict
+    of its values): its dataset, its K (``num_clusters``), T_e, T_c and the one-cluster model (``model``,
+    default the configuration's), in baseline rounds of that model."""
+    from ...config import Config
+    from ...data import DATASETS
+
+    c = config if isinstance(config, Config) else Config.from_dict(dict(config))
+    spec = DATASETS[c.dataset]
+    sizes = _sizes(model or c.model, spec.num_classes, tuple(spec.input_shape))
+    return same_communication_rounds(**sizes, num_classes=spec.num_classes, num_clusters=c.num_clusters,
+                                     encoder_rounds=c.encoder_rounds, classifier_rounds=c.classifier_rounds,
+                                     count=count, probe_round=probe_round, include=include)
+
+
+def rounds_for_model(budget: Budget, model_params: int, other_params: int) -> float:
+    """The same communication as ``budget`` (in rounds of a model of ``model_params`` parameters)
+    in rounds of a model of ``other_params`` parameters: total parameters sent and received
+    per client divided by one round of the other model (e.g. FedConcat's final architecture
+    for Fig. 4)."""
+    if model_params < 1 or other_params < 1:
+        raise ValueError(f"model sizes must be ≥ 1, got {model_params} and {other_params}")
+    return budget.total * model_params / other_params
+
+
+def with_budget(cell: dict) -> dict:
+    """A table cell's configuration with the rounds "same communication cost" implies, unless it
+    sets ``rounds`` itself:
+
+    * a centralized cell (one client, Table 1's last column) trains ``CENTRALIZED_EPOCHS``
+      epochs on the whole training set in one round, with no partition parameters (the
+      dataset's four columns then share one run);
+    * every other cell gets R = :func:`budget_of` (its K, T_e, T_c and model) rounds: the
+      baselines' budget; FedConcat itself does not read ``rounds``.
+    """
+    if "rounds" in cell:
+        return cell
+    out = dict(cell)
+    if out.get("num_clients") == 1:
+        for key in ("partition_k", "partition_beta", "partition_alpha"):
+            out.pop(key, None)
+        out.update(partition="iid", rounds=1, local_epochs=CENTRALIZED_EPOCHS)
+        return out
+    out["rounds"] = budget_of(out).rounds
+    return out

@@ -48,6 +48,26 @@ DEVIATIONS: tuple[dict, ...] = (
      "param": ""},
     {"what": "MOON model pool", "paper": "one previous model (Eq. 3)", "code": "model_buffer_size (default 1)",
      "fedlib": "one previous model", "param": ""},
+    {"what": "Fig. 3 'without clustering'", "paper": "not described", "code": "absent (notes §6)",
+     "fedlib": "a seeded random assignment into K groups of near-equal size; stages 2-3 unchanged",
+     "param": "fedconcat_clustering='random'"},
+    {"what": "Fig. 4 'baselines on the final global model'", "paper": "no setting given", "code": "absent",
+     "fedlib": "the registered model concat5_simple_cnn (5 fresh encoders + one linear layer) trained by each baseline; "
+               "rounds: Table 1's budget (paper profile) or FedConcat's communication in rounds of that model (quick)",
+     "param": "the profile's fig4 'budget'"},
+    {"what": "the baselines' rounds ('same communication cost')", "paper": "not stated", "code": "not encoded "
+     "(comm_round default 50)", "fedlib": "R = T_e + K·|E|/(2M) + T_c·|C|/M from the model sizes (147 FMNIST, 120 "
+     "CIFAR-10/SVHN)", "param": "communication.with_budget; other counts in notebook 03"},
+    {"what": "Centralized", "paper": "not stated", "code": "alg=all_in: `epochs` (10 in run.sh) on the pooled data",
+     "fedlib": "one client holding the whole training set, 10 epochs in one round", "param": ""},
+    {"what": "FedProx μ", "paper": "not stated", "code": "mu default 1 (experiments.py:51)", "fedlib": "μ = 1",
+     "param": "mu"},
+    {"what": "Table 3 model", "paper": "ResNet-50 (BatchNorm)", "code": "ResNet-50, CIFAR stem",
+     "fedlib": "ResNet-18 with GroupNorm (no buffers); the final round instead of the last 10 rounds' mean ± std",
+     "param": "model"},
+    {"what": "Tiny-ImageNet", "paper": "—", "code": "ImageFolder, resized to 32×32, crop/flip/rotation, Normalize(0.5)",
+     "fedlib": "official archive or ImageFolder, resized to 32×32, per-channel normalisation, no augmentation",
+     "param": ""},
     {"what": "data preprocessing", "paper": "—", "code": "ToTensor only (FMNIST, SVHN); CIFAR-10 random crop + flip",
      "fedlib": "per-channel normalisation, no augmentation (fedlib's data layer)", "param": ""},
 )

@@ -38,23 +38,24 @@ METHOD_LABELS = {"fedavg": "FedAvg", "fedprox": "FedProx", "moon": "MOON", "fedr
 DATASET_LABELS = {"cifar10": "CIFAR-10", "svhn": "SVHN", "fmnist": "FMNIST", "cifar100": "CIFAR-100",
                   "tinyimagenet": "Tiny-ImageNet"}
 
-#: Datasets of the paper that fedlib does not implement; their cells are never run.
-UNSUPPORTED_DATASETS: dict[str, str] = {
-    "tinyimagenet": "Tiny-ImageNet (200 classes, resized to 32×32 by the code) has no loader in fedlib",
-}
+#: Datasets of the paper that fedlib does not implement; their cells are never run.  (Tiny-ImageNet and
+#: CIFAR-100 have loaders: their cells run where the files are and are "not run" elsewhere.)
+UNSUPPORTED_DATASETS: dict[str, str] = {}
 
 #: The common setup, from the public code's run.sh and defaults (notes/fedconcat.md §0, §1d): 40 clients,
 #: all participating, E = 10, batch 64, SGD lr 0.01 with momentum 0.9 (reset every round) and weight decay
 #: 1e-5; K = 5, T_e = 50, T_c = 1000.  The model is the simple CNN (inferred from the Centralized column,
-#: notes §1a; run.sh names VGG-9).  Not stated: the baselines' rounds ("same communication cost", see
-#: fedlib.papers.fedconcat.communication), FedProx μ, MOON's μ/τ/out_dim, FedRS α, FedLC τ.
+#: notes §1a; run.sh names VGG-9).  FedProx μ = 1 is the code's default (its FedProx baseline; notes §2).  Not
+#: stated: the baselines' rounds ("same communication cost", see fedlib.papers.fedconcat.communication),
+#: MOON's μ/τ/out_dim, FedRS α, FedLC τ.
 SETUP: dict[str, Any] = {"num_clients": 40, "participation": 1.0, "local_epochs": 10, "batch_size": 64,
                          "lr": 0.01, "momentum": 0.9, "weight_decay": 1e-5, "model": "simple_cnn",
-                         "num_clusters": 5, "encoder_rounds": 50, "classifier_rounds": 1000}
+                         "num_clusters": 5, "encoder_rounds": 50, "classifier_rounds": 1000,
+                         "mu": 1.0}  # FedProx μ: the code's default (experiments.py:51; the paper does not state it)
 SEEDS = (0, 1, 2)  # "three different random seeds" (Table 1 caption); the values are not stated
 
 # The centralized baseline: one client holding the whole training set (the code's alg=all_in; its epochs
-# are not stated).
+# are not stated: fedlib.papers.fedconcat.communication.with_budget trains CENTRALIZED_EPOCHS = 10 epochs).
 _CENTRALIZED = {"method": "fedavg", "num_clients": 1, "partition": "iid"}
 
 
@@ -156,13 +157,15 @@ TABLE3 = PaperTable(
     tuple(_T3_COLS), tuple(_T3_ROWS), _transposed(_T3, _T3_ROWS, _T3_COLS), {},
     ("Caption: weight decay tuned among {1e-5, 1e-3, 2e-3, 5e-3} for all algorithms; mean ± std over the last 10 "
      "rounds (not over seeds).",
-     "ResNet-50 (BatchNorm) is not in fedlib (its models have no buffers); N, K, T_e, T_c, E and lr are not stated.",
-     "Tiny-ImageNet has no loader in fedlib (UNSUPPORTED_DATASETS).",
+     "ResNet-50 (BatchNorm) is not in fedlib (its models have no buffers): the cells run fedlib's ResNet-18 with "
+     "GroupNorm; N, K, T_e, T_c, E and lr are not stated.",
+     "Tiny-ImageNet is read from the official archive (tiny-imagenet-200/) or an ImageFolder tree and resized to "
+     "32×32, as the code does; CIFAR-100 from torchvision's files.",
      "The code runs a size-capped K-means and initialises the concatenated head from the cluster heads for these "
      "datasets (notes §4, §5); fedlib implements neither."))
 
 TABLE1, TABLE2 = (replace(t, setup=SETUP) for t in (TABLE1, TABLE2))
-TABLE3 = replace(TABLE3, setup={k: v for k, v in SETUP.items() if k != "model"})  # ResNet-50: not in fedlib
+TABLE3 = replace(TABLE3, setup={**SETUP, "model": "resnet18"})  # ResNet-50 (BatchNorm) is not in fedlib
 TABLES: dict[str, PaperTable] = {t.id: t for t in (TABLE1, TABLE2, TABLE3)}
 
 

@@ -1,0 +1,251 @@
+"""FedConcat's profiles: ``paper`` (the setup recovered from the public code), ``quick`` (a 2-core CPU
+in under an hour) and ``smoke`` (seconds, for CI), as :class:`FedConcatProfile` data.
+
+**The baselines' rounds.**  Table 1 compares the baselines "with same communication cost"
+and states no number; every cell without its own ``rounds`` gets the budget that FedConcat's
+own K, T_e and T_c imply for its model (:func:`.communication.with_budget`):
+R = T_e + K·|E|/(2M) + T_c·|C|/M rounds of one cluster model (147 on FMNIST and 120 on
+CIFAR-10/SVHN at the paper's K = 5, T_e = 50, T_c = 1000).  The Centralized column is one
+client training 10 epochs on the whole training set (the code's ``alg=all_in``).  The
+deviation list of each table states the values.
+
+**The quick profile** (the arithmetic behind its ≤ 60 min, measured as CPU seconds of one
+thread -- ``time.process_time``, which the other users of the shared 2-core development
+machine, load average 2.5-4, do not inflate the way they inflate wall time -- and divided by
+the profile's 2 workers):
+
+* FMNIST row of Table 1, all four partitions, all eight methods, 1 seed, 40 clients, 15,000
+  training samples (a seeded quarter: 375 per client) at batch 16 (so a client takes 24 SGD
+  steps per epoch, as with the paper's 1,500 samples at batch 64), E = 1 (paper 10),
+  T_e = 10, T_c = 100 (paper 50, 1000), hence R = 22 baseline rounds (paper 147), the full
+  test set evaluated every round.  Unit costs: a FedAvg/FedRS/FedLC round 2.7 s + 0.7 s
+  evaluation, FedProx 3.1 s, MOON 4.9 s, a stage-2 round (all 5 clusters) 4.0 s, the
+  stage-3 features once 5.3 s, a stage-3 round 0.12 s, FedConcat-ID's probe (40 clients ×
+  10,000 inputs) 21 s, a centralized epoch 2.4 s.  Per partition: 3 × 22 × 3.4 + 22 × 3.8 +
+  22 × 5.6 + (10 × 4.0 + 5.3 + 100 × 0.12) + (that + 24) ≈ 224 + 84 + 123 + 58 + 82 ≈ 570 s;
+  four partitions + Centralized (10 × 2.4 s) ≈ 2,300 s.
+* CIFAR-10 #C=2 (the column of Figs. 3-4), same setting (R = 19): a round costs ≈ 1.6× FMNIST's
+  (FedAvg 4.0 s at 12,500 samples, + 20 % for 15,000; evaluation 0.9 s; MOON 7.5 s; probe
+  39 s): ≈ 3 × 19 × 5.7 + 19 × 6.3 + 19 × 9.9 + 75 + 125 + 75 (Centralized) ≈ 900 s.
+* Fig. 3 (one FedConcat run with random groups): ≈ 75 s.  Fig. 1: ≈ 15 s.
+* Fig. 4 (the five baselines on FedConcat's 5-encoder architecture, CIFAR-10 #C=2, for the
+  same communication, 4 rounds): a round costs 6× (FedAvg 24.6 s + 4.4 s evaluation, MOON
+  49 s): ≈ 4 × (4 × 31 + 54) ≈ 710 s.
+* Table 2 at 100 and 200 clients, #C=2, FedAvg, FedRS, FedLC, FedConcat, FedConcat-ID (15,000
+  samples: 150 and 75 per client, 9 and 5 steps per epoch, as the paper's 500 and 250 at
+  batch 64): ≈ 2 × (3 × 19 × 5.7 + 75) + probes (100 × and 200 × 10,000 inputs: ≈ 100 s and
+  200 s) ≈ 1,100 s.
+
+Total ≈ 5,100 CPU-seconds of grid work, ≈ 43 min on 2 workers, plus notebook start-up and
+data loading (≈ 2 min).  SVHN and CIFAR-100/Tiny-ImageNet are absent here: "not run".  Where
+SVHN is present the quick profile runs its #C=2 column too (≈ +8 min).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...profiles import Profile, changed, merge_notes
+from . import reported
+from .communication import CENTRALIZED_EPOCHS, budget_of, with_budget
+from .reported import DATASET_LABELS, SETUP
+
+__all__ = ["FedConcatProfile", "PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "EXPERIMENTS", "EXPERIMENT_DATASETS",
+           "MODEL_LABELS", "BUDGET_VARIANTS", "budget_lines"]
+
+
+@dataclass(frozen=True)
+class FedConcatProfile(Profile):
+    """A :class:`fedlib.profiles.Profile` whose cells also get the rounds Table 1's "same
+    communication cost" implies (:func:`.communication.with_budget`): a cell that sets no
+    ``rounds`` gets FedConcat's communication in rounds of its model; a centralized cell (one
+    client) 10 epochs in one round."""
+
+    def config(self, base: dict, experiment: str | None = None, *,
+               substitute: bool = True) -> tuple[dict | None, str]:
+        cfg, note = super().config(base, experiment, substitute=substitute)
+        return (None if cfg is None else with_budget(cfg)), note
+
+
+#: Experiment names: one per paper table / figure, and the notebooks' own studies.
+EXPERIMENTS = {
+    "fig1": "Fig. 1: accuracy of two clients' local models and of their average under label skew (measured)",
+    "table1": "Table 1: FMNIST, CIFAR-10, SVHN under #C=2, #C=3, Dir(0.1), Dir(0.5)",
+    "budget": "The baselines' round budget ('same communication cost') and the ranking under other budgets",
+    "fedlc_third_party": "FedLC − FedAvg: claimed by the FedLC paper, measured by FedConcat's Table 1, measured here",
+    "clusters": "The clients' label distributions ordered by cluster (K-means on Eq. 2 / Eq. 3)",
+    "fig3": "Fig. 3: FedConcat with vs without clustering (CIFAR-10, 40 clients)",
+    "fig4": "Fig. 4: the baselines trained on FedConcat's final architecture (CIFAR-10, 40 clients, #C=2)",
+    "table2": "Table 2: 100 and 200 clients (CIFAR-10)",
+    "table3": "Table 3: CIFAR-100 and Tiny-ImageNet (ResNet-50)",
+}
+
+#: The paper's model per dataset, for deviation lines (inferred: notes §1a).
+MODEL_LABELS = {"fmnist": "simple CNN (1×28×28)", "cifar10": "simple CNN", "svhn": "simple CNN",
+                "cifar100": "ResNet-50", "tinyimagenet": "ResNet-50"}
+
+#: The paper datasets of the experiments that are not tables (for deviation lines).
+EXPERIMENT_DATASETS = {
+    "fig1": ("cifar10",), "budget": ("fmnist", "cifar10", "svhn"), "fedlc_third_party": ("fmnist", "cifar10", "svhn"),
+    "clusters": ("fmnist", "cifar10", "svhn"), "fig3": ("cifar10",), "fig4": ("cifar10",),
+}
+
+#: Ways to count "same communication cost" (notebook 03): name -> budget_of keywords.
+BUDGET_VARIANTS = {
+    "sent and received (default)": {},
+    "sent only (uploads)": {"count": "upload"},
+    "received only (downloads)": {"count": "download"},
+    "stage 2 only (the code's comm_round = T_e)": {"include": ("encoders",)},
+    "stage 2 + the encoders' broadcast": {"include": ("encoders", "broadcast")},
+    "FedConcat-ID (+ its probe round)": {"probe_round": True},
+}
+
+_ALL_T1 = tuple(c.key for c in reported.TABLE1.columns)
+_CIFAR_T1 = tuple(c.key for c in reported.TABLE1.columns if c.dataset == "cifar10")
+
+
+def budget_lines(image: dict) -> tuple[str, ...]:
+    """Deviation lines stating the baselines' rounds and the Centralized setting under ``image``."""
+    knobs = {k: image.get(k, SETUP[k]) for k in ("num_clusters", "encoder_rounds", "classifier_rounds")}
+    rounds = {ds: budget_of({"dataset": ds, "model": SETUP["model"], **knobs}).rounds
+              for ds in ("fmnist", "cifar10", "svhn")}
+    text = ", ".join(f"{DATASET_LABELS[d]} {r}" for d, r in rounds.items())
+    return (f"baselines (FedAvg, FedProx, MOON, FedRS, FedLC) run R rounds, FedConcat's own communication per client "
+            f"with K = {knobs['num_clusters']}, T_e = {knobs['encoder_rounds']}, T_c = {knobs['classifier_rounds']} "
+            f"(the paper's 'same communication cost' states no number; R = T_e + K·|E|/(2M) + T_c·|C|/M, "
+            f"fedlib.papers.fedconcat.communication): {text}",
+            f"Centralized: one client holding the whole training set, {CENTRALIZED_EPOCHS} epochs (the code's "
+            "alg=all_in with run.sh's epochs = 10; not stated in the paper)")
+
+
+# Deviations of fedlib itself from the paper, true in every profile.
+_ALWAYS = {
+    "*": ("the paper's setup section was not available: the setup is the public code's (run.sh and defaults), "
+          "the model the simple CNN (inferred from the Centralized column; run.sh names VGG-9), data normalised per "
+          "channel without augmentation (the code: random crop and flip on CIFAR-10)",
+          "not stated by FedConcat: MOON μ = 1, τ = 0.5, projection 256 (MOON's code defaults), FedProx μ = 1 (the "
+          "FedConcat code's default), FedRS α = 0.5, FedLC τ = 1.0 (fedlib's defaults)"),
+    "fig1": ("Fig. 1 gives no numbers and no setting: measured on two clients of Table 1's CIFAR-10 #C=2 partition "
+             "with disjoint classes, one local training of E epochs each from the same initial model",),
+    "fig3": ("'without clustering' is not in the code: fedconcat_clustering='random' deals the clients at random "
+             "into K groups of near-equal size; the figure's partition is not stated",),
+    "fig4": ("Fig. 4 has no code: the baselines train the registered model concat5_simple_cnn (5 freshly "
+             "initialised simple-CNN encoders + one linear layer, FedConcat's final architecture); the paper does "
+             "not state their rounds",),
+    "clusters": ("a view fedlib adds: the paper shows no cluster assignment",),
+    "budget": ("the paper states no round budget: R is computed from the model sizes (see the deviations of "
+               "Table 1); the other ways of counting are fedlib's",),
+    "fedlc_third_party": ("FedLC's paper and FedConcat's Table 1 use different clients, rounds and skews: #C=2 is set "
+                          "beside FedLC's Q(α=2), Dir(β) beside D(β)",),
+    "table3": ("ResNet-50 (BatchNorm) is not in fedlib: fedlib's ResNet-18 with GroupNorm runs instead; the paper "
+               "reports the last 10 rounds' mean ± std, fedlib the final round's accuracy",),
+}
+_BUDGETED = ("table1", "table2", "table3", "budget", "fedlc_third_party", "fig4")
+
+
+def _with_budget_lines(image: dict) -> dict:
+    """The deviation notes of a profile training with ``image``: the common ones and its budget lines."""
+    return merge_notes(_ALWAYS, {e: budget_lines(image) for e in _BUDGETED})
+
+PAPER_PROFILE = FedConcatProfile(
+    name="paper",
+    paper="fedconcat",
+    description="The setup recovered from the public code (notes/fedconcat.md): 3 seeds, the full datasets, 40 "
+                "clients (100 and 200 in Table 2), all participating, E = 10, batch 64, SGD lr 0.01 with momentum 0.9 "
+                "and weight decay 1e-5, K = 5, T_e = 50, T_c = 1000 (Algorithm 1's E local epochs in stage 3), the "
+                "simple CNN; baselines for FedConcat's communication (147 rounds on FMNIST, 120 on CIFAR-10/SVHN).  "
+                "Needs a GPU (days of CPU time).",
+    seeds=reported.SEEDS,
+    datasets={},
+    image={},
+    experiments={
+        "fig1": {"column": "cifar10_c2", "local_epochs": SETUP["local_epochs"], "uses_seeds": False, "trains": False},
+        "budget": {"columns": _ALL_T1, "variants": tuple(BUDGET_VARIANTS)},
+        "fedlc_third_party": {"columns": _ALL_T1},
+        "clusters": {"columns": _ALL_T1, "methods": ("fedconcat", "fedconcat_id")},
+        "fig3": {"columns": _CIFAR_T1},
+        "fig4": {"column": "cifar10_c2", "model": "concat5_simple_cnn", "budget": "rounds",
+                 "methods": ("fedavg", "fedprox", "moon", "fedrs", "fedlc")},
+    },
+    notes=_with_budget_lines({}),
+    workers=1,
+)
+
+_QUICK_IMAGE = {"max_train_samples": 15_000, "batch_size": 16, "local_epochs": 1, "encoder_rounds": 10,
+                "classifier_rounds": 100}
+_QUICK_T1 = ("fmnist_c2", "fmnist_c3", "fmnist_dir0.1", "fmnist_dir0.5", "cifar10_c2", "svhn_c2")
+
+QUICK = FedConcatProfile(
+    name="quick",
+    paper="fedconcat",
+    description="Table 1's FMNIST row at 40 clients with all eight methods and all four partitions, 1 seed, a "
+                "seeded quarter of the training set (15,000 samples) at batch 16 (24 local steps per epoch, as the "
+                "paper's full set at batch 64), E = 1, T_e = 10, T_c = 100 and so 22 baseline rounds (paper: 3 "
+                "seeds, E = 10, T_e = 50, T_c = 1000, 147 rounds); CIFAR-10 in its #C=2 column (Figs. 3-4's "
+                "setting); Table 2 at #C=2 with five methods; Table 3 not run (ResNet-50 is a GPU job).  About 45 "
+                "min on 2 quiet cores (the arithmetic: fedlib/papers/fedconcat/profiles.py).",
+    seeds=(0,),
+    datasets={"cifar100": None, "tinyimagenet": None},
+    image=_QUICK_IMAGE,
+    experiments=changed(PAPER_PROFILE.experiments, {
+        "table1": {"columns": _QUICK_T1},
+        "budget": {"columns": _QUICK_T1},
+        "fedlc_third_party": {"columns": _QUICK_T1},
+        "clusters": {"columns": _QUICK_T1},
+        "fig3": {"columns": ("cifar10_c2",)},
+        "fig4": {"budget": "communication"},
+        "table2": {"columns": ("n100_cifar10_c2", "n200_cifar10_c2"),
+                   "rows": ("fedavg", "fedrs", "fedlc", "fedconcat", "fedconcat_id")},
+    }),
+    explanations={
+        "max_train_samples": "375 samples per client (paper: 1,500 on FMNIST, 1,250 on CIFAR-10); with batch 16 a "
+                             "client still takes 24 SGD steps per local epoch, as with the paper's data at batch 64",
+        "batch_size": "keeps the paper's 24 local steps per epoch on the quarter-size training set",
+        "local_epochs": "the paper's 10 local epochs per round cost 10× more; Fig. 1 keeps E = 10",
+        "encoder_rounds": "T_e and T_c scaled down; the baselines' rounds follow from them (22 instead of 147)",
+        "classifier_rounds": "stage 3 is cheap (a linear model on precomputed features) but T_c sets the baselines' "
+                             "budget: 1000 stage-3 rounds would mean 107 baseline rounds",
+    },
+    notes=merge_notes(_with_budget_lines(_QUICK_IMAGE), {
+        "fig4": ("the baselines on the 5-encoder model run for FedConcat's communication (≈ 4 rounds of the 5× larger "
+                 "model), not for as many rounds as Table 1's baselines (the paper profile's choice): 5× cheaper",),
+        "table3": ("CIFAR-100 and Tiny-ImageNet with ResNet-50: a GPU job, not run in the quick profile",),
+        "fig1": ("the quick profile's training subset (15,000 samples: 375 per client) at batch 16; E = 10 local "
+                 "epochs as the paper",),
+        "table2": ("Table 2: only #C=2 at 100 and 200 clients, without FedProx and MOON (budget)",),
+    }),
+    workers=2,
+    budget_minutes=60,
+)
+
+_SMOKE_IMAGE = {"max_train_samples": 600, "max_test_samples": 200, "batch_size": 16, "local_epochs": 1,
+                "encoder_rounds": 1, "classifier_rounds": 2, "min_client_size": 2, "fedconcat_id_probe_size": 100}
+
+SMOKE = FedConcatProfile(
+    name="smoke",
+    paper="fedconcat",
+    description="A tiny setting that only checks that every notebook runs (CI): 1 seed, 600 training and 200 test "
+                "samples, T_e = 1, T_c = 2 (so 4 baseline rounds), a 100-input probe, one column per table.  Its "
+                "numbers mean nothing.",
+    seeds=(0,),
+    datasets={"cifar100": None, "tinyimagenet": None},
+    image=_SMOKE_IMAGE,
+    experiments={
+        "fig1": {"column": "cifar10_c2", "local_epochs": 1, "uses_seeds": False, "trains": False},
+        "table1": {"columns": ("fmnist_c2",)},
+        "budget": {"columns": ("fmnist_c2",), "variants": tuple(BUDGET_VARIANTS)},
+        "fedlc_third_party": {"columns": ("fmnist_c2",)},
+        "clusters": {"columns": ("fmnist_c2",), "methods": ("fedconcat", "fedconcat_id")},
+        "fig3": {"columns": ("cifar10_c2",)},
+        "fig4": {"column": "cifar10_c2", "model": "concat5_simple_cnn", "budget": "communication",
+                 "methods": ("fedavg", "fedlc")},
+        "table2": {"columns": ("n100_cifar10_c2",), "rows": ("fedavg", "fedconcat")},
+        "table3": {"columns": ("cifar100_c2",), "rows": ("fedavg",)},
+    },
+    notes=merge_notes(_with_budget_lines(_SMOKE_IMAGE),
+                      {"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}),
+    workers=1,
+    budget_minutes=5,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (SMOKE, QUICK, PAPER_PROFILE)}
