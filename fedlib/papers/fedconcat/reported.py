@@ -60,8 +60,10 @@ _CENTRALIZED = {"method": "fedavg", "num_clients": 1, "partition": "iid"}
 
 
 def _rows(methods) -> list[Row]:
-    return [Row(m, METHOD_LABELS[m], dict(_CENTRALIZED) if m == "centralized" else {"method": m})
-            for m in methods]
+    """One row per method; Centralized in its own row group ("reference"), so that the comparisons of
+    methods (the best method per column, FedConcat − FedAvg) are among the federated methods only."""
+    return [Row(m, METHOD_LABELS[m], dict(_CENTRALIZED), "reference") if m == "centralized"
+            else Row(m, METHOD_LABELS[m], {"method": m}) for m in methods]
 
 
 def _partition_cols(dataset: str, extra: dict | None = None, prefix: str = "", group: str = "") -> list[Column]:
