@@ -9,6 +9,8 @@ name            module                       paper
 ``resnet18``    ``models.resnet``            FedLC Table 3 (ResNet-18, GroupNorm)
 ``simple_cnn``  ``models.simple_cnn``        FedConcat Tables 1-2 (1×28×28 and 3×32×32)
 ``vgg9``        ``models.vgg9``              FedConcat code's VGG-9 (dropout left out)
+``mlp``         ``models.fedabc_nets``       FedABC's MNIST MLP (784→260→200→K)
+``convnet``     ``models.fedabc_nets``       FedABC's CIFAR-10 ConvNet (= FedRep's CNNCifar)
 ==============  ===========================  ===========================================
 
 Every model follows the contract of :mod:`fedlib.models.registry`:
@@ -23,9 +25,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .registry import MODELS, ModelSpec, body_keys, body_params, build_model, head_keys, model_names, register_model
+from .registry import (MODELS, ModelSpec, body_keys, body_params, build_model, head_keys, layer_keys, model_names,
+                       register_model)
 
-__all__ = ["MODELS", "ModelSpec", "body_keys", "body_params", "build_model", "head_keys", "model_names",
+__all__ = ["MODELS", "ModelSpec", "body_keys", "body_params", "build_model", "head_keys", "layer_keys", "model_names",
            "register_model"]
 
 
