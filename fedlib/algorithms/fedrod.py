@@ -46,7 +46,7 @@ class WithPersonalHead(nn.Module):
 
     def __init__(self, base: nn.Module, init: str = "generic"):
         super().__init__()
-        if base._parameters:
+        if list(base.parameters(recurse=False)):
             raise ValueError("WithPersonalHead: the base model may not hold parameters outside its layers")
         for name, child in base.named_children():
             self.add_module(name, child)
