@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import check_positive_int, hw
+from ._common import check_positive_int, two_conv5_pool_size
 from .registry import register_model
 
 __all__ = ["MLP", "ConvNet"]
@@ -55,10 +55,7 @@ class ConvNet(nn.Module):
         super().__init__()
         check_positive_int("num_classes", num_classes)
         check_positive_int("in_channels", in_channels)
-        h, w = hw(image_size)
-        flat_h, flat_w = ((h - 4) // 2 - 4) // 2, ((w - 4) // 2 - 4) // 2
-        if flat_h < 1 or flat_w < 1:
-            raise ValueError(f"image_size must be >= 16 for ConvNet, got {(h, w)}")
+        flat_h, flat_w = two_conv5_pool_size(image_size, "ConvNet")
         self.conv1 = nn.Conv2d(in_channels, 64, kernel_size=5)
         self.conv2 = nn.Conv2d(64, 64, kernel_size=5)
         self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
