@@ -171,11 +171,10 @@ class _ConfigBase:
             object.__setattr__(self, "model", default_model(self.dataset))
         if self.server_lr is None:
             object.__setattr__(self, "server_lr", 0.01 if "fedopt" in self.method_tokens else 1.0)
-        from .algorithms import build_algorithm
-
-        algorithm = build_algorithm(self)  # a builder may check its parameters against others (ConfigError)
         if self.personal_eval_every is None:
-            personalized = getattr(algorithm.personalization, "personalized", False)
+            from .algorithms import build_algorithm
+
+            personalized = getattr(build_algorithm(self).personalization, "personalized", False)
             object.__setattr__(self, "personal_eval_every", self.rounds if personalized else 0)
 
     @property

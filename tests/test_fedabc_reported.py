@@ -50,3 +50,13 @@ def test_a_cells_configuration_is_a_valid_run():
     assert Config(**paper.TABLE2.config("fedabc", "cifar10_dir1.0")).model == "convnet"
     fig5 = paper.FIGURE_CLAIMS["fig5"]["variants"]["fedabc_wi"]
     assert Config(**{**paper.TABLE1.config("fedabc", "cifar10_dir0.1"), **fig5}).fedabc_gamma == 0.0
+
+
+def test_parse_columns_refuses_a_mismatched_block():
+    from fedlib.reported import parse_columns
+
+    rows, cols = list(paper.ROWS), list(paper.COLUMNS)
+    with pytest.raises(ValueError, match="do not match columns"):
+        parse_columns("mnist_dir0.3 | " + " | ".join(["1.0"] * 9), rows, cols[:1])
+    with pytest.raises(ValueError, match="expected 9 cells"):
+        parse_columns("mnist_dir0.1 | 1.0 | 2.0", rows, cols[:1])

@@ -39,15 +39,14 @@ class HeadThenBody(SharedModel):
         return (Phase(local_epochs - self.body_epochs, head), Phase(self.body_epochs, body))
 
 
-def _build(config) -> HeadThenBody:
+def _check(config) -> None:
     if config.fedrep_body_epochs > config.local_epochs:
         raise ConfigError(f"fedrep_body_epochs must be ≤ local_epochs={config.local_epochs} (the body epochs are "
                           f"the last of the E local epochs), got {config.fedrep_body_epochs}")
-    return HeadThenBody(body_epochs=config.fedrep_body_epochs)
 
 
 register_method(
-    "fedrep", parts={"personalization": _build},
+    "fedrep", parts={"personalization": lambda c: HeadThenBody(body_epochs=c.fedrep_body_epochs)}, check=_check,
     params=(Param("fedrep_body_epochs", 1, int, "FedRep: local epochs that train the body (the last ones; the "
                   "E − fedrep_body_epochs before them train the head)", check=lambda v: v >= 0,
                   allowed="an integer in [0, local_epochs]",

@@ -30,11 +30,11 @@ from dataclasses import replace
 from typing import Any
 
 from ...algorithms.fedabc import FEDABC_WI
-from ...reported import Cell, Column, PaperTable, Row, parse_cell
+from ...reported import Cell, Column, PaperTable, Row, parse_columns
 
 __all__ = ["Cell", "Column", "Row", "PaperTable", "TABLES", "TABLE1", "TABLE2", "METRICS", "SETUP", "STATED",
            "RECONSTRUCTED", "RECONSTRUCTED_SOURCES", "METHODS", "METHOD_LABELS", "BETAS", "DATASETS",
-           "FIGURE_CLAIMS", "TEXT_CLAIMS", "DEVIATIONS", "NOTES", "table"]
+           "FIGURE_CLAIMS", "TEXT_CLAIMS", "NOTES", "table"]
 
 PAPER = "Wang et al., FedABC: Targeting Fair Competition in Personalized Federated Learning, AAAI 2023"
 
@@ -85,43 +85,27 @@ COLUMNS = tuple(_column(d, b) for d in DATASETS for b in BETAS)
 ROWS = tuple(Row(m, METHOD_LABELS[m], {"method": m}) for m in METHODS)
 
 
-def _transpose(block: str) -> dict:
-    """Lines ``<dataset> Dir(β) | v_1 | … | v_9`` (the paper's layout) -> {(method, column key): Cell}."""
-    values = {}
-    lines = [ln for ln in block.strip().splitlines() if ln.strip()]
-    if len(lines) != len(COLUMNS):
-        raise ValueError(f"expected {len(COLUMNS)} lines, got {len(lines)}")
-    for column, line in zip(COLUMNS, lines):
-        dataset, setting, *cells = line.replace("|", " ").split()
-        if f"{dataset} {setting}" != column.label:
-            raise ValueError(f"line {line!r} is not {column.label}")
-        if len(cells) != len(METHODS):
-            raise ValueError(f"{column.label}: expected {len(METHODS)} cells, got {len(cells)}")
-        for method, text in zip(METHODS, cells):
-            values[(method, column.key)] = parse_cell(text)
-    return values
-
-
-# columns: Local only | FedAvg | FedProx | Scaffold | LG_FedAvg | FedPer | FedRep | FedRod | FedABC
+# printed as in the paper, one line per dataset × Dir(β):
+#               Local only | FedAvg | FedProx | Scaffold | LG_FedAvg | FedPer | FedRep | FedRod | FedABC
 _T1 = """
-MNIST    Dir(0.1) | 97.1 | 99.1 | 98.4 | 99.3 | 99.2 | 99.1 | 98.9 | 99.3 | 99.3
-MNIST    Dir(0.3) | 93.3 | 98.3 | 97.1 | 98.6 | 98.2 | 98.2 | 97.8 | 98.7 | 98.7
-MNIST    Dir(0.5) | 92.1 | 98.1 | 96.9 | 98.5 | 98.1 | 98.0 | 97.6 | 98.6 | 98.5
-MNIST    Dir(1.0) | 90.6 | 98.0 | 96.9 | 98.4 | 98.1 | 98.1 | 97.4 | 98.5 | 98.7
-CIFAR-10 Dir(0.1) | 86.0 | 91.0 | 91.1 | 91.2 | 88.7 | 90.2 | 90.4 | 90.5 | 91.0
-CIFAR-10 Dir(0.3) | 72.4 | 82.1 | 82.2 | 81.9 | 76.6 | 81.2 | 81.4 | 82.2 | 83.3
-CIFAR-10 Dir(0.5) | 67.8 | 79.8 | 79.3 | 79.5 | 72.8 | 78.8 | 79.1 | 79.8 | 81.1
-CIFAR-10 Dir(1.0) | 83.7 | 74.1 | 73.8 | 74.0 | 63.7 | 72.5 | 73.4 | 74.1 | 76.1
+mnist_dir0.1   | 97.1 | 99.1 | 98.4 | 99.3 | 99.2 | 99.1 | 98.9 | 99.3 | 99.3
+mnist_dir0.3   | 93.3 | 98.3 | 97.1 | 98.6 | 98.2 | 98.2 | 97.8 | 98.7 | 98.7
+mnist_dir0.5   | 92.1 | 98.1 | 96.9 | 98.5 | 98.1 | 98.0 | 97.6 | 98.6 | 98.5
+mnist_dir1.0   | 90.6 | 98.0 | 96.9 | 98.4 | 98.1 | 98.1 | 97.4 | 98.5 | 98.7
+cifar10_dir0.1 | 86.0 | 91.0 | 91.1 | 91.2 | 88.7 | 90.2 | 90.4 | 90.5 | 91.0
+cifar10_dir0.3 | 72.4 | 82.1 | 82.2 | 81.9 | 76.6 | 81.2 | 81.4 | 82.2 | 83.3
+cifar10_dir0.5 | 67.8 | 79.8 | 79.3 | 79.5 | 72.8 | 78.8 | 79.1 | 79.8 | 81.1
+cifar10_dir1.0 | 83.7 | 74.1 | 73.8 | 74.0 | 63.7 | 72.5 | 73.4 | 74.1 | 76.1
 """
 _T2 = """
-MNIST    Dir(0.1) | 29.2 | 43.7 | 39.4 | 76.8 | 43.9 | 43.7 | 42.9 | 66.9 | 76.5
-MNIST    Dir(0.3) | 44.2 | 68.2 | 62.2 | 90.2 | 68.1 | 68.2 | 66.3 | 85.4 | 91.1
-MNIST    Dir(0.5) | 58.0 | 78.7 | 74.0 | 94.0 | 78.7 | 78.8 | 77.1 | 90.8 | 95.1
-MNIST    Dir(1.0) | 69.5 | 87.6 | 84.9 | 97.0 | 87.6 | 87.6 | 86.4 | 95.3 | 97.2
-CIFAR-10 Dir(0.1) | 16.7 | 37.0 | 37.8 | 39.6 | 20.6 | 38.6 | 23.5 | 31.5 | 34.5
-CIFAR-10 Dir(0.3) | 23.3 | 56.4 | 56.3 | 56.1 | 32.1 | 42.0 | 41.6 | 51.4 | 54.7
-CIFAR-10 Dir(0.5) | 25.6 | 60.0 | 59.9 | 60.0 | 35.4 | 47.0 | 46.5 | 55.5 | 59.0
-CIFAR-10 Dir(1.0) | 14.4 | 64.8 | 64.2 | 65.2 | 39.7 | 52.7 | 53.8 | 61.5 | 64.0
+mnist_dir0.1   | 29.2 | 43.7 | 39.4 | 76.8 | 43.9 | 43.7 | 42.9 | 66.9 | 76.5
+mnist_dir0.3   | 44.2 | 68.2 | 62.2 | 90.2 | 68.1 | 68.2 | 66.3 | 85.4 | 91.1
+mnist_dir0.5   | 58.0 | 78.7 | 74.0 | 94.0 | 78.7 | 78.8 | 77.1 | 90.8 | 95.1
+mnist_dir1.0   | 69.5 | 87.6 | 84.9 | 97.0 | 87.6 | 87.6 | 86.4 | 95.3 | 97.2
+cifar10_dir0.1 | 16.7 | 37.0 | 37.8 | 39.6 | 20.6 | 38.6 | 23.5 | 31.5 | 34.5
+cifar10_dir0.3 | 23.3 | 56.4 | 56.3 | 56.1 | 32.1 | 42.0 | 41.6 | 51.4 | 54.7
+cifar10_dir0.5 | 25.6 | 60.0 | 59.9 | 60.0 | 35.4 | 47.0 | 46.5 | 55.5 | 59.0
+cifar10_dir1.0 | 14.4 | 64.8 | 64.2 | 65.2 | 39.7 | 52.7 | 53.8 | 61.5 | 64.0
 """
 
 _COMMON_NOTES = (
@@ -135,14 +119,14 @@ _LOCAL_CIFAR_DIR1 = ("local", "cifar10_dir1.0")
 
 TABLE1 = PaperTable(
     "table1", 1, "PFL accuracy (%): personalized models on their clients' non-IID test sets (Eq. 7)",
-    "§Experiments", COLUMNS, ROWS, _transpose(_T1), {}, _COMMON_NOTES + (
+    "§Experiments", COLUMNS, ROWS, parse_columns(_T1, ROWS, COLUMNS), {}, _COMMON_NOTES + (
         "MNIST: FedProx is clearly below FedAvg (e.g. 96.9 vs 98.1 at Dir(0.5)), consistent with a large μ or a "
         "non-standard FedProx (notes §4).",),
     suspect={_LOCAL_CIFAR_DIR1: "83.7 is above every federated method and breaks Local only's monotone trend "
                                 "(86.0 / 72.4 / 67.8 at Dir(0.1 / 0.3 / 0.5)): a probable typo (notes §4)"})
 TABLE2 = PaperTable(
     "table2", 2, "Client drift (%): the same personalized models on class-balanced local test sets (Eq. 8)",
-    "§Experiments", COLUMNS, ROWS, _transpose(_T2), {}, _COMMON_NOTES,
+    "§Experiments", COLUMNS, ROWS, parse_columns(_T2, ROWS, COLUMNS), {}, _COMMON_NOTES,
     suspect={_LOCAL_CIFAR_DIR1: "14.4 is below Local only's own Dir(0.5) value 25.6 while every other method "
                                 "rises with α: a probable typo (notes §4)"})
 
@@ -191,31 +175,6 @@ TEXT_CLAIMS = (
     "FedRod is the best baseline in PFL accuracy.",
     "FedABC outperforms the baselines in PFL accuracy.",
     "In client drift (Table 2) Scaffold is best; FedABC is good, especially among the PFL methods.",
-)
-
-#: Every place where fedlib's FedABC companion departs from, or fills a gap in, the paper: (what, parameter, why).
-DEVIATIONS = (
-    ("FedABC's loss (Eqs. 2-6) reconstructed from the prose: sigmoid per class; P/N from the client's class counts; "
-     "N classes on the negative term only; masks p < τ_pos / p > τ_neg recomputed at every step; focal weights "
-     "without α", "fedabc_*", "the printed equations are lost (notes §1)"),
-    ("τ_pos = 0.9, τ_neg^P = 0.1, τ_neg^N = 0.1, γ = 2 for both datasets", "fedabc_tau_pos, fedabc_tau_neg_present, "
-     "fedabc_tau_neg_absent, fedabc_gamma", "the paper's values are blank; notes §4's grids and the focal default"),
-    ("Eq. 6 normalised by the batch size", "fedabc_normalization", "unrecoverable; notes §1"),
-    ("clients, participation, rounds, local epochs, learning rates, momentum, weight decay", "SETUP",
-     "blank in the paper; RECONSTRUCTED_SOURCES"),
-    ("weight decay on every parameter", "weight_decay", "FedRep's code exempts biases"),
-    ("personalized models scored once, after a local update from the final server state", "personalized_model, "
-     "personal_eval_every", "FedRoD's protocol as the paper describes it; FedRep's code averages the last 10 rounds"),
-    ("LG-FedAvg: the top 2 layers global", "lg_global_layers", "FedRep code's split; LG-FedAvg's own code differs"),
-    ("FedRep: E − 1 head epochs, then 1 body epoch", "fedrep_body_epochs", "FedRep code: 10 head + 1 body epochs"),
-    ("FedRoD: PFLlib's linear mode, personal head initialised as a copy of the generic head",
-     "fedrod_personal_init", "the paper names FedRoD's linear mode only"),
-    ("Local-only: a client trains when sampled (≈ participation · rounds · E epochs)", "participation",
-     "FedRep's main_local.py trains every client for `rounds` epochs"),
-    ("local test sets: the test set split with the training partition's per-class client proportions; IID sets: "
-     "disjoint class-balanced shards", "balanced_test", "the paper says 'the same distribution' and 'the same number "
-     "of samples' for each class, nothing more"),
-    ("FedProx μ = 0.01, SCAFFOLD's global step 1", "mu, server_lr", "not given; FedRep's code uses 0.1 and 0.1"),
 )
 
 NOTES = (
