@@ -34,7 +34,7 @@ from ...reported import Cell, Column, PaperTable, Row, parse_columns
 
 __all__ = ["Cell", "Column", "Row", "PaperTable", "TABLES", "TABLE1", "TABLE2", "METRICS", "SETUP", "STATED",
            "RECONSTRUCTED", "RECONSTRUCTED_SOURCES", "METHODS", "METHOD_LABELS", "BETAS", "DATASETS",
-           "FIGURE_CLAIMS", "TEXT_CLAIMS", "NOTES", "table"]
+           "FIGURE_CLAIMS", "TEXT_CLAIMS", "NOTES"]
 
 PAPER = "Wang et al., FedABC: Targeting Fair Competition in Personalized Federated Learning, AAAI 2023"
 
@@ -132,14 +132,6 @@ TABLE2 = PaperTable(
 
 TABLE1, TABLE2 = (replace(t, setup=SETUP) for t in (TABLE1, TABLE2))
 TABLES: dict[str, PaperTable] = {t.id: t for t in (TABLE1, TABLE2)}
-
-
-def table(table_id) -> PaperTable:
-    """A table by id (``"table1"``, ``"table2"``) or number (1, 2)."""
-    key = f"table{table_id}" if isinstance(table_id, int) or str(table_id).isdigit() else str(table_id)
-    if key not in TABLES:
-        raise KeyError(f"unknown table {table_id!r}; known: {', '.join(TABLES)}")
-    return TABLES[key]
 
 
 #: What the paper says about its figures (no figure gives numbers in the extracted text).
