@@ -1,12 +1,16 @@
 """Client-side losses, each a plain function of tensors in its own module.
 
-=====================  ==============================  ==========================================
-function               module                          paper
-=====================  ==============================  ==========================================
-``cross_entropy``      ``losses.cross_entropy``        softmax cross-entropy (FedAvg)
-``fedlc_loss``         ``losses.logit_calibration``    FedLC (Zhang et al. 2022), Eqs. 4–7
-``fedrs_loss``         ``losses.restricted_softmax``   FedRS (Li & Zhan 2021)
-=====================  ==============================  ==========================================
+================================  =============================  ========================================
+function                          module                         paper
+================================  =============================  ========================================
+``cross_entropy``                 ``losses.cross_entropy``       softmax cross-entropy (FedAvg)
+``fedlc_loss``                    ``losses.logit_calibration``   FedLC (Zhang et al. 2022), Eqs. 4–7
+``fedrs_loss``                    ``losses.restricted_softmax``  FedRS (Li & Zhan 2021)
+``focal_loss``                    ``losses.focal``               Fed-Focal Loss (Sarkar et al. 2020)
+``ratio_loss``                    ``losses.ratio``               Ratio Loss (Wang et al. 2021)
+``distillation_kl``               ``losses.distillation``        FedDF, FedBE, FEDIC: KL with temperature
+``calibrated_distillation_loss``  ``losses.distillation``        FEDIC Eq. 9: (1 − λ)·CE + λ·KL
+================================  =============================  ========================================
 
 Every loss is a pure function: no in-place ops on inputs, no ``.item()``, no
 Python branching on tensor values and no shape-changing boolean indexing, so it

@@ -11,6 +11,7 @@ name            module                       paper
 ``vgg9``        ``models.vgg9``              FedConcat code's VGG-9 (dropout left out)
 ``mlp``         ``models.fedabc_nets``       FedABC's MNIST MLP (784→260→200→K)
 ``convnet``     ``models.fedabc_nets``       FedABC's CIFAR-10 ConvNet (= FedRep's CNNCifar)
+``resnet8``     ``models.resnet8``           FEDIC (ResNet-8, GroupNorm)
 ==============  ===========================  ===========================================
 
 Every model follows the contract of :mod:`fedlib.models.registry`:
