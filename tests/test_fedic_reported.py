@@ -45,3 +45,15 @@ def test_every_cell_is_a_valid_fedlib_configuration():
         cfg = Config(**R.table(1).config("fedic", "cifar10_if100"))
     assert (cfg.rounds, cfg.local_epochs, cfg.lr, cfg.server_aux_per_class, cfg.fedic_lambda) == (200, 10, 0.1, 100,
                                                                                                     0.5)
+
+
+def test_every_deviation_names_its_parameters_and_they_exist():
+    from fedlib.config import all_params
+    from fedlib.papers.fedic.deviations import DEVIATIONS
+
+    known = set(all_params())
+    for d in DEVIATIONS:
+        assert set(d) == {"what", "paper", "code", "fedlib", "param"}
+        for name in filter(None, (p.strip() for p in d["param"].split(","))):
+            prefix = name.rstrip("*")
+            assert any(k == name or (name.endswith("*") and k.startswith(prefix)) for k in known), name

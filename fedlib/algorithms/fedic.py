@@ -36,7 +36,7 @@ followed and the code's choice is a parameter: the gate has no bias (Eq. 6;
 ``fedic_gate_bias``), v averages over the |S| sampled clients (the code divides
 by a hard-coded 8).  Hidden settings of the code are parameters with their
 source (see :data:`FEDIC_PARAMS`).  Deviations list:
-:data:`fedlib.papers.fedic.reported.DEVIATIONS`.
+:data:`fedlib.papers.fedic.deviations.DEVIATIONS`.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from typing import Any
 from ...reported import Cell, Column, PaperTable, Row, parse_rows
 
 __all__ = ["PAPER", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_LABELS", "DATASET_LABELS", "GROUP_COLUMNS",
-           "TABLE3_VALUES", "TABLE3_INFERRED", "FIGURE_CLAIMS", "NOTES", "DEVIATIONS", "table", "Cell"]
+           "TABLE3_VALUES", "TABLE3_INFERRED", "FIGURE_CLAIMS", "NOTES", "table", "Cell"]
 
 PAPER = ("Shang, Lu, Cheung, Wang, FEDIC: Federated Learning on Non-IID and Long-Tailed Data via Calibrated "
          "Distillation, ICME 2022")
@@ -197,37 +197,4 @@ NOTES = (
     "D_ulb), T = 2 without T², Adam weight decays and persistent Adam states are in the code only.",
     "Table 2's 'All' and Table 3's groups are not fully self-consistent (notes §1.6).",
     "The released code has no baselines; every baseline here is built from its own paper (notes §5).",
-)
-
-#: Every place fedlib's reproduction departs from the paper (or follows the code where the paper is silent).
-DEVIATIONS = (
-    "Model: ResNet-8 with GroupNorm(2) instead of BatchNorm (fedlib's engines carry no buffers; running "
-    "statistics cannot be averaged or kept); see fedlib.models.resnet8.",
-    "No data augmentation anywhere (the code uses random crop + flip for clients and for D_aux/D_ulb batches).",
-    "D_ulb for CIFAR-10-LT: CIFAR-100 when its files are present; otherwise (server_unlabeled='auto') the CIFAR-10 "
-    "training samples the long tail drops -- in-distribution, which makes distillation easier than on CIFAR-100.",
-    "D_ulb for CIFAR-100-LT: the paper's downsampled ImageNet has no loader; the long-tail-dropped CIFAR-100 "
-    "samples stand in.",
-    "ImageNet-LT at 64×64 with ResNet-18 (GroupNorm) instead of 224×224 with ResNet-50 (memory).",
-    "Dirichlet partition: fedlib's D(β) (NIID-Bench balancing, redraw until min_client_size) with the code's "
-    "equal-size re-cut (partition_equal_sizes=True), not the code's two halves of 10 'auxiliary workers'.",
-    "FEDIC follows the paper where the code differs: the gate σ = sigmoid(uᵀv) has no bias (fedic_gate_bias); v "
-    "averages over the |S| sampled clients (the code divides by 8).",
-    "FEDIC follows the code where the paper is silent (each a parameter): T = 2 without T², server batches 20/128, "
-    "FT stage of 100 Adam steps (lr 1e-3, wd 2e-4) before and separate from the calibration, calibration Adam "
-    "(lr 1e-3, no wd), distillation Adam wd 2e-4, all three Adam states and the calibration kept across rounds, "
-    "a_e initialised to ones.",
-    "FEDIC's server batches are drawn from the run's seeded server generator; client outputs on D_aux are computed "
-    "once per round (no augmentation, so identical to per-batch forwards).",
-    "Table 3: one run per KD row; rows (a)-(d) are those runs' teacher accuracies at the last round, not all "
-    "combinations evaluated on one FEDIC run's round-200 models.",
-    "FedDF: the author's prototype's settings (uniform logit average, Adam 1e-3, T = 1, 100 steps × 128, no early "
-    "stopping).  FedBE: Gaussian (diagonal) posterior, M = 10, ensemble of mean + clients + samples, distilled with "
-    "the same Adam budget instead of SGD with SWA.",
-    "FedAvgM: β = 0.2 (the unused value in FEDIC's options.py); Fed-Focal Loss: γ = 2, no client-sampling scheme.",
-    "Ratio Loss: Ra from one full-batch classifier gradient per class on D_aux (the authors' code: local epochs of "
-    "SGD), computed on the new global model; weights 1 + 0.1·Ra (the authors' code).",
-    "cRT / τ-norm / LWS re-balance with D_aux (the paper does not say which balanced data): SGD + cosine, 30 epochs, "
-    "batch 128, lr 0.1; τ chosen on D_aux.",
-    "Many/medium/few: CIFAR-10-LT by rank 3/4/3 (inferred from Table 3), ImageNet-LT by OLTR's thresholds.",
 )
