@@ -9,7 +9,7 @@ from fedlib.papers.fedic import reported as R
 
 
 def test_tables_have_the_papers_shape_and_cells():
-    t1, t2, t3 = R.table(1), R.table(2), R.table(3)
+    t1, t2, t3 = R.TABLES["table1"], R.TABLES["table2"], R.TABLES["table3"]
     assert (len(t1.rows), len(t1.columns)) == (12, 6)
     assert (len(t2.rows), len(t2.columns)) == (7, 4)
     assert (len(t3.rows), len(t3.columns)) == (8, 4)
@@ -23,7 +23,7 @@ def test_tables_have_the_papers_shape_and_cells():
 
 
 def test_table3_rows_map_to_fedic_switches_and_teacher_rows_read_the_teacher():
-    t3 = R.table(3)
+    t3 = R.TABLES["table3"]
     assert R.TABLE3_INFERRED["d"] == (True, True, False) and R.TABLE3_INFERRED["e"] == (False, False, True)
     for teacher, student in zip("abcd", "efgh"):
         # a teacher row runs the KD run with the same teacher and reads its teacher accuracy
@@ -42,7 +42,7 @@ def test_every_cell_is_a_valid_fedlib_configuration():
                     assert cfg.model == t.config(r.key, c.key)["model"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the D_ulb stand-in warning
-        cfg = Config(**R.table(1).config("fedic", "cifar10_if100"))
+        cfg = Config(**R.TABLES["table1"].config("fedic", "cifar10_if100"))
     assert (cfg.rounds, cfg.local_epochs, cfg.lr, cfg.server_aux_per_class, cfg.fedic_lambda) == (200, 10, 0.1, 100,
                                                                                                     0.5)
 

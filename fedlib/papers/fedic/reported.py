@@ -26,7 +26,7 @@ from typing import Any
 from ...reported import Cell, Column, PaperTable, Row, parse_rows
 
 __all__ = ["PAPER", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_LABELS", "DATASET_LABELS", "GROUP_COLUMNS",
-           "TABLE3_VALUES", "TABLE3_INFERRED", "FIGURE_CLAIMS", "NOTES", "table", "Cell"]
+           "TABLE3_VALUES", "TABLE3_INFERRED", "FIGURE_CLAIMS", "NOTES", "Cell"]
 
 PAPER = ("Shang, Lu, Cheung, Wang, FEDIC: Federated Learning on Non-IID and Long-Tailed Data via Calibrated "
          "Distillation, ICME 2022")
@@ -169,14 +169,6 @@ TABLE3 = PaperTable(
 
 TABLE1, TABLE2, TABLE3 = (replace(t, setup=SETUP) for t in (TABLE1, TABLE2, TABLE3))
 TABLES: dict[str, PaperTable] = {t.id: t for t in (TABLE1, TABLE2, TABLE3)}
-
-
-def table(table_id) -> PaperTable:
-    """A table by id (``"table1"`` …) or number (``1`` …)."""
-    key = f"table{table_id}" if isinstance(table_id, int) or str(table_id).isdigit() else str(table_id)
-    if key not in TABLES:
-        raise KeyError(f"unknown table {table_id!r}; known: {', '.join(TABLES)}")
-    return TABLES[key]
 
 
 #: What the paper says about its figures (their values are only in the images).
