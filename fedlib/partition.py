@@ -8,7 +8,9 @@ Experimental Study"):
 * ``shards``   Q(α)       -- quantity-based label skew (McMahan et al. 2017).
 * ``classes_per_client``  -- #C=k, each client holds exactly k labels (NIID-Bench).
 * ``dirichlet`` D(β)      -- distribution-based label skew, p_k ~ Dir(β·1_m).
-* ``long_tail``           -- global exponential long-tail subsample (Cao et al. 2019).
+* ``long_tail``           -- global exponential long-tail subsample (Cao et al. 2019);
+* ``equal_sizes``         -- any partition re-cut into equal contiguous chunks (FedDF's
+  and FEDIC's Dirichlet partitioner).
 
 and, for evaluation and server-held data:
 
@@ -42,6 +44,7 @@ __all__ = [
     "split_like",
     "balanced_shards",
     "balanced_subset",
+    "equal_sizes",
 ]
 
 SCHEMES = ("iid", "shards", "classes_per_client", "dirichlet")
@@ -352,3 +355,16 @@ def balanced_subset(labels, per_class: int, seed: int) -> np.ndarray:
             raise PartitionError(f"balanced_subset: class {c} has {len(idx)} samples, fewer than per_class={per_class}")
         out.append(rng.choice(idx, size=per_class, replace=False))
     return np.sort(np.concatenate(out).astype(np.int64))
+
+
+def equal_sizes(labels, parts) -> list[np.ndarray]:
+    """The clients' samples re-cut into ``len(parts)`` equal contiguous chunks (sizes differ by at
+    most one), as the Dirichlet partitioner of FedDF's code (EPFL ``DataPartitioner``) and of
+    FEDIC's code (``sampling_dirichlet.py:18-38``) do: each client's samples are listed in class
+    order (the order the Dirichlet draw deals them), the lists are concatenated in client order
+    and cut.  A final client is therefore a run over one or two original clients' class-sorted
+    samples: equal sizes, still strongly skewed."""
+    labels = _check_labels(labels)
+    ordered = [np.asarray(p, dtype=np.int64)[np.argsort(labels[np.asarray(p, dtype=np.int64)], kind="stable")]
+               for p in parts]
+    return _finish(np.array_split(np.concatenate(ordered), len(parts)))

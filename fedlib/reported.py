@@ -8,7 +8,8 @@ types; :mod:`fedlib.report` compares them with our runs.
 
 A transcription is a text block, one line per row: the row's label, then one
 cell per column (``69.51±1.45``, ``53.87`` or ``—`` for a cell missing in the
-paper); ``|`` separators are ignored (:func:`parse_rows`).  ``suspect`` marks
+paper); ``|`` separators are ignored (:func:`parse_rows`).  A table printed the
+other way round (one line per column) is read by :func:`parse_columns`.  ``suspect`` marks
 printed values that look wrong (a probable typo), with the reason: they are
 shown, never counted as a reproduction or a miss.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Cell", "Column", "Row", "PaperTable", "parse_cell", "parse_rows"]
+__all__ = ["Cell", "Column", "Row", "PaperTable", "parse_cell", "parse_rows", "parse_columns"]
 
 
 @dataclass(frozen=True)
@@ -123,4 +124,19 @@ def parse_rows(block: str, rows: list[Row], columns: list[Column]) -> dict:
             raise ValueError(f"row {label}: expected {len(columns)} cells, got {len(cells)}")
         for col, text in zip(columns, cells):
             values[(row.key, col.key)] = parse_cell(text)
+    return values
+
+
+def parse_columns(block: str, rows: list[Row], columns: list[Column]) -> dict:
+    """One text line per *column* (a table printed transposed): the column's key, then one cell
+    per row (``|`` separators ignored)."""
+    lines = [ln.replace("|", " ").split() for ln in block.strip().splitlines() if ln.strip()]
+    if [ln[0] for ln in lines] != [c.key for c in columns]:
+        raise ValueError(f"printed lines {[ln[0] for ln in lines]} do not match columns {[c.key for c in columns]}")
+    values = {}
+    for key, *cells in lines:
+        if len(cells) != len(rows):
+            raise ValueError(f"line {key}: expected {len(rows)} cells, got {len(cells)}")
+        for row, text in zip(rows, cells):
+            values[(row.key, key)] = parse_cell(text)
     return values

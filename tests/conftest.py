@@ -17,5 +17,20 @@ def _isolated_store(tmp_path, monkeypatch):
 
 def have_dataset(name: str) -> bool:
     root = Path(os.environ["FEDLIB_DATA"])
-    marker = {"mnist": "MNIST/raw", "fmnist": "FashionMNIST/raw", "cifar10": "cifar10/train"}[name]
+    marker = {"mnist": "MNIST/raw", "fmnist": "FashionMNIST/raw", "cifar10": "cifar10/train",
+              "cifar100": "cifar-100-python"}[name]
     return (root / marker).exists()
+
+
+class Interrupted(Exception):
+    """Raised by :func:`interrupt_after` to stop a run mid-way (a resumption test's crash)."""
+
+
+def interrupt_after(round_: int):
+    """An ``on_round_end`` hook that stops the run after round ``round_`` (its checkpoint written)."""
+
+    def hook(r, state):
+        if r == round_:
+            raise Interrupted
+
+    return hook

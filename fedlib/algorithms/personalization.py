@@ -24,14 +24,19 @@ client's model after its local update from the current server state) or
 ``"stored"`` (the current global parameters with the client's stored local
 parameters, no extra training).
 
-FedAvg's part, :class:`SharedModel`, shares everything in one phase.
+FedAvg's part, :class:`SharedModel`, shares everything in one phase;
+:class:`LocallyTrained` trains the same way and evaluates personalized models by
+default (FedABC); :class:`KeepLocal` keeps a selection of parameters on the client
+(Local-only, FedPer).  FedAvg, FedProx and SCAFFOLD are evaluated through their
+personalized (locally trained) models by setting ``personal_eval_every`` (e.g. to
+``rounds``: once, at the last round).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Phase", "SharedModel", "KeepLocal"]
+__all__ = ["Phase", "SharedModel", "LocallyTrained", "KeepLocal"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,15 @@ class SharedModel:
 
     def personal_logits(self, out):
         return out
+
+
+@dataclass(frozen=True)
+class LocallyTrained(SharedModel):
+    """Every parameter shared and averaged, as FedAvg; personalized models are evaluated by
+    default (the PM is the locally trained model: FedRoD's observation, FedABC's protocol)."""
+
+    name = "locally_trained"
+    personalized = True
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 from torch import nn
 
 __all__ = ["ModelSpec", "MODELS", "register_model", "build_model", "model_names", "head_keys", "body_keys",
-           "body_params"]
+           "body_params", "layer_keys"]
 
 
 @dataclass(frozen=True)
@@ -89,3 +89,12 @@ def body_keys(model: nn.Module) -> tuple[str, ...]:
 def body_params(params: dict) -> dict:
     """The entries of a parameter dict that belong to the body (all but the ``classifier``)."""
     return {k: v for k, v in params.items() if k.split(".")[0] != "classifier"}
+
+
+def layer_keys(model: nn.Module) -> tuple[tuple[str, ...], ...]:
+    """Parameter names grouped by the module that owns them (a "layer": a conv or linear
+    layer's weight and bias), in registration order -- bottom-up for fedlib's models."""
+    layers: dict[str, list[str]] = {}
+    for k, _ in model.named_parameters():
+        layers.setdefault(k.rpartition(".")[0], []).append(k)
+    return tuple(tuple(keys) for keys in layers.values())
