@@ -50,6 +50,22 @@ def test_tables_map_to_valid_configurations():
     assert {c.dataset for c in reported.table(3).columns} == {"cifar100", "tinyimagenet"}
 
 
+def test_centralized_is_a_reference_outside_the_methods_comparison():
+    """Centralized (printed once per dataset, and above every method) sits in its own row group: the best
+    method per column is chosen among the federated methods only."""
+    from fedlib.compare import compare, winners
+
+    t1 = reported.table(1)
+    assert {r.key: r.group for r in t1.rows if r.group} == {"centralized": "reference"}
+    frame = t1.frame()
+    frame = frame[frame.column == "fmnist_c2"]
+    ours = frame[["row", "column"]].assign(ours_mean=frame.paper_mean.to_numpy(), ours_std=0.0, n_seeds=1)
+    best = winners(compare(frame, ours))
+    federated = best[best.row_group == ""]
+    assert federated.paper_best.tolist() == ["FedConcat"]  # 84.4, below Centralized's 88.4
+    assert "Centralized" not in set(best.paper_best)  # alone in its group: never compared
+
+
 @pytest.mark.parametrize("model,shape,rounds", [("simple_cnn", (3, 32, 32), 120), ("simple_cnn", (1, 28, 28), 147),
                                                 ("vgg9", (3, 32, 32), 60)])
 def test_same_communication_budget_reproduces_the_notes(model, shape, rounds):

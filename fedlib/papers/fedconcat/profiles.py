@@ -33,11 +33,12 @@ the profile's 2 workers):
   49 s): ≈ 4 × (4 × 31 + 54) ≈ 710 s.
 * Table 2 at 100 and 200 clients, #C=2, FedAvg, FedRS, FedLC, FedConcat, FedConcat-ID (15,000
   samples: 150 and 75 per client, 9 and 5 steps per epoch, as the paper's 500 and 250 at
-  batch 64): ≈ 2 × (3 × 19 × 5.7 + 75) + probes (100 × and 200 × 10,000 inputs: ≈ 100 s and
-  200 s) ≈ 1,100 s.
+  batch 64): ≈ 2 × (3 × 19 × 5.7 + 2 × 75) + probes (100 × and 200 × 10,000 inputs: ≈ 100 s and
+  200 s) ≈ 1,250 s.
 
-Total ≈ 5,100 CPU-seconds of grid work, ≈ 43 min on 2 workers, plus notebook start-up and
-data loading (≈ 2 min).  SVHN and CIFAR-100/Tiny-ImageNet are absent here: "not run".  Where
+Total ≈ 2,300 + 900 + 75 + 15 + 710 + 1,250 ≈ 5,250 CPU-seconds of grid work, ≈ 44 min on 2
+workers, plus notebook start-up and data loading (≈ 2 min): ≈ 46 min.  Notebooks 03-05 read
+Table 1's runs from the store (the same configurations) and train nothing new.  SVHN and CIFAR-100/Tiny-ImageNet are absent here: "not run".  Where
 SVHN is present the quick profile runs its #C=2 column too (≈ +8 min).
 """
 
@@ -182,7 +183,7 @@ QUICK = FedConcatProfile(
                 "seeded quarter of the training set (15,000 samples) at batch 16 (24 local steps per epoch, as the "
                 "paper's full set at batch 64), E = 1, T_e = 10, T_c = 100 and so 22 baseline rounds (paper: 3 "
                 "seeds, E = 10, T_e = 50, T_c = 1000, 147 rounds); CIFAR-10 in its #C=2 column (Figs. 3-4's "
-                "setting); Table 2 at #C=2 with five methods; Table 3 not run (ResNet-50 is a GPU job).  About 45 "
+                "setting); Table 2 at #C=2 with five methods; Table 3 not run (ResNet-50 is a GPU job).  About 46 "
                 "min on 2 quiet cores (the arithmetic: fedlib/papers/fedconcat/profiles.py).",
     seeds=(0,),
     datasets={"cifar100": None, "tinyimagenet": None},
