@@ -25,6 +25,7 @@ class Result:
     history: pd.DataFrame  # one row per evaluated round: round, test_accuracy, train_loss, acc_class_<y>
     summary: dict
     params: dict[str, torch.Tensor]
+    from_store: bool = False  # returned from the results store (trained earlier), not trained now
 
     @property
     def final_accuracy(self) -> float:
@@ -181,7 +182,7 @@ def run(config: Config | dict | None = None, *, store: Any = True, progress: boo
     base = config.to_dict() if isinstance(config, Config) else dict(config or {})
     cfg = Config.from_dict({**base, **params})
     out = simulate(cfg, store=_resolve_store(store), progress=progress)
-    return Result(cfg, history_frame(out["history"]), out["summary"], out["params"])
+    return Result(cfg, history_frame(out["history"]), out["summary"], out["params"], bool(out.get("from_store")))
 
 
 def history_frame(rows: list[dict]) -> pd.DataFrame:

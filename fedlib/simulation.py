@@ -482,6 +482,7 @@ def simulate(config: Config, *, store: Store | None = None, progress: bool = Tru
     if store is not None:
         stored = store.load_result(key)
         if stored is not None:
+            stored["from_store"] = True
             return stored
     with single_thread():
         return _simulate(config, store, key, progress, on_round_end, experiment)

@@ -73,7 +73,7 @@ def test_cell_values_pick_each_runs_metric_and_nan_where_it_is_missing():
     out = cell_values(runs, metric_of({"few": "group_accuracy_few"}))
     assert out.metric.tolist() == ["accuracy", "group_accuracy_few", "group_accuracy_few"]
     assert out.value.tolist()[:2] == [60.0, 10.0] and math.isnan(out.value.iloc[2])
-    assert math.isnan(cell_values(runs, metric_of("teacher_accuracy")).value).all()
+    assert cell_values(runs, metric_of("teacher_accuracy")).value.isna().all()
 
 
 # ------------------------------------------------------------------------------ what a run carries
@@ -114,7 +114,8 @@ def test_reproduce_table_reads_each_columns_metric_from_the_same_runs(tmp_path, 
     paper = Paper("toy", "Toy", "", "", {"table1": table}, {}, {"table1": "toy"}, {"fedavg": "FedAvg",
                                                                                   "fedprox": "FedProx"})
     prof = Profile("smoke", "toy", (0,), paper="toy",
-                   synthetic={"rounds": 2, "num_clients": 4, "batch_size": 32, "group_rule": "ranks"})
+                   synthetic={"rounds": 2, "num_clients": 10, "batch_size": 32, "group_rule": "ranks",
+                              "synthetic_alpha": 0.0, "synthetic_beta": 0.0})  # every class in train and test
     monkeypatch.setattr(fedlib.papers, "all_papers", lambda: {"toy": paper})
     value = {"many": "group_accuracy_many", "few": "group_accuracy_few", "fedprox": "teacher_accuracy"}
     with pytest.raises(ValueError, match="ambiguous"):
@@ -124,9 +125,10 @@ def test_reproduce_table_reads_each_columns_metric_from_the_same_runs(tmp_path, 
                                  value=value)
     assert grid.runs.key.nunique() == 2  # one run per method, read three ways
     ours = comp.set_index(["row", "column"])
-    ref = run(dataset="synthetic", method="fedavg", rounds=2, num_clients=4, batch_size=32, seed=0,
-              group_rule="ranks", store=False, progress=False)
+    ref = run(dataset="synthetic", method="fedavg", rounds=2, num_clients=10, batch_size=32, seed=0, group_rule="ranks",
+              synthetic_alpha=0.0, synthetic_beta=0.0, store=False, progress=False)
     per_class, counts = ref.per_class_accuracy.to_numpy(), np.asarray(ref.summary["train_class_counts"])
+    assert not np.isnan(per_class).any()
     order = np.argsort(-counts, kind="stable")
     assert ours.loc[("fedavg", "all"), "ours_mean"] == pytest.approx(100 * ref.final_accuracy)
     assert ours.loc[("fedavg", "many"), "ours_mean"] == pytest.approx(100 * per_class[order[:3]].mean())

@@ -27,22 +27,10 @@ A new loss is a new module here whose public names this package re-exports
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
+from ..discovery import import_modules
 from ._common import REDUCTIONS
 
 __all__ = ["REDUCTIONS"]
 
 
-def _discover() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for name in getattr(module, "__all__", ()):
-            globals()[name] = getattr(module, name)
-            __all__.append(name)
-
-
-_discover()
+import_modules(__name__, __path__, globals(), skip=())

@@ -23,9 +23,7 @@ package imports every module by discovery.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
+from ..discovery import import_modules
 from .registry import (MODELS, ModelSpec, body_keys, body_params, build_model, head_keys, layer_keys, model_names,
                        register_model)
 
@@ -33,14 +31,4 @@ __all__ = ["MODELS", "ModelSpec", "body_keys", "body_params", "build_model", "he
            "register_model"]
 
 
-def _discover() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "registry":
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for name in getattr(module, "__all__", ()):
-            globals()[name] = getattr(module, name)
-            __all__.append(name)
-
-
-_discover()
+import_modules(__name__, __path__, globals(), skip=("registry",))
