@@ -82,32 +82,65 @@ PAPER_PROFILE = Profile(
 )
 
 #: Quick's unit costs and the estimate of a cold regeneration (see the module docstring).
-QUICK_ESTIMATE = "TODO"
+QUICK_ESTIMATE = """
+Unit costs, CPU seconds of one single-threaded run (measured 2026-11-21 with /tmp scripts calling fedlib.run on
+FashionMNIST-LT IF = 100, 20 clients, 8 per round, batch 128, cnn_mnist; load average 6 on the 2 shared cores, so
+these are upper bounds -- contention inflates CPU time):
+  client training        c = 1.26 s per local epoch per round (8 clients, IF = 100; ×1.11 at IF = 50, ×1.62 at
+                         IF = 10: the long-tailed set has 14.9k / 16.5k / 24.1k samples)
+  FEDIC server step      14 s per round (FT 100 + calibration 100 + distillation 100 Adam steps)
+  FedDF server step      10 s per round (100 distillation steps, 8 teachers)
+  FedBE server step      20 s per round (100 distillation steps, 8 clients + mean + 10 samples)
+  cRT / τ-norm / LWS, Ratio Loss, FedProx, FedNova, FedAvgM, Fed-Focal: ≈ FedAvg (post-hoc steps: ~2 s once)
+  per-run overhead       ≈ 3 s (LT split, partition, 3 evaluations on 2,000 test images)
+Runs (R = 12 rounds, E = 2 local epochs; runs shared between tables and figures counted once):
+  Table 1  12 methods × IF {100, 10}                 24 runs: client 12·(1+1.62)·c·R·E = 39.6·R·E
+                                                             server 2·(14+10+20)·R = 88·R
+  Table 3  (e), (f), (g) ((h) is Table 1's FEDIC)     3 runs: 3.8·R·E + 42·R
+  Fig. 3   D_aux {25, 400} × (FedAvg, FT, FEDIC)       6 runs: 7.6·R·E + 56·R  (100/class: Tables 1, 3)
+  Fig. 4   λ {0, 1} (0.5: Table 1)                     2 runs: 2.5·R·E + 28·R
+  Fig. 5   α {1, 0.01} × (FedAvg, FedDF, FEDIC)         6 runs: 7.6·R·E + 48·R  (0.1: Table 1)
+  total    41 runs: 61.1·R·E + 262·R + 41·3 s = 61.1·24 + 262·12 + 123 = 1466 + 3144 + 123 ≈ 4730 CPU s
+Two workers on two cores (≈ 1.8× with the longest runs last): 4730 / 1.8 ≈ 2630 s ≈ 44 min, at the loaded
+machine's unit costs (a quiet machine is faster).  The paper's IF = 50 column would add 12 runs (≈ 930 CPU s,
++9 min): it is left to the paper profile.
+"""
 
 QUICK = Profile(
     name="quick",
     paper="fedic",
-    description="A reduced setting for a 2-core CPU in under an hour: CIFAR-10-LT replaced by FashionMNIST-LT (D_aux "
-                "100 per class out first, then IF = 100 / 50 / 10, as the paper) with the 2-layer CNN and MNIST as "
-                "D_ulb; 30 rounds of 2 local epochs; 2,000 test samples; 1 seed.  CIFAR-100-LT and ImageNet-LT are "
-                "absent here (not run).",
+    description="A reduced setting for a 2-core CPU in under an hour (≈ 44 min estimated, QUICK_ESTIMATE in "
+                "fedlib/papers/fedic/profiles.py): CIFAR-10-LT replaced by FashionMNIST-LT (D_aux 100 per class "
+                "out first, then the long tail, as the paper does) with the 2-layer CNN and MNIST's training images "
+                "as D_ulb; 12 rounds of 2 local epochs; 2,000 test images; 1 seed; Table 1 at IF = 100 and 10; "
+                "every server step at the paper's settings.  CIFAR-100-LT and ImageNet-LT are absent here (not run).",
     seeds=(0,),
     datasets={"cifar10": "fmnist", "cifar100": None, "imagenet_lt": None},
-    image={"model": "cnn_mnist", "server_unlabeled": "mnist", "rounds": 30, "local_epochs": 2,
-           "max_test_samples": 2000, "eval_every": 5},
+    image={"model": "cnn_mnist", "server_unlabeled": "mnist", "rounds": 12, "local_epochs": 2,
+           "max_test_samples": 2000, "eval_every": 4},
     experiments=changed(PAPER_PROFILE.experiments, {
+        "table1": {"columns": ("cifar10_if100", "cifar10_if10")},
         "fig3": {"aux_per_class": (25, 100, 400), "ulb_sizes": (0,)},
-        "fig4": {"lambdas": (0.0, 0.25, 0.5, 0.75, 1.0)},
-        "fig5": {"alphas": (1.0, 0.1, 0.01)},
+        "fig4": {"lambdas": (0.0, 0.5, 1.0)},
+        "fig5": {"alphas": (1.0, 0.1, 0.01), "methods": ("fedavg", "feddf", "fedic")},
     }),
     explanations={"model": "the ResNet-8 on CIFAR-10 costs hours per run on 2 CPU cores; the 2-layer CNN on "
-                           "FashionMNIST-LT keeps every client at the paper's ≈600 samples (IF = 100)",
-                  "local_epochs": "10 local epochs (the code's) cost 5× as much per round",
-                  "server_unlabeled": "MNIST's training images as D_ulb: another dataset, as CIFAR-100 is for "
-                                      "CIFAR-10 (CIFAR-100 is absent here)"},
+                           "FashionMNIST-LT keeps every client at the paper's ≈600 samples (IF = 100: 14.9k samples "
+                           "over 20 clients; the paper's CIFAR-10-LT: 12.1k)",
+                  "local_epochs": "the code's 10 local epochs cost 5× as much per round; the server steps (the "
+                                  "paper's, 100 Adam steps each) dominate the budget and are kept",
+                  "rounds": "FashionMNIST-LT with the small CNN converges in far fewer rounds than CIFAR-10-LT with "
+                            "ResNet-8; all methods are compared at the same round, where FEDIC's server training on "
+                            "D_aux helps most early",
+                  "server_unlabeled": "the paper's D_ulb is CIFAR-100, absent here; MNIST's training images are "
+                                      "another dataset, as CIFAR-100 is for CIFAR-10 (not the in-distribution "
+                                      "samples the long tail drops, which would make distillation easier)",
+                  "max_test_samples": "a seeded subset (≈200 per class) of the balanced test set"},
     notes=merge_notes(_ALWAYS, {
         "table1": ("CIFAR-100-LT: absent here (the paper profile runs it where the files are)",),
         "table2": ("ImageNet-LT: absent here (the paper profile runs it where the files are)",),
+        "fig3": ("D_ulb: all of it (no fraction curves)",),
+        "fig5": ("three of the four methods (FedAvg, FedDF, FEDIC) and three α values",),
     }),
     workers=2,
     budget_minutes=60,
@@ -127,7 +160,7 @@ SMOKE = Profile(
     experiments={
         "long_tail": {"uses_seeds": False, "trains": False},
         "table1": {"columns": ("cifar10_if100",), "rows": ("fedavg", "feddf", "crt", "fedic")},
-        "table3": {"rows": ("a", "d", "e", "h")},
+        "table3": {"rows": ("d", "h")},  # one run: the teacher (d) and the student (h)
         "fig3": {"aux_per_class": (20, 100), "ulb_sizes": (0,)},
         "fig4": {"lambdas": (0.5, 1.0)},
         "fig5": {"alphas": (1.0, 0.1), "methods": ("fedavg", "fedic")},
