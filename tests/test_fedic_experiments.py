@@ -127,3 +127,24 @@ def test_the_long_tailed_data_follow_the_papers_recipe():
     assert counts.group.to_numpy()[ranks].tolist() == ["many"] * 3 + ["medium"] * 4 + ["few"] * 3
     assert info["unlabeled"] == "mnist" and info["unlabeled_size"] > 0
     assert info["client_size_max"] - info["client_size_min"] <= 1  # equal-sized clients
+
+
+@pytest.mark.parametrize("profile", ["smoke", "quick", "paper"])
+def test_every_figure_cell_is_a_valid_configuration(profile):
+    for cells in (E.fig3_cells(profile), E.fig4_cells(profile), E.fig5_cells(profile)):
+        assert cells
+        for c in cells:
+            Config.from_dict({**c["config"], "seed": 0})
+
+
+def test_the_most_skewed_partition_of_fig5_can_be_drawn():
+    """D(α = 0.01) over 20 workers, then the equal-size re-cut (the quick profile's Fig. 5 end point)."""
+    from fedlib.simulation import prepare
+
+    cell = next(c for c in E.fig5_cells("quick") if c["alpha"] == min(PAPER.profile("quick").setting("fig5", "alphas")))
+    try:
+        exp = prepare(Config.from_dict({**cell["config"], "seed": 0, "rounds": 1}))
+    except DatasetNotFoundError:
+        pytest.skip("FashionMNIST absent")
+    sizes = exp.class_counts.sum(axis=1)
+    assert sizes.max() - sizes.min() <= 1 and np.median((exp.class_counts > 0).sum(axis=1)) <= 2
