@@ -86,6 +86,9 @@ class Result:
         """Final test accuracy by class-frequency group, ``{"many", "medium", "few"}``: the
         mean per-class accuracy of the classes in each group, grouped by their training
         counts with the run's ``group_rule`` (:mod:`fedlib.metrics`)."""
+        return self._group_accuracy_of(self.per_class_accuracy.to_numpy())
+
+    def _group_accuracy_of(self, per_class) -> dict:
         from .metrics import class_groups, group_accuracy
 
         counts = self.summary.get("train_class_counts")
@@ -94,7 +97,34 @@ class Result:
                              "run it again")
         c = self.config
         groups = class_groups(counts, c.group_rule, c.group_rank_fraction, c.group_many_above, c.group_few_below)
-        return group_accuracy(self.per_class_accuracy.to_numpy(), groups)
+        return group_accuracy(per_class, groups)
+
+    @property
+    def reported(self) -> dict:
+        """What the run's parts reported into the history besides the global model's
+        evaluation (e.g. FEDIC's ``teacher_accuracy``, :mod:`fedlib.algorithms.fedic`):
+        each reported ``<name>_accuracy`` at its last reported value and, for each
+        reported per-class accuracy ``<name>_acc_class_<y>``, ``<name>_group_accuracy``
+        (``{"many", "medium", "few"}``, as :attr:`group_accuracy`).  Empty when nothing
+        was reported."""
+        own = {"test_accuracy", "personalized_accuracy", "drift_accuracy"}
+        out: dict = {}
+        for col in self.history.columns:
+            if col.endswith("_accuracy") and col not in own:
+                values = pd.to_numeric(self.history[col], errors="coerce").dropna()
+                if len(values):
+                    out[col] = float(values.iloc[-1])
+        prefixes = dict.fromkeys(c.split("_acc_class_")[0] for c in self.history.columns
+                                 if "_acc_class_" in c and not c.startswith("acc_class_"))
+        for prefix in prefixes:
+            cols = sorted((c for c in self.history.columns if c.startswith(f"{prefix}_acc_class_")),
+                          key=lambda c: int(c.rsplit("_", 1)[1]))
+            rows = self.history[cols].apply(pd.to_numeric, errors="coerce").dropna(how="all")
+            if len(rows) and self.summary.get("train_class_counts") is not None:
+                per_class = rows.iloc[-1].to_numpy(dtype=float)
+                if len(per_class) == len(self.summary["train_class_counts"]):
+                    out[f"{prefix}_group_accuracy"] = self._group_accuracy_of(per_class)
+        return out
 
     @property
     def wall_time_s(self) -> float:
@@ -121,6 +151,7 @@ class Result:
         for name in ("personalized_accuracy", "drift_accuracy"):
             if self.summary.get(name) is not None:
                 out[name] = self.summary[name]
+        out.update(self.reported)
         if self.summary.get("stage_outputs"):
             out["stage_outputs"] = self.summary["stage_outputs"]
         return out

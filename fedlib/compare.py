@@ -11,7 +11,9 @@
   paper vs ours, with the sign verdict (agree / disagree / undecided);
 * :func:`summarize`, :func:`findings`, :func:`render_comparison` -- counts,
   plain-language lines and the Markdown grid;
-* :func:`reproduce_table` -- all of it for one paper table under a profile, saved.
+* :func:`reproduce_table` -- all of it for one paper table under a profile, saved;
+  the metric a table reports may differ by column, row or cell (:func:`metric_of`:
+  e.g. many/medium/few columns, or rows that evaluate another model).
 
 **The spread** of a cell is our std over seeds where there are several seeds,
 and otherwise the measured cross-machine spread of its table (the max |Δ|
@@ -29,17 +31,18 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
 import pandas as pd
 
 from .figures import save_table
-from .grid import GridResult, run_grid
+from .grid import GridResult, aggregate, run_grid
 from .profiles import Profile
 
 __all__ = ["STATUS", "MARK", "compare", "winners", "gains", "summarize", "findings", "render_comparison",
-           "table_cells", "reproduce_table", "add_column_param", "load_spread", "method_of"]
+           "table_cells", "reproduce_table", "add_column_param", "load_spread", "method_of", "metric_of",
+           "cell_values"]
 
 #: Cell status of a paper-vs-ours comparison.
 STATUS = {
@@ -323,6 +326,61 @@ def render_comparison(comparison: pd.DataFrame, paper=None) -> str:
     return text + ("\n" if notes else "")
 
 
+#: What a table reports: one metric for every cell (a name such as ``"accuracy"``), a mapping
+#: (keys: column keys, row keys, ``(row, column)`` pairs, ``"*"`` for the rest), or a function
+#: ``(row key, column key) -> metric``.
+Value = Union[str, Mapping[Any, str], Callable[[str, str], str]]
+
+
+def metric_of(value: Any, table=None) -> Callable[[str, str], str]:
+    """The metric each cell of ``table`` reads, as a function ``(row, column) -> metric name``.
+
+    ``value`` is one metric name for every cell; a function of the row and column keys;
+    or a mapping whose keys are column keys, row keys, ``(row, column)`` pairs or
+    ``"*"`` (every other cell; default ``"accuracy"``).  A cell takes its pair's
+    entry, else its column's or its row's -- naming both its column and its row is
+    refused as ambiguous (give the pair, or a function).  With ``table``, every key
+    must name one of its rows, columns or cells."""
+    if isinstance(value, str):
+        return lambda row, column: value
+    if callable(value):
+        return value
+    if not isinstance(value, Mapping):
+        raise TypeError(f"value must be a metric name, a mapping or a function (row, column) -> metric; "
+                        f"got {type(value).__name__}")
+    entries = dict(value)
+    if table is not None:
+        rows, cols = {r.key for r in table.rows}, {c.key for c in table.columns}
+        for key in entries:
+            ok = key == "*" or (isinstance(key, tuple) and len(key) == 2 and key[0] in rows and key[1] in cols) \
+                or (not isinstance(key, tuple) and (key in rows) != (key in cols))
+            if not ok:
+                raise ValueError(f"value: {key!r} is not a row key, a column key (not both), a (row, column) pair "
+                                 f"or '*' of table {table.id}")
+    default = entries.get("*", "accuracy")
+
+    def pick(row: str, column: str) -> str:
+        if (row, column) in entries:
+            return entries[(row, column)]
+        if column in entries and row in entries:
+            raise ValueError(f"value names both column {column!r} and row {row!r}: ambiguous for that cell; give "
+                             f"the pair ({row!r}, {column!r}) or a function (row, column) -> metric")
+        return entries.get(column, entries.get(row, default))
+
+    return pick
+
+
+def cell_values(runs: pd.DataFrame, metric: Callable[[str, str], str]) -> pd.DataFrame:
+    """``runs`` (one row per cell and seed, with ``row`` and ``column``) with ``value``: each
+    run's value of the metric its cell reads (NaN where the run does not report it) and
+    ``metric``, the metric's name."""
+    out = runs.copy()
+    out["metric"] = [metric(r, c) for r, c in zip(out["row"], out["column"])]
+    out["value"] = [float(rec[m]) if m in rec and rec[m] is not None and not pd.isna(rec[m]) else math.nan
+                    for rec, m in zip(out.to_dict("records"), out["metric"])]
+    return out
+
+
 def table_cells(table_id: str, profile: Profile) -> list[dict]:
     """The grid cells (labels + config) of a paper table under a profile."""
     t = profile.companion.table(table_id)
@@ -336,12 +394,15 @@ def table_cells(table_id: str, profile: Profile) -> list[dict]:
 
 def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_dir: str | os.PathLike | None = None,
                     workers: int | None = None, progress: bool = True, name: str | None = None, save: bool = True,
-                    notebook: str | None = None, value: str = "accuracy",
+                    notebook: str | None = None, value: Value = "accuracy",
                     spread: float | None = None) -> tuple[pd.DataFrame, GridResult]:
     """Run a paper table's grid under ``profile`` and compare with the paper.
 
     ``value``: which metric of the runs the table reports (``accuracy``, the
-    global model's; ``personalized_accuracy``, ``drift_accuracy``, …).
+    global model's; ``personalized_accuracy``, ``drift_accuracy``,
+    ``group_accuracy_few``, ``teacher_accuracy``, …): one for the whole table, or
+    per column, row or cell (:func:`metric_of`).  A cell whose runs do not report
+    its metric reads "not run", saying so.
     ``spread``: the table's cross-machine spread (default: from ``_spread.json``
     in ``out_dir``).  Returns ``(comparison, grid)``; with ``save`` writes
     ``<name>.csv`` (the long comparison), ``<name>.md`` (the paper → ours grid) and
@@ -352,7 +413,12 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
     grid = run_grid(cells, seeds=profile.seeds_for(t.id), store=store,
                     workers=profile.workers if workers is None else workers, progress=progress,
                     desc=f"{pp.name} Table {t.number} ({profile.name})")
-    ours = grid.aggregate(["row", "column"], value=value)
+    metric = metric_of(value, t)
+    ours = aggregate(cell_values(grid.runs, metric), ["row", "column"], value="value")
+    missing = ours.ours_mean.isna() & (ours.status == "ok")
+    ours.loc[missing, "status"] = "not run"
+    ours.loc[missing, "note"] = [f"not run: the runs do not report {metric(r, c)}"
+                                 for r, c in zip(ours.row[missing], ours.column[missing])]
     if spread is None:
         measured = load_spread(out_dir)
         spread = measured.get(name or t.id, measured.get("*"))
@@ -373,7 +439,8 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
                    datasets=sorted(set(grid.runs.loc[grid.runs.status == "ok", "dataset_used"].dropna())),
                    parameters={"example_config": next((c["config"] for c in cells if c["config"]), None),
                                "cells_run": sum(c["config"] is not None for c in cells), "cells": len(cells),
-                               "value": value},
+                               "value": value if isinstance(value, str) else
+                               {f"{c['row']}/{c['column']}": metric(c["row"], c["column"]) for c in cells}},
                    paper=pp.name, paper_table=t.id, summary=summary, wall_time_s=grid.wall_time_s,
                    notebook=notebook, findings=findings(comp, t, pp))
     return comp, grid

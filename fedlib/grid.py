@@ -24,7 +24,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-__all__ = ["GridResult", "run_grid", "aggregate", "default_store", "progress_channel", "PROGRESS_ENV"]
+__all__ = ["GridResult", "run_grid", "aggregate", "default_store", "progress_channel", "PROGRESS_ENV", "run_metrics"]
 
 #: Environment variable naming a file to which grids append their progress (one JSON line per finished
 #: run); :mod:`fedlib.regenerate` sets it for each notebook and shows it on its terminal.
@@ -46,10 +46,11 @@ class GridResult:
     """``runs``: one row per (cell, seed): the cell's labels, ``seed``, ``status``
     (``ok`` / ``not run`` / ``failed``), ``note``, ``accuracy`` (final test accuracy of
     the global model, %), other reported metrics (``personalized_accuracy``,
-    ``drift_accuracy``, ``group_accuracy_<group>``, %) when the run has them,
-    ``wall_time_s``, ``key``.  ``histories``: the labels, ``seed``, ``round``,
-    ``test_accuracy`` (%), ``train_loss`` per evaluated round (and ``stage`` for
-    multi-stage methods)."""
+    ``drift_accuracy``, ``group_accuracy_<group>``, and what a part reported, e.g.
+    ``teacher_accuracy`` and ``teacher_group_accuracy_<group>``: :func:`run_metrics`;
+    %) when the run has them, ``wall_time_s``, ``key``.  ``histories``: the labels,
+    ``seed``, ``round``, ``test_accuracy`` (%), ``train_loss`` per evaluated round (and
+    ``stage`` for multi-stage methods)."""
 
     runs: pd.DataFrame
     histories: pd.DataFrame
@@ -64,7 +65,7 @@ class GridResult:
 
 
 def _metrics(summary: dict) -> dict:
-    """The reported metrics of a run summary, in percent."""
+    """The reported metrics of a run summary (or a run's :func:`run_metrics`), in percent."""
     out = {"accuracy": None if summary.get("final_accuracy") is None else 100.0 * summary["final_accuracy"]}
     for key, value in summary.items():
         if key.endswith("_accuracy") and key != "final_accuracy" and isinstance(value, (int, float)):
@@ -73,6 +74,17 @@ def _metrics(summary: dict) -> dict:
             for group, v in value.items():
                 if isinstance(v, (int, float)) and not (isinstance(v, float) and math.isnan(v)):
                     out[f"{key}_{group}"] = 100.0 * v
+    return out
+
+
+def run_metrics(result) -> dict:
+    """A run's summary plus its group accuracies (``group_accuracy``, when the run has its
+    training class counts) and what its parts reported (:attr:`fedlib.Result.reported`,
+    e.g. FEDIC's ``teacher_accuracy`` and ``teacher_group_accuracy``)."""
+    out = dict(result.summary)
+    if out.get("train_class_counts") is not None and any(c.startswith("acc_class_") for c in result.history):
+        out["group_accuracy"] = result.group_accuracy
+    out.update(result.reported)
     return out
 
 
@@ -91,7 +103,7 @@ def _run_one(config: dict, store_root: str | None) -> dict:
     cols = [c for c in ("stage", "round", "test_accuracy", "train_loss") if c in result.history]
     hist = result.history[cols].dropna(subset=["test_accuracy"]).to_dict("records") \
         if "test_accuracy" in result.history else []
-    return {"status": "ok", "note": "", **_metrics(result.summary), "wall_time_s": result.wall_time_s,
+    return {"status": "ok", "note": "", **_metrics(run_metrics(result)), "wall_time_s": result.wall_time_s,
             "key": result.summary.get("key"), "history": hist, "elapsed_s": time.perf_counter() - t0,
             "from_store": result.from_store}
 

@@ -31,8 +31,9 @@ DEVIATIONS: tuple[dict, ...] = (
                "D_ulb CIFAR-100 resized", "param": "model"},
     {"what": "Dirichlet partition", "paper": "'following [8]' (FedDF)",
      "code": "two halves of 10 'auxiliary workers', then all lists re-cut into 20 equal chunks",
-     "fedlib": "fedlib's D(β) (NIID-Bench balancing, redraw to min_client_size) re-cut into equal chunks of the "
-               "class-sorted lists", "param": "partition_equal_sizes"},
+     "fedlib": "fedlib's D(β) (NIID-Bench balancing; the companion's setting redraws only for empty workers, "
+               "min_client_size = 1, since D(0.01) cannot give 20 workers 10 samples each) re-cut into equal chunks "
+               "of the class-sorted lists", "param": "partition_equal_sizes, min_client_size"},
     {"what": "the gate of Eq. 6", "paper": "σ = sigmoid(uᵀv), v averaged over the |S| sampled clients",
      "code": "Linear(256→1) with a bias; v divided by a hard-coded 8",
      "fedlib": "the paper's: no bias, 1/|S|", "param": "fedic_gate_bias"},

@@ -1,0 +1,176 @@
+"""The FEDIC paper's profiles: ``paper`` (its setup), ``quick`` (a 2-core CPU in under an hour) and
+``smoke`` (seconds, for CI), as :class:`fedlib.profiles.Profile` data.
+
+**Why quick trains on FashionMNIST-LT.**  The paper's setting (ResNet-8 on CIFAR-10-LT, 200 rounds,
+8 clients × 10 local epochs per round, 300 server Adam steps per round) costs hours per run on a
+2-core CPU; the phase-1 measurement (``benchmarks/bench_fedic.py``) put one ResNet-8 FedAvg round at
+E = 10 far beyond the budget.  ``quick`` therefore trains the 2-layer CNN (``cnn_mnist``) on
+FashionMNIST made long-tailed exactly as the paper makes CIFAR-10 (D_aux of 100 per class taken
+out first, then IF = 100 / 50 / 10), with MNIST's training images as D_ulb: another dataset, as
+CIFAR-100 is for CIFAR-10 (not the in-distribution samples the long tail drops).  Everything else
+(20 equal-sized clients, D(α = 0.1), 8 clients per round, batch 128, lr 0.1, FEDIC's server steps
+and every baseline's settings) is the paper's.
+
+**The quick budget** (:data:`QUICK_ESTIMATE`): unit costs measured on this machine with the load
+average noted, as CPU seconds of one single-threaded process (the regeneration runs two workers on
+two cores), then summed over the runs the notebooks need (runs shared by several tables and figures
+run once).
+"""
+
+from __future__ import annotations
+
+from ...profiles import Profile, changed, merge_notes
+from .reported import SEEDS
+
+__all__ = ["PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "EXPERIMENTS", "EXPERIMENT_DATASETS", "MODEL_LABELS",
+           "QUICK_ESTIMATE"]
+
+#: Experiment names: one per paper table / figure (and the notebooks' own look at the data).
+EXPERIMENTS = {
+    "long_tail": "§3.1: the long-tailed training set, D_aux, D_ulb and the many/medium/few groups",
+    "table1": "Table 1: CIFAR-10/100-LT at IF 100/50/10, twelve methods",
+    "table2": "Table 2: ImageNet-LT, All / Many / Medium / Few",
+    "table3": "Table 3: ablation of FT, LA and KD (CIFAR-10-LT, IF = 100), All / Many / Medium / Few",
+    "fig3": "Fig. 3: size of D_aux (and of D_ulb): FedAvg, FT and FEDIC (CIFAR-10-LT, IF = 100)",
+    "fig4": "Fig. 4: λ of Eq. 9 (CIFAR-10-LT, IF = 100)",
+    "fig5": "Fig. 5: non-IID degree α from 1.0 to 0.01 (CIFAR-10-LT, IF = 100)",
+}
+
+#: The paper's model for each dataset, for deviation lines.
+MODEL_LABELS = {"cifar10": "ResNet-8", "cifar100": "ResNet-8", "imagenet_lt": "ResNet-50",
+                "fmnist": "2-layer CNN (cnn_mnist)"}
+
+#: The paper datasets of the experiments that are not tables (for deviation lines).
+EXPERIMENT_DATASETS = {"long_tail": ("cifar10",), "fig3": ("cifar10",), "fig4": ("cifar10",), "fig5": ("cifar10",)}
+
+# Deviations of fedlib itself from the paper, true in every profile (the full list with the code's values:
+# fedlib.papers.fedic.deviations.DEVIATIONS, README "FEDIC").
+_ALWAYS = {
+    "*": ("ResNet-8 with GroupNorm(2) instead of the code's BatchNorm (fedlib's models carry no buffers); no data "
+          "augmentation (the code crops and flips)",),
+    "table1": ("D_ulb for CIFAR-10-LT: CIFAR-100 when present, else a stand-in (see the run's server_unlabeled); "
+               "CIFAR-100-LT's D_aux size (10 per class) is inferred",),
+    "table3": ("the FT/LA/KD check marks were lost in the text: the row → switches mapping is inferred; rows (a)-(d) "
+               "are the teacher accuracies of the KD runs (e)-(h) with the same teacher, at the last round; groups "
+               "3/4/3 classes by training count (inferred)",),
+    "fig3": ("the paper's D_aux sizes and D_ulb fractions are only in the image: the values here are chosen; "
+             "FT = the global model fine-tuned on D_aux, read as the teacher of FEDIC with LA off (Table 3 (b))",),
+    "fig4": ("the paper's λ values are only in the image: the values here are chosen; IF = 100 assumed (the caption "
+             "gives none)",),
+    "fig5": ("the paper compares 'four methods' without naming them: FedAvg, FedProx, FedDF and FEDIC are chosen; "
+             "the α values between 1.0 and 0.01 are chosen",),
+}
+
+PAPER_PROFILE = Profile(
+    name="paper",
+    paper="fedic",
+    description="The paper's setup (§3.1 and the released code): 1 run (seed 0), ResNet-8, 200 rounds, 20 "
+                "equal-sized clients under D(α = 0.1), 8 per round, 10 local epochs, batch 128, SGD lr 0.1; D_aux "
+                "100 per class taken out before the long tail; FEDIC's server steps I = J = 100 (Adam 1e-3), "
+                "λ = 0.5.  Needs a GPU (hours per run on a CPU).",
+    seeds=SEEDS,
+    datasets={},
+    image={"eval_every": 10},
+    experiments={
+        "long_tail": {"uses_seeds": False, "trains": False},
+        "fig3": {"aux_per_class": (20, 50, 100, 200, 500), "ulb_sizes": (5000, 25000, 0)},
+        "fig4": {"lambdas": (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)},
+        "fig5": {"alphas": (1.0, 0.5, 0.1, 0.05, 0.01), "methods": ("fedavg", "fedprox", "feddf", "fedic")},
+    },
+    notes=_ALWAYS,
+    workers=1,
+)
+
+#: Quick's unit costs and the estimate of a cold regeneration (see the module docstring).
+QUICK_ESTIMATE = """
+Unit costs, CPU seconds of one single-threaded run (measured 2026-11-21 with /tmp scripts calling fedlib.run on
+FashionMNIST-LT IF = 100, 20 clients, 8 per round, batch 128, cnn_mnist; load average 6 on the 2 shared cores, so
+these are upper bounds -- contention inflates CPU time):
+  client training        c = 1.26 s per local epoch per round (8 clients, IF = 100; ×1.11 at IF = 50, ×1.62 at
+                         IF = 10: the long-tailed set has 14.9k / 16.5k / 24.1k samples)
+  FEDIC server step      14 s per round (FT 100 + calibration 100 + distillation 100 Adam steps)
+  FedDF server step      10 s per round (100 distillation steps, 8 teachers)
+  FedBE server step      20 s per round (100 distillation steps, 8 clients + mean + 10 samples)
+  cRT / τ-norm / LWS, Ratio Loss, FedProx, FedNova, FedAvgM, Fed-Focal: ≈ FedAvg (post-hoc steps: ~2 s once)
+  per-run overhead       ≈ 3 s (LT split, partition, 3 evaluations on 2,000 test images)
+Runs (R = 12 rounds, E = 2 local epochs; runs shared between tables and figures counted once):
+  Table 1  12 methods × IF {100, 10}                 24 runs: client 12·(1+1.62)·c·R·E = 39.6·R·E
+                                                             server 2·(14+10+20)·R = 88·R
+  Table 3  (e), (f), (g) ((h) is Table 1's FEDIC)     3 runs: 3.8·R·E + 42·R
+  Fig. 3   D_aux {25, 400} × (FedAvg, FT, FEDIC)       6 runs: 7.6·R·E + 56·R  (100/class: Tables 1, 3)
+  Fig. 4   λ {0, 1} (0.5: Table 1)                     2 runs: 2.5·R·E + 28·R
+  Fig. 5   α {1, 0.01} × (FedAvg, FedDF, FEDIC)         6 runs: 7.6·R·E + 48·R  (0.1: Table 1)
+  total    41 runs: 61.1·R·E + 262·R + 41·3 s = 61.1·24 + 262·12 + 123 = 1466 + 3144 + 123 ≈ 4730 CPU s
+Two workers on two cores (≈ 1.8× with the longest runs last): 4730 / 1.8 ≈ 2630 s ≈ 44 min, at the loaded
+machine's unit costs (a quiet machine is faster).  The paper's IF = 50 column would add 12 runs (≈ 930 CPU s,
++9 min): it is left to the paper profile.
+Spot check of the unit costs (quick's Table 1 IF = 100 cells, load average 7.7, with min_client_size = 10 before
+the setup's change to 1): FedAvg 31 s CPU (estimate 30), FEDIC 191 s (estimate 198), FedDF 163 s (estimate 150);
+accuracy FedAvg 33.8 %, FedDF 25.9 %, FEDIC 77.7 % (teacher 78.9 %).
+"""
+
+QUICK = Profile(
+    name="quick",
+    paper="fedic",
+    description="A reduced setting for a 2-core CPU in under an hour (≈ 44 min estimated, QUICK_ESTIMATE in "
+                "fedlib/papers/fedic/profiles.py): CIFAR-10-LT replaced by FashionMNIST-LT (D_aux 100 per class "
+                "out first, then the long tail, as the paper does) with the 2-layer CNN and MNIST's training images "
+                "as D_ulb; 12 rounds of 2 local epochs; 2,000 test images; 1 seed; Table 1 at IF = 100 and 10; "
+                "every server step at the paper's settings.  CIFAR-100-LT and ImageNet-LT are absent here (not run).",
+    seeds=(0,),
+    datasets={"cifar10": "fmnist", "cifar100": None, "imagenet_lt": None},
+    image={"model": "cnn_mnist", "server_unlabeled": "mnist", "rounds": 12, "local_epochs": 2,
+           "max_test_samples": 2000, "eval_every": 4},
+    experiments=changed(PAPER_PROFILE.experiments, {
+        "table1": {"columns": ("cifar10_if100", "cifar10_if10")},
+        "fig3": {"aux_per_class": (25, 100, 400), "ulb_sizes": (0,)},
+        "fig4": {"lambdas": (0.0, 0.5, 1.0)},
+        "fig5": {"alphas": (1.0, 0.1, 0.01), "methods": ("fedavg", "feddf", "fedic")},
+    }),
+    explanations={"model": "the ResNet-8 on CIFAR-10 costs hours per run on 2 CPU cores; the 2-layer CNN on "
+                           "FashionMNIST-LT keeps every client at the paper's ≈600 samples (IF = 100: 14.9k samples "
+                           "over 20 clients; the paper's CIFAR-10-LT: 12.1k)",
+                  "local_epochs": "the code's 10 local epochs cost 5× as much per round; the server steps (the "
+                                  "paper's, 100 Adam steps each) dominate the budget and are kept",
+                  "rounds": "FashionMNIST-LT with the small CNN converges in far fewer rounds than CIFAR-10-LT with "
+                            "ResNet-8; all methods are compared at the same round, where FEDIC's server training on "
+                            "D_aux helps most early",
+                  "server_unlabeled": "the paper's D_ulb is CIFAR-100, absent here; MNIST's training images are "
+                                      "another dataset, as CIFAR-100 is for CIFAR-10 (not the in-distribution "
+                                      "samples the long tail drops, which would make distillation easier)",
+                  "max_test_samples": "a seeded subset (≈200 per class) of the balanced test set"},
+    notes=merge_notes(_ALWAYS, {
+        "table1": ("CIFAR-100-LT: absent here (the paper profile runs it where the files are)",),
+        "table2": ("ImageNet-LT: absent here (the paper profile runs it where the files are)",),
+        "fig3": ("D_ulb: all of it (no fraction curves)",),
+        "fig5": ("three of the four methods (FedAvg, FedDF, FEDIC) and three α values",),
+    }),
+    workers=2,
+    budget_minutes=60,
+)
+
+SMOKE = Profile(
+    name="smoke",
+    paper="fedic",
+    description="A tiny setting that only checks that every notebook runs (CI): 1 seed, 2 rounds, FashionMNIST-LT "
+                "from a 3,000-sample subset, 5 server steps, a few grid points.  Its numbers mean "
+                "nothing.",
+    seeds=(0,),
+    datasets={"cifar10": "fmnist", "cifar100": None, "imagenet_lt": None},
+    image={"model": "cnn_mnist", "server_unlabeled": "mnist", "server_unlabeled_size": 500, "rounds": 2,
+           "local_epochs": 1, "max_train_samples": 3000, "max_test_samples": 200, "min_client_size": 1, "eval_every": 1, "fedic_finetune_steps": 5, "fedic_calibration_steps": 5,
+           "fedic_distill_steps": 5, "distill_steps": 5, "fedbe_samples": 2, "posthoc_epochs": 2},
+    experiments={
+        "long_tail": {"uses_seeds": False, "trains": False},
+        "table1": {"columns": ("cifar10_if100",), "rows": ("fedavg", "feddf", "crt", "fedic")},
+        "table3": {"rows": ("d", "h")},  # one run: the teacher (d) and the student (h)
+        "fig3": {"aux_per_class": (20, 100), "ulb_sizes": (0,)},
+        "fig4": {"lambdas": (0.5, 1.0)},
+        "fig5": {"alphas": (1.0, 0.1), "methods": ("fedavg", "fedic")},
+    },
+    notes=merge_notes(_ALWAYS, {"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}),
+    workers=1,
+    budget_minutes=5,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (SMOKE, QUICK, PAPER_PROFILE)}
