@@ -25,6 +25,7 @@ class Result:
     history: pd.DataFrame  # one row per evaluated round: round, test_accuracy, train_loss, acc_class_<y>
     summary: dict
     params: dict[str, torch.Tensor]
+    from_store: bool = False  # returned from the results store (trained earlier), not trained now
 
     @property
     def final_accuracy(self) -> float:
@@ -81,6 +82,21 @@ class Result:
         return pd.Series([last[c] for c in cols], index=[int(c.rsplit("_", 1)[1]) for c in cols], dtype=float)
 
     @property
+    def group_accuracy(self) -> dict:
+        """Final test accuracy by class-frequency group, ``{"many", "medium", "few"}``: the
+        mean per-class accuracy of the classes in each group, grouped by their training
+        counts with the run's ``group_rule`` (:mod:`fedlib.metrics`)."""
+        from .metrics import class_groups, group_accuracy
+
+        counts = self.summary.get("train_class_counts")
+        if counts is None:
+            raise ValueError("group_accuracy needs the training class counts, which this stored run predates; "
+                             "run it again")
+        c = self.config
+        groups = class_groups(counts, c.group_rule, c.group_rank_fraction, c.group_many_above, c.group_few_below)
+        return group_accuracy(self.per_class_accuracy.to_numpy(), groups)
+
+    @property
     def wall_time_s(self) -> float:
         return float(self.summary["wall_time_s"])
 
@@ -100,6 +116,8 @@ class Result:
     def to_json_summary(self) -> dict:
         out = {"final_accuracy": self.final_accuracy, "wall_time_s": self.wall_time_s,
                "key": self.summary.get("key"), "config": self.config.to_dict()}
+        if self.summary.get("train_class_counts") is not None:
+            out["group_accuracy"] = self.group_accuracy
         for name in ("personalized_accuracy", "drift_accuracy"):
             if self.summary.get(name) is not None:
                 out[name] = self.summary[name]
@@ -133,7 +151,7 @@ def run(config: Config | dict | None = None, *, store: Any = True, progress: boo
     base = config.to_dict() if isinstance(config, Config) else dict(config or {})
     cfg = Config.from_dict({**base, **params})
     out = simulate(cfg, store=_resolve_store(store), progress=progress)
-    return Result(cfg, history_frame(out["history"]), out["summary"], out["params"])
+    return Result(cfg, history_frame(out["history"]), out["summary"], out["params"], bool(out.get("from_store")))
 
 
 def history_frame(rows: list[dict]) -> pd.DataFrame:

@@ -16,7 +16,9 @@
 **The spread** of a cell is our std over seeds where there are several seeds,
 and otherwise the measured cross-machine spread of its table (the max |Δ|
 between regenerations on two machines, recorded in
-``figures/<paper>/<profile>/_spread.json``); 0 when neither is known.  A
+``figures/<paper>/<profile>/_spread.json``; a table without its own
+measurement takes the largest one measured in the same profile); 0 when
+neither is known.  A
 difference of two cells has the spread √(s_a² + s_b²).  Accuracies in percent;
 Δ = ours − paper.
 """
@@ -68,8 +70,11 @@ def load_spread(out_dir: str | os.PathLike | None) -> dict[str, float]:
     if not path.exists():
         return {}
     body = json.loads(path.read_text())
-    return {t: float(v["max_abs_delta"]) for t, v in body.get("tables", {}).items()
-            if v.get("max_abs_delta") is not None}
+    out = {t: float(v["max_abs_delta"]) for t, v in body.get("tables", {}).items()
+           if v.get("max_abs_delta") is not None}
+    if out:  # a table without its own measurement: the largest spread measured in this profile
+        out["*"] = max(out.values())
+    return out
 
 
 def _cell_spread(ours_std: float, n_seeds: float, machine: float | None) -> float:
@@ -349,7 +354,8 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
                     desc=f"{pp.name} Table {t.number} ({profile.name})")
     ours = grid.aggregate(["row", "column"], value=value)
     if spread is None:
-        spread = load_spread(out_dir).get(name or t.id)
+        measured = load_spread(out_dir)
+        spread = measured.get(name or t.id, measured.get("*"))
     comp = compare(t.frame(), ours, spread=spread)
     # the dataset each column is trained on in this profile (known even for cells that did not run)
     col_used = {c.key: (None if c.dataset in pp.unsupported else profile.dataset(c.dataset)) for c in t.columns}

@@ -32,6 +32,7 @@ from typing import Any
 from .algorithms.registry import all_method_params, method_params, parse_method
 from .data import DATASETS
 from .models import model_names
+from .metrics import GROUP_PARAMS
 from .params import ConfigError, Param
 
 __all__ = ["Config", "ConfigError", "CORE_PARAMS", "KEY_EXCLUDED", "all_params", "parse_value", "default_model",
@@ -41,8 +42,10 @@ PARTITIONS = ("natural", "iid", "shards", "classes_per_client", "dirichlet")
 ENGINES = ("sequential", "vectorized")
 
 # Parameters that do not change the result and so are not part of its store key.  (memory_budget_gb
-# is: it decides how the vectorized engine groups clients, which changes float rounding.)
-KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every"})
+# is: it decides how the vectorized engine groups clients, which changes float rounding.)  The group
+# parameters only summarise a finished run (Result.group_accuracy).
+KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every", "group_rule", "group_rank_fraction", "group_many_above",
+                          "group_few_below"})
 
 
 def _ge(low):
@@ -54,6 +57,7 @@ def _gt(low):
 
 
 _NOT_IN_PAPER = "not in FedLC"
+AUTO_AUX_PER_CLASS = 100  # D_aux per class when a method needs one and none is given (FEDIC's code)
 
 #: The core parameters, in the order the README lists them: (section, parameters).
 CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
@@ -84,6 +88,9 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
               source="NIID-Bench"),
         Param("min_client_size", 10, int, "D(β): redraw until every client holds this many samples", check=_ge(1),
               allowed="an integer ≥ 1", source="NIID-Bench"),
+        Param("partition_equal_sizes", False, bool, "re-cut the partition into equal contiguous chunks of the "
+              "clients' class-sorted samples (FedDF's and FEDIC's Dirichlet partitioner)",
+              source="FEDIC code sampling_dirichlet.py:18-38"),
     )),
     ("federation", (
         Param("num_clients", 20, int, "m, the number of clients", check=_ge(1), allowed="an integer in [1, n]",
@@ -111,13 +118,19 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
               "(1.0 for averaging, 0.01 for FedAdam)", check=_gt(0), allowed="> 0 or None", optional=True),
     )),
     ("server data", (
-        Param("server_aux_per_class", 0, int, "D_aux: this many labelled training samples per class held by the "
-              "server, taken out of the training set before the long tail and the partition (0 = none)",
-              check=_ge(0), allowed="an integer ≥ 0", source="FEDIC §3 (100 per class in its code)"),
-        Param("server_unlabeled", "none", str, "D_ulb, unlabelled data held by the server: 'none', "
+        Param("server_aux_per_class", None, int, "D_aux: this many labelled training samples per class held by the "
+              "server, taken out of the training set before the long tail and the partition (0 = none; a dataset "
+              "with its own balanced held-out set, ImageNet-LT's val split, gives them from there); None: "
+              f"{AUTO_AUX_PER_CLASS} when the method trains on D_aux, else 0",
+              check=_ge(0), allowed="an integer ≥ 0 or None", optional=True,
+              source="FEDIC §3 (100 per class in its code, dataset.py:23-32)"),
+        Param("server_unlabeled", "auto", str, "D_ulb, unlabelled data held by the server: 'none', "
               "'long_tail_dropped' (the training samples the long tail removes) or a dataset name (its training "
-              "images, labels unused)", check=lambda v: v in ("none", "long_tail_dropped") or v in DATASETS,
-              allowed="'none', 'long_tail_dropped' or a registered dataset"),
+              "images, labels unused, resized to the inputs' size); 'auto': 'none' unless the method distils on "
+              "D_ulb, then the paper's D_ulb for the dataset when its files are there (CIFAR-100 for CIFAR-10 and "
+              "ImageNet-LT), else 'long_tail_dropped' with a warning (a stand-in: in-distribution, so easier)",
+              check=lambda v: v in ("auto", "none", "long_tail_dropped") or v in DATASETS,
+              allowed="'auto', 'none', 'long_tail_dropped' or a registered dataset", source="FEDIC §3.1"),
         Param("server_unlabeled_size", 0, int, "keep a seeded random subset of this many D_ulb samples (0 = all)",
               check=_ge(0), allowed="an integer ≥ 0"),
     )),
@@ -136,6 +149,7 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
               "personalized) on the held-out samples instead of the test set, for tuning without the test set "
               "(0 = off)", check=lambda v: 0 <= v < 1, allowed="in [0, 1)",
               source="fedlib (FedABC notes §4: tune on a held-out slice of the local training data)"),
+        *GROUP_PARAMS,
     )),
     ("bookkeeping", (
         Param("eval_every", 1, int, "evaluate the global model every this many rounds (and at the last)",
@@ -181,6 +195,9 @@ class _ConfigBase:
 
             personalized = getattr(build_algorithm(self).personalization, "personalized", False)
             object.__setattr__(self, "personal_eval_every", self.rounds if personalized else 0)
+        if self.server_aux_per_class is None or self.server_unlabeled == "auto":
+            _resolve_server_data(self)
+        _validate_server_data(self)
 
     @property
     def method_tokens(self) -> tuple[str, ...]:
@@ -277,13 +294,6 @@ def _validate(c) -> None:
         if c.partition == "dirichlet":
             _require(c.num_clients * c.min_client_size <= n_train, "min_client_size",
                      f"≤ {n_train // c.num_clients} so that every client can hold it", c.min_client_size)
-    if c.server_unlabeled == "long_tail_dropped":
-        _require(c.long_tail_if > 1, "server_unlabeled", "not 'long_tail_dropped' when long_tail_if = 1 "
-                 "(no sample is dropped)", c.server_unlabeled)
-    if c.server_aux_per_class and spec.num_train is not None:
-        _require(c.server_aux_per_class * spec.num_classes < (c.max_train_samples or spec.num_train),
-                 "server_aux_per_class", f"< {(c.max_train_samples or spec.num_train) // spec.num_classes} so that "
-                 "training data remain", c.server_aux_per_class)
     for token in tokens:  # the method's own joint checks (e.g. FedConcat: num_clusters ≤ num_clients)
         if token.check is not None:
             token.check(c)
@@ -291,6 +301,57 @@ def _validate(c) -> None:
         import torch
 
         _require(torch.cuda.is_available(), "device", "'cpu' on this machine (CUDA is not available)", c.device)
+
+
+def _resolve_server_data(c) -> None:
+    """``server_aux_per_class=None`` and ``server_unlabeled='auto'``: what the method needs
+    (its server-training part's ``needs``), see the parameters' docs."""
+    import warnings
+
+    from .algorithms import build_algorithm
+
+    needs = set(getattr(build_algorithm(c).server_training, "needs", ()))
+    if c.server_aux_per_class is None:
+        object.__setattr__(c, "server_aux_per_class", AUTO_AUX_PER_CLASS if "aux" in needs else 0)
+    if c.server_unlabeled != "auto":
+        return
+    choice = "none"
+    if "unlabeled" in needs:
+        preferred = DATASETS[c.dataset].unlabeled
+        if preferred is not None and _available(preferred, c.data_root):
+            choice = preferred
+        else:
+            absent = repr(preferred) if preferred else f"the paper's D_ulb for {c.dataset} (no fedlib loader)"
+            _require(c.long_tail_if > 1, "server_unlabeled", f"set for method={c.method!r}: it distils on "
+                     f"unlabelled server data and {absent} is absent (use a registered dataset, or "
+                     "'long_tail_dropped' with long_tail_if > 1)", c.server_unlabeled)
+            warnings.warn(f"server_unlabeled='auto': {absent} is absent, so D_ulb is the {c.dataset} training "
+                          "samples the long tail drops (a stand-in: in-distribution, which makes distillation "
+                          "easier than on another dataset)", stacklevel=4)
+            choice = "long_tail_dropped"
+    object.__setattr__(c, "server_unlabeled", choice)
+
+
+def _available(dataset: str, root) -> bool:
+    """Whether ``dataset``'s files are under the data root (loading it: loads are memoised)."""
+    from .data import DatasetNotFoundError, load_dataset
+
+    try:
+        load_dataset(dataset, root)
+    except DatasetNotFoundError:
+        return False
+    return True
+
+
+def _validate_server_data(c) -> None:
+    spec = DATASETS[c.dataset]
+    if c.server_unlabeled == "long_tail_dropped":
+        _require(c.long_tail_if > 1, "server_unlabeled", "not 'long_tail_dropped' when long_tail_if = 1 "
+                 "(no sample is dropped)", c.server_unlabeled)
+    if c.server_aux_per_class and spec.num_train is not None:
+        _require(c.server_aux_per_class * spec.num_classes < (c.max_train_samples or spec.num_train),
+                 "server_aux_per_class", f"< {(c.max_train_samples or spec.num_train) // spec.num_classes} so that "
+                 "training data remain", c.server_aux_per_class)
 
 
 Config = _build_config_class()

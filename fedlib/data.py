@@ -6,7 +6,9 @@
 * ``mnist``, ``fmnist``, ``cifar10``, ``cifar100``, ``svhn`` -- image sets read
   from the data root with ``download=False``;
 * ``imagenet_subset`` -- FedLC's 12-class 64×64 ImageNet subset, an ImageFolder
-  tree.
+  tree;
+* ``imagenet_lt`` -- ImageNet-LT (Liu et al. 2019, OLTR's split files), 64×64, with
+  its balanced val split as the server's D_aux (FEDIC Table 2).
 
 Image sets are partitioned later with :mod:`fedlib.partition`.  Files are read
 from the data root (:func:`data_root`: ``root`` argument, else env
@@ -51,6 +53,7 @@ __all__ = [
     "load_dataset",
     "synthetic",
     "decode_image_folder",
+    "decode_images",
     "CIFAR10_CLASSES",
 ]
 
@@ -97,6 +100,8 @@ class FederatedData:
     num_classes: int
     client_indices: list[np.ndarray] | None = None  # natural clients (Synthetic, FEMNIST); None = partition later
     client_test_indices: list[np.ndarray] | None = None  # natural clients' own test samples (rows of test_x)
+    aux_x: torch.Tensor | None = None  # a balanced labelled set of the dataset's own, for the server's D_aux
+    aux_y: torch.Tensor | None = None
 
     @property
     def input_shape(self) -> tuple:
@@ -108,9 +113,12 @@ class DatasetSpec:
     """What fedlib knows about a dataset before reading any file.
 
     ``load(root, **kw)`` returns ``(train_x, train_y, test_x, test_y)`` as numpy
-    arrays (uint8 images (N, C, H, W) when ``norm`` is given, else float features)
-    or a :class:`FederatedData` (datasets with natural clients).  ``num_train`` is
-    None when it depends on parameters (generated or natural-client data).
+    arrays (uint8 images (N, C, H, W) when ``norm`` is given, else float features),
+    optionally followed by ``(aux_x, aux_y)``, a balanced held-out set the server's
+    D_aux is taken from instead of the training set, or a :class:`FederatedData`
+    (datasets with natural clients).  ``num_train`` is None when it depends on
+    parameters (generated or natural-client data).  ``unlabeled`` names the
+    dataset a paper distils on for this one (``server_unlabeled='auto'``).
     """
 
     name: str
@@ -123,6 +131,7 @@ class DatasetSpec:
     norm: tuple | None = None  # per-channel (mean, std) of the training images in [0, 1]
     natural_clients: bool = False  # clients come with the data; partition must be "natural"
     memoize: bool = True
+    unlabeled: str | None = None  # the paper's D_ulb for this dataset (FEDIC §3.1), if fedlib has it
 
 
 DATASETS: dict[str, DatasetSpec] = {}
@@ -265,15 +274,24 @@ def decode_image_folder(folder: Path, *, classes: tuple[str, ...] | None = None,
     The cache file lives in :func:`cache_dir`, keyed by the tree's resolved path
     and file list, and is written atomically (temporary file + ``os.replace``).
     """
-    from PIL import Image
     from torchvision.datasets import ImageFolder
 
     tree = ImageFolder(str(folder))  # lists files only; sorted class order = label order
     if classes is not None and tuple(tree.classes) != tuple(classes):
         raise DataError(f"{folder} has class folders {tree.classes}, expected {list(classes)}")
-    listing = "\n".join(f"{os.path.relpath(p, folder)}:{c}" for p, c in tree.samples)
-    key = hashlib.sha1(f"{folder.resolve()}|{len(tree.samples)}|{size}|{listing}".encode()).hexdigest()[:16]
-    cached = cache_dir() / f"{prefix or folder.parent.name}-{folder.name}-{key}.npz"
+    return decode_images(folder, [p for p, _ in tree.samples], tree.targets, size=size,
+                         name=f"{prefix or folder.parent.name}-{folder.name}")
+
+
+def decode_images(folder: Path, paths: list, labels: list, *, size: int | None = None,
+                  name: str = "images") -> tuple[np.ndarray, np.ndarray]:
+    """Decode the image files ``paths`` (with ``labels``) into uint8 (N, 3, H, W) and int64
+    labels, cached as :func:`decode_image_folder` says; ``folder`` anchors the cache key."""
+    from PIL import Image
+
+    listing = "\n".join(f"{os.path.relpath(p, folder)}:{c}" for p, c in zip(paths, labels))
+    key = hashlib.sha1(f"{folder.resolve()}|{len(paths)}|{size}|{listing}".encode()).hexdigest()[:16]
+    cached = cache_dir() / f"{name}-{key}.npz"
     if cached.exists():
         with np.load(cached) as z:
             return z["x"], z["y"]
@@ -285,12 +303,12 @@ def decode_image_folder(folder: Path, *, classes: tuple[str, ...] | None = None,
                 im = im.resize((size, size), Image.BILINEAR)
             return np.asarray(im)
 
-    images = [read(p) for p, _ in tree.samples]
+    images = [read(p) for p in paths]
     shapes = {im.shape for im in images}
     if len(shapes) != 1:
         raise DataError(f"images under {folder} have different sizes {sorted(shapes)[:3]}…; give a size")
     x = np.ascontiguousarray(np.stack(images).transpose(0, 3, 1, 2))
-    y = np.asarray(tree.targets, dtype=np.int64)
+    y = np.asarray(labels, dtype=np.int64)
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
@@ -369,6 +387,62 @@ def _imagenet_subset(root: Path):
     return xtr, ytr, xte, yte
 
 
+# ----------------------------------------------------------------------------- ImageNet-LT (FEDIC Table 2)
+IMAGENET_LT_SIZE = 64  # images are decoded at 64×64 (FEDIC: 224 crops of ResNet-50; memory, see the docstring)
+IMAGENET_LT_SPLITS = ("train", "val", "test")
+
+
+def _read_split_file(path: Path) -> tuple[list[str], list[int]]:
+    """OLTR's split file: one ``<relative image path> <label>`` per line."""
+    paths, labels = [], []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].lstrip("-").isdigit():
+            raise DataError(f"{path}:{number}: expected '<image path> <label>', got {line!r}")
+        paths.append(parts[0])
+        labels.append(int(parts[1]))
+    return paths, labels
+
+
+def _imagenet_lt(root: Path):
+    """ImageNet-LT (Liu et al., CVPR 2019) as FEDIC uses it (§3.1, Table 2).
+
+    Reads OLTR's split files ``<root>/imagenet_lt/ImageNet_LT_{train,val,test}.txt``
+    (``<path> <label>`` per line; 115,846 / 20,000 / 50,000 images, 1,000 classes)
+    and the images at those paths under ``<root>/imagenet_lt/`` (an ImageNet
+    ``train/`` and ``val/`` tree).  Train is the long-tailed training set, test the
+    balanced test set (50 per class), and the balanced val split (20 per class) is
+    returned as the set the server's D_aux is drawn from ("we obtain D_aux from
+    the balanced evaluation data", FEDIC §3.1).
+
+    Deviation: images are resized to 64×64 (bilinear, no crop).  FEDIC trains
+    ResNet-50 on 224×224 crops; 115,846 decoded 224×224 images would take 17 GiB as
+    uint8 and 70 GiB as fedlib's float32 tensors, beyond a CPU machine's memory.
+    """
+    tree = root / "imagenet_lt"
+    files = {s: tree / f"ImageNet_LT_{s}.txt" for s in IMAGENET_LT_SPLITS}
+    expected = "imagenet_lt/ImageNet_LT_{train,val,test}.txt and the images they list under imagenet_lt/"
+    if not all(f.is_file() for f in files.values()):
+        raise DatasetNotFoundError("imagenet_lt", expected, root,
+                                   "get ImageNet (ILSVRC-2012) and OLTR's ImageNet_LT_*.txt split files "
+                                   "(github.com/zhmiao/OpenLongTailRecognition-OLTR)")
+    out = []
+    for split in ("train", "test", "val"):
+        paths, labels = _read_split_file(files[split])
+        missing = next((p for p in paths if not (tree / p).is_file()), None)
+        if missing is not None:
+            raise DatasetNotFoundError("imagenet_lt", expected, root,
+                                       f"the images listed in ImageNet_LT_{split}.txt are absent (first: {missing})")
+        out += decode_images(tree, [tree / p for p in paths], labels, size=IMAGENET_LT_SIZE,
+                             name=f"imagenet_lt-{split}")
+    ys = [out[1], out[3], out[5]]
+    if min(y.min() for y in ys) < 0 or max(y.max() for y in ys) >= DATASETS["imagenet_lt"].num_classes:
+        raise DataError(f"imagenet_lt labels must be in [0, {DATASETS['imagenet_lt'].num_classes})")
+    return tuple(out)
+
+
 # ----------------------------------------------------------------------------- FEMNIST (LEAF)
 def _leaf_files(root: Path, split: str) -> list[Path]:
     for folder in (root / "femnist" / split, root / "femnist" / "data" / split):
@@ -435,7 +509,7 @@ register_dataset(DatasetSpec("mnist", "MNIST", 10, (1, 28, 28), 60_000, "cnn_mni
 register_dataset(DatasetSpec("fmnist", "FMNIST", 10, (1, 28, 28), 60_000, "cnn_mnist",
                              functools.partial(_mnist_like, "fmnist"), ((0.2860,), (0.3530,))))
 register_dataset(DatasetSpec("cifar10", "CIFAR-10", 10, (3, 32, 32), 50_000, "cnn_cifar", _cifar10,
-                             ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))))
+                             ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)), unlabeled="cifar100"))
 register_dataset(DatasetSpec("cifar100", "CIFAR-100", 100, (3, 32, 32), 50_000, "cnn_cifar", _cifar100,
                              ((0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762))))
 register_dataset(DatasetSpec("svhn", "SVHN", 10, (3, 32, 32), 73_257, "cnn_cifar", _svhn,
@@ -444,13 +518,15 @@ register_dataset(DatasetSpec("femnist", "FEMNIST", 62, (1, 28, 28), None, "cnn_m
                              natural_clients=True))
 register_dataset(DatasetSpec("imagenet_subset", "ImageNet-subset", 12, (3, 64, 64), None, "resnet18",
                              _imagenet_subset, IMAGENET_NORM))
+register_dataset(DatasetSpec("imagenet_lt", "ImageNet-LT", 1000, (3, IMAGENET_LT_SIZE, IMAGENET_LT_SIZE), 115_846,
+                             "resnet18", _imagenet_lt, IMAGENET_NORM, unlabeled="cifar100"))
 
 
 @functools.lru_cache(maxsize=4)
 def _load_images(name: str, root: str) -> tuple[torch.Tensor, ...]:
-    """(train_x, train_y, test_x, test_y): normalised float32 images, int64 labels."""
+    """(train_x, train_y, test_x, test_y[, aux_x, aux_y]): normalised float32 images, int64 labels."""
     spec = DATASETS[name]
-    xtr, ytr, xte, yte = spec.load(Path(root))
+    arrays = spec.load(Path(root))
 
     def to_x(x):
         return _normalize(x, spec.norm) if spec.norm is not None else torch.from_numpy(np.asarray(x, np.float32))
@@ -458,7 +534,7 @@ def _load_images(name: str, root: str) -> tuple[torch.Tensor, ...]:
     def to_y(y):
         return torch.from_numpy(np.asarray(y, dtype=np.int64))
 
-    return to_x(xtr), to_y(ytr), to_x(xte), to_y(yte)
+    return tuple(to_y(a) if i % 2 else to_x(a) for i, a in enumerate(arrays))
 
 
 def load_dataset(name: str, root: str | os.PathLike | None = None, *, synthetic_alpha: float = 1.0,
@@ -478,5 +554,6 @@ def load_dataset(name: str, root: str | os.PathLike | None = None, *, synthetic_
     root_path = data_root(root).resolve()
     if spec.natural_clients:
         return spec.load(root_path, num_clients)
-    train_x, train_y, test_x, test_y = _load_images(name, str(root_path))
-    return FederatedData(name, train_x, train_y, test_x, test_y, spec.num_classes)
+    train_x, train_y, test_x, test_y, *aux = _load_images(name, str(root_path))
+    return FederatedData(name, train_x, train_y, test_x, test_y, spec.num_classes, aux_x=aux[0] if aux else None,
+                         aux_y=aux[1] if aux else None)

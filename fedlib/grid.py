@@ -92,7 +92,8 @@ def _run_one(config: dict, store_root: str | None) -> dict:
     hist = result.history[cols].dropna(subset=["test_accuracy"]).to_dict("records") \
         if "test_accuracy" in result.history else []
     return {"status": "ok", "note": "", **_metrics(result.summary), "wall_time_s": result.wall_time_s,
-            "key": result.summary.get("key"), "history": hist, "elapsed_s": time.perf_counter() - t0}
+            "key": result.summary.get("key"), "history": hist, "elapsed_s": time.perf_counter() - t0,
+            "from_store": result.from_store}
 
 
 def _tqdm():
@@ -116,7 +117,7 @@ class _Progress:
     line per finished run there: what a regeneration shows on the terminal that started it."""
 
     def __init__(self, total: int, desc: str, show: bool):
-        self.total, self.desc, self.done, self.t0 = total, desc, 0, time.perf_counter()
+        self.total, self.desc, self.done, self.trained, self.t0 = total, desc, 0, 0, time.perf_counter()
         self.bar = _tqdm()(total=total, desc=desc, disable=not show, unit="run", dynamic_ncols=True)
         self.channel = os.environ.get(PROGRESS_ENV)
         self._write()
@@ -126,16 +127,18 @@ class _Progress:
             return
         elapsed = time.perf_counter() - self.t0
         eta = elapsed / self.done * (self.total - self.done) if self.done else None
-        line = {"desc": self.desc, "done": self.done, "total": self.total, "elapsed_s": round(elapsed, 1),
-                "eta_s": None if eta is None else round(eta, 1)}
+        line = {"desc": self.desc, "done": self.done, "total": self.total, "trained": self.trained,
+                "elapsed_s": round(elapsed, 1), "eta_s": None if eta is None else round(eta, 1)}
         try:
             with open(self.channel, "a") as fh:
                 fh.write(json.dumps(line) + "\n")
         except OSError:
             self.channel = None
 
-    def update(self) -> None:
+    def update(self, result: dict | None = None) -> None:
         self.done += 1
+        if result is not None and result.get("status") == "ok" and not result.get("from_store"):
+            self.trained += 1
         self.bar.update(1)
         self._write()
 
@@ -210,7 +213,7 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
                     results[key] = _run_one(cfg, store_root)
                     if results[key]["note"].startswith("not run: dataset"):
                         absent[ds] = results[key]["note"]
-                bar.update()
+                bar.update(results[key])
         else:
             import concurrent.futures as cf
             import multiprocessing as mp
@@ -220,7 +223,7 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
                 futures = {pool.submit(_run_one, cfg, store_root): key for key, cfg in unique.items()}
                 for fut in cf.as_completed(futures):
                     results[futures[fut]] = fut.result()
-                    bar.update()
+                    bar.update(results[futures[fut]])
     finally:
         bar.close()
 
@@ -233,6 +236,7 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
         out = {**row, "status": res["status"], "note": res["note"] if res["note"] else row["note"]}
         if res["status"] == "ok":
             out.update({k: v for k, v in res.items() if k not in ("status", "note", "history", "elapsed_s")})
+            out["from_store"] = bool(res.get("from_store"))
             out["dataset_used"] = cfg.get("dataset")
             for h in res["history"]:
                 hist_rows.append({**{k: v for k, v in row.items() if k != "note"}, **h,

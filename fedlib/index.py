@@ -151,7 +151,9 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
         timed = [(nb, "") for nb in run.get("notebooks", [])] + [(nb, " (earlier regeneration)")
                                                                  for nb in run.get("previous", [])]
         for nb, when in sorted(timed, key=lambda t: t[0]["name"]):
-            lines.append(f"  * `{nb['name']}`: {nb['status']}, {nb['wall_time_s']:.0f} s{when}")
+            runs = (f", {nb['trained']} of {nb['runs']} runs trained (the rest from the store)"
+                    if nb.get("runs") else "")
+            lines.append(f"  * `{nb['name']}`: {nb['status']}, {nb['wall_time_s']:.0f} s{runs}{when}")
     lines.append("")
     tables = _tables(metas)
     if tables:

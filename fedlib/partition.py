@@ -8,7 +8,9 @@ Experimental Study"):
 * ``shards``   Q(α)       -- quantity-based label skew (McMahan et al. 2017).
 * ``classes_per_client``  -- #C=k, each client holds exactly k labels (NIID-Bench).
 * ``dirichlet`` D(β)      -- distribution-based label skew, p_k ~ Dir(β·1_m).
-* ``long_tail``           -- global exponential long-tail subsample (Cao et al. 2019).
+* ``long_tail``           -- global exponential long-tail subsample (Cao et al. 2019);
+* ``equal_sizes``         -- any partition re-cut into equal contiguous chunks (FedDF's
+  and FEDIC's Dirichlet partitioner).
 
 and, for evaluation and server-held data:
 
@@ -43,6 +45,7 @@ __all__ = [
     "balanced_shards",
     "balanced_subset",
     "holdout",
+    "equal_sizes",
 ]
 
 SCHEMES = ("iid", "shards", "classes_per_client", "dirichlet")
@@ -380,3 +383,16 @@ def holdout(labels, parts, fraction: float, seed: int) -> tuple[list[np.ndarray]
         held.append(h)
         kept.append(rows[~np.isin(rows, h)])
     return kept, held
+
+
+def equal_sizes(labels, parts) -> list[np.ndarray]:
+    """The clients' samples re-cut into ``len(parts)`` equal contiguous chunks (sizes differ by at
+    most one), as the Dirichlet partitioner of FedDF's code (EPFL ``DataPartitioner``) and of
+    FEDIC's code (``sampling_dirichlet.py:18-38``) do: each client's samples are listed in class
+    order (the order the Dirichlet draw deals them), the lists are concatenated in client order
+    and cut.  A final client is therefore a run over one or two original clients' class-sorted
+    samples: equal sizes, still strongly skewed."""
+    labels = _check_labels(labels)
+    ordered = [np.asarray(p, dtype=np.int64)[np.argsort(labels[np.asarray(p, dtype=np.int64)], kind="stable")]
+               for p in parts]
+    return _finish(np.array_split(np.concatenate(ordered), len(parts)))

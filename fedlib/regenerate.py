@@ -146,6 +146,15 @@ class _Watcher:
             self._thread.join(timeout=5)
             self._show()
 
+    def counts(self) -> dict:
+        """Runs done and trained (the rest came from the store), over the notebook's grids."""
+        from .grid import progress_channel
+
+        last: dict[str, dict] = {}
+        for line in progress_channel(self.path):
+            last[line["desc"]] = line
+        return {"runs": sum(v["done"] for v in last.values()), "trained": sum(v.get("trained", 0) for v in last.values())}
+
 
 def _scrub_executed(path: Path) -> None:
     from .figures import scrub_paths
@@ -215,11 +224,12 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                 failed.append(f"{name}/{nb.stem}")
             finally:
                 watcher.close()
+                counts = watcher.counts()
                 channel.unlink(missing_ok=True)
                 os.environ.pop("FEDLIB_PROGRESS", None)
             _scrub_executed(out / "executed" / nb.name)
             dt = time.perf_counter() - t
-            record["notebooks"].append({"name": nb.stem, "status": status, "wall_time_s": round(dt, 1),
+            record["notebooks"].append({"name": nb.stem, "status": status, "wall_time_s": round(dt, 1), **counts,
                                         **({"error": error} if error else {})})
             print(f"{label}: {status} in {dt:.1f} s" + (f"\n{error}" if error else ""), flush=True)
         record["total_wall_time_s"] = round(time.perf_counter() - t0, 1)

@@ -49,11 +49,12 @@ from .config import Config
 from .data import FederatedData, load_dataset
 from .engine import ClientOptimizer, ClientTask, client_batches, sample_clients, train_clients_sequential
 from .models import build_model
-from .partition import balanced_shards, balanced_subset, count_matrix, holdout, long_tail, partition, split_like
+from .partition import (balanced_shards, balanced_subset, count_matrix, equal_sizes, holdout, long_tail,
+                        partition, split_like)
 from .store import Store
 
-__all__ = ["Experiment", "prepare", "evaluate", "simulate", "run_round", "train_locally", "personalized_evaluation",
-           "single_thread", "client_trainer", "EngineFallbackWarning"]
+__all__ = ["Experiment", "prepare", "evaluate", "evaluate_predictor", "round_algorithm", "simulate", "run_round",
+           "train_locally", "personalized_evaluation", "single_thread", "client_trainer", "EngineFallbackWarning"]
 
 
 class EngineFallbackWarning(UserWarning):
@@ -124,22 +125,28 @@ def _split_training_set(config: Config, data: FederatedData) -> tuple[list[np.nd
     labels = data.train_y.numpy()
     pool = np.arange(len(labels))
     aux = None
+    own_aux = data.aux_y is not None  # the dataset's own balanced labelled set (ImageNet-LT's val split)
     if config.server_aux_per_class:
-        aux = balanced_subset(labels, config.server_aux_per_class, config.seed)
-        pool = np.setdiff1d(pool, aux)
+        aux = balanced_subset(data.aux_y.numpy() if own_aux else labels, config.server_aux_per_class, config.seed)
+        if not own_aux:
+            pool = np.setdiff1d(pool, aux)
     kept = pool
     if config.long_tail_if > 1:
         kept = pool[long_tail(labels[pool], config.long_tail_if, config.seed)]
     parts = partition(labels[kept], config.partition, config.num_clients, config.seed,
                       alpha=config.partition_alpha, k=config.partition_k, beta=config.partition_beta,
                       min_size=config.min_client_size)
+    if config.partition_equal_sizes:
+        parts = equal_sizes(labels[kept], parts)
     indices = [kept[p] for p in parts]
     server = None
     if aux is not None or config.server_unlabeled != "none":
         server = ServerData(description={})
         if aux is not None:
-            server.aux_x, server.aux_y = data.train_x[torch.as_tensor(aux)], data.train_y[torch.as_tensor(aux)]
-            server.description["aux"] = f"{config.server_aux_per_class} per class from the {data.name} training set"
+            source_x, source_y = (data.aux_x, data.aux_y) if own_aux else (data.train_x, data.train_y)
+            server.aux_x, server.aux_y = source_x[torch.as_tensor(aux)], source_y[torch.as_tensor(aux)]
+            where = "held-out balanced set" if own_aux else "training set"
+            server.description["aux"] = f"{config.server_aux_per_class} per class from the {data.name} {where}"
         if config.server_unlabeled == "long_tail_dropped":
             dropped = np.setdiff1d(pool, kept)
             server.unlabeled_x = data.train_x[torch.as_tensor(dropped)]
@@ -154,6 +161,8 @@ def _split_training_set(config: Config, data: FederatedData) -> tuple[list[np.nd
                 rows = np.sort(np.random.default_rng([config.seed, 10]).choice(n, config.server_unlabeled_size,
                                                                                replace=False))
                 server.unlabeled_x = server.unlabeled_x[torch.as_tensor(rows)]
+        if server.unlabeled_x is not None:
+            server.unlabeled_x = _as_inputs_of(server.unlabeled_x, data.train_x, config.server_unlabeled)
     return indices, server
 
 
@@ -166,6 +175,19 @@ def _hold_out(config: Config, data: FederatedData, indices: list[np.ndarray]):
     data = dataclasses.replace(data, test_x=data.train_x[pool], test_y=data.train_y[pool], client_test_indices=None)
     ends = np.cumsum([len(h) for h in held])
     return data, kept, [np.arange(e - len(h), e) for e, h in zip(ends, held)]
+
+
+def _as_inputs_of(x: torch.Tensor, like: torch.Tensor, name: str) -> torch.Tensor:
+    """Images ``x`` resized (bilinear) to the spatial size of ``like`` (e.g. CIFAR-100 as D_ulb
+    for 64×64 ImageNet-LT); the channel counts must agree."""
+    if x.shape[1:] == like.shape[1:]:
+        return x
+    if x.ndim != 4 or like.ndim != 4 or x.shape[1] != like.shape[1]:
+        raise ValueError(f"server_unlabeled={name!r} has inputs of shape {tuple(x.shape[1:])}, which cannot serve "
+                         f"a dataset of inputs {tuple(like.shape[1:])}")
+    out = [torch.nn.functional.interpolate(x[i:i + 1024], size=tuple(like.shape[2:]), mode="bilinear",
+                                           align_corners=False) for i in range(0, len(x), 1024)]
+    return torch.cat(out)
 
 
 def prepare(config: Config) -> Experiment:
@@ -213,16 +235,25 @@ def prepare(config: Config) -> Experiment:
     return Experiment(config, data, indices, counts, model, algorithm, client_test, balanced, server)
 
 
-@torch.no_grad()
 def evaluate(model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor, num_classes: int,
              batch_size: int = 2048, logits: Callable | None = None) -> tuple[float, np.ndarray]:
     """Test accuracy and per-class accuracy (NaN for a class absent from the test set).
     ``logits`` reads the model's output (default: the output itself)."""
+    def predict(xb):
+        out = torch.func.functional_call(model, params, (xb,))
+        return logits(out) if logits is not None else out
+
+    return evaluate_predictor(predict, x, y, num_classes, batch_size)
+
+
+@torch.no_grad()
+def evaluate_predictor(predict: Callable, x: torch.Tensor, y: torch.Tensor, num_classes: int,
+                       batch_size: int = 2048) -> tuple[float, np.ndarray]:
+    """:func:`evaluate` for any ``predict(x) -> logits`` (e.g. an ensemble)."""
     correct = torch.zeros(num_classes, dtype=torch.float64)
     total = torch.zeros(num_classes, dtype=torch.float64)
     for i in range(0, len(y), batch_size):
-        out = torch.func.functional_call(model, params, (x[i:i + batch_size],))
-        out = logits(out) if logits is not None else out
+        out = predict(x[i:i + batch_size])
         yb = y[i:i + batch_size]
         hit = (out.argmax(1) == yb).to(torch.float64).cpu()
         correct.index_add_(0, yb.cpu(), hit)
@@ -305,6 +336,14 @@ def _tasks(exp: Experiment, state: dict, clients: list[int], round_: int, stream
     return tasks
 
 
+def round_algorithm(alg: Algorithm, state: dict) -> Algorithm:
+    """The algorithm of a round: a client loss that depends on what the server has learnt
+    has a ``for_round(server_training_state)`` returning the loss to use (Ratio Loss's
+    class weights); every other part is unchanged."""
+    for_round = getattr(alg.loss, "for_round", None)
+    return alg if for_round is None else dataclasses.replace(alg, loss=for_round(state["server_training_state"]))
+
+
 def train_locally(exp: Experiment, state: dict, clients: list[int], round_: int, stream: int,
                   trainer=None) -> list:
     """The given clients' local updates from the server state ``state`` (their
@@ -313,13 +352,16 @@ def train_locally(exp: Experiment, state: dict, clients: list[int], round_: int,
     fix the mini-batches (``stream`` 1 is training's, 3 personalized evaluation's)."""
     train_clients = trainer or client_trainer(exp.config, exp.algorithm)
     tasks = _tasks(exp, state, clients, round_, stream)
-    return train_clients(exp.model, exp.algorithm, state["params"], tasks, state["correction_state"],
-                         exp.data.train_x, exp.data.train_y, client_optimizer(exp.config))
+    return train_clients(exp.model, round_algorithm(exp.algorithm, state), state["params"], tasks,
+                         state["correction_state"], exp.data.train_x, exp.data.train_y, client_optimizer(exp.config))
 
 
-def run_round(exp: Experiment, state: dict, round_: int, trainer=None) -> float:
-    """Advance ``state`` by one round in place; returns the round's mean train loss."""
-    c, alg = exp.config, exp.algorithm
+def run_round(exp: Experiment, state: dict, round_: int, trainer=None, *, evaluating: bool = False,
+              final: bool = False) -> float:
+    """Advance ``state`` by one round in place; returns the round's mean train loss.
+    ``evaluating``/``final`` (this round is evaluated / is the stage's last) are passed to
+    the server-training part, whose report goes to ``state["server_report"]``."""
+    c, alg = exp.config, round_algorithm(exp.algorithm, state)
     train_clients = trainer or client_trainer(c, alg)
     sampled = sample_clients(exp.num_clients, c.participation, c.seed, round_)
     tasks = _tasks(exp, state, sampled, round_, stream=1)
@@ -338,9 +380,12 @@ def run_round(exp: Experiment, state: dict, round_: int, trainer=None) -> float:
     state["correction_state"] = alg.correction.server_update(
         state["correction_state"], [o.message for o in outputs], exp.num_clients)
     if alg.server_training.name != "none":
-        ctx = _server_round(exp, round_, [o.local for o in outputs], [o.num_samples for o in outputs], sampled)
+        ctx = _server_round(exp, round_, [o.local for o in outputs], [o.num_samples for o in outputs], sampled,
+                            evaluating=evaluating, final=final)
         params, state["server_training_state"] = alg.server_training.after_round(
             ctx, params, state["server_training_state"])
+        if ctx.report:
+            state["server_report"] = dict(ctx.report)
     state["params"] = params
     for o in outputs:
         cs = dict(o.client_state)
@@ -352,10 +397,26 @@ def run_round(exp: Experiment, state: dict, round_: int, trainer=None) -> float:
     return sum(o.loss_sum for o in outputs) / max(1, sum(o.loss_count for o in outputs))
 
 
-def _server_round(exp: Experiment, round_: int, client_params: list, weights: list, clients: list) -> ServerRound:
+def _server_round(exp: Experiment, round_: int, client_params: list, weights: list, clients: list,
+                  evaluating: bool = False, final: bool = False) -> ServerRound:
     counts = torch.as_tensor(exp.class_counts[clients] if len(clients) else exp.class_counts[:0], dtype=torch.float32)
+    data = exp.data
+
+    def on_test_set(predict):
+        return evaluate_predictor(predict, data.test_x, data.test_y, data.num_classes)
+
     return ServerRound(round_, exp.model, client_params, weights, counts, exp.server_data, exp.config.seed,
-                       exp.config.device, torch.as_tensor(exp.class_counts.sum(0), dtype=torch.float32))
+                       exp.config.device, torch.as_tensor(exp.class_counts.sum(0), dtype=torch.float32),
+                       evaluate=on_test_set, evaluating=evaluating, final=final)
+
+
+def _evaluation_row(exp: Experiment, params: dict, round_: int) -> dict:
+    """The global model's test accuracy and per-class accuracy as a history row."""
+    acc, per_class = evaluate(exp.model, params, exp.data.test_x, exp.data.test_y, exp.data.num_classes,
+                              logits=exp.algorithm.personalization.global_logits)
+    row = {"round": round_, "test_accuracy": acc}
+    row.update({f"acc_class_{k}": (None if np.isnan(v) else float(v)) for k, v in enumerate(per_class)})
+    return row
 
 
 def personalized_evaluation(exp: Experiment, state: dict, round_: int, trainer=None) -> dict:
@@ -403,15 +464,18 @@ def _run_rounds(exp: Experiment, state: dict, rounds: int, stage, *, on_round: C
     """The rounds of one federated stage, resuming at ``state["round"]``."""
     c = exp.config
     for round_ in range(state["round"] + 1, rounds + 1):
-        train_loss = run_round(exp, state, round_, trainer)
         last = round_ == rounds
+        evaluating = stage.evaluate and (round_ % c.eval_every == 0 or last)
+        train_loss = run_round(exp, state, round_, trainer, evaluating=evaluating, final=last)
+        report = state.pop("server_report", {})
         row = {}
-        if stage.evaluate and (round_ % c.eval_every == 0 or last):
-            acc, per_class = evaluate(exp.model, state["params"], exp.data.test_x, exp.data.test_y,
-                                      exp.data.num_classes, logits=exp.algorithm.personalization.global_logits)
-            row = {"round": round_, "test_accuracy": acc, "train_loss": train_loss}
-            row.update({f"acc_class_{k}": (None if np.isnan(v) else float(v)) for k, v in enumerate(per_class)})
-            bar.set_postfix(acc=f"{acc:.4f}", loss=f"{train_loss:.4f}")
+        if evaluating:
+            row = _evaluation_row(exp, state["params"], round_)
+            row["train_loss"] = train_loss
+            bar.set_postfix(acc=f"{row['test_accuracy']:.4f}", loss=f"{train_loss:.4f}")
+        if report:
+            row = row or {"round": round_, "train_loss": train_loss}
+            row.update(report)
         if c.personal_eval_every and exp.client_test_indices is not None and (
                 round_ % c.personal_eval_every == 0 or last):
             pm = personalized_evaluation(exp, state, round_, trainer)
@@ -437,6 +501,7 @@ def simulate(config: Config, *, store: Store | None = None, progress: bool = Tru
     if store is not None:
         stored = store.load_result(key)
         if stored is not None:
+            stored["from_store"] = True
             return stored
     with single_thread():
         return _simulate(config, store, key, progress, on_round_end, experiment)
@@ -487,6 +552,9 @@ def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
                 if sub.algorithm.server_training.name != "none":
                     final = sub.algorithm.server_training.after_training(
                         _server_round(sub, 0, [], [], []), final, state["server_training_state"])
+                    if stage.evaluate and any(not torch.equal(final[k], state["params"][k]) for k in final):
+                        row = {**_evaluation_row(sub, final, stage.rounds), "after_training": True}
+                        state["history"].append({**row, "stage": label} if label is not None else row)
                 output = stage.finish(sub, run["outputs"], final) if stage.finish is not None else {"params": final}
                 run["outputs"][stage.name] = output
                 run["history"] += state["history"]
@@ -508,6 +576,7 @@ def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
         "rounds": config.rounds,
         "key": key,
         "algorithm": exp.algorithm.describe(),
+        "train_class_counts": exp.class_counts.sum(0).tolist(),  # n_y over all clients (many/medium/few)
     }
     if multi:
         summary["stage_rounds"] = {s.name: s.rounds for s in plan}

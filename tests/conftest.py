@@ -17,7 +17,8 @@ def _isolated_store(tmp_path, monkeypatch):
 
 def have_dataset(name: str) -> bool:
     root = Path(os.environ["FEDLIB_DATA"])
-    marker = {"mnist": "MNIST/raw", "fmnist": "FashionMNIST/raw", "cifar10": "cifar10/train"}[name]
+    marker = {"mnist": "MNIST/raw", "fmnist": "FashionMNIST/raw", "cifar10": "cifar10/train",
+              "cifar100": "cifar-100-python"}[name]
     return (root / marker).exists()
 
 

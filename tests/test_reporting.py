@@ -153,9 +153,11 @@ def test_run_grid_seeds_cache_absent_dataset_and_progress(tmp_path, monkeypatch)
     assert g.aggregate(["method"]).set_index("method").n_seeds["fedavg"] == 2
     lines = list(progress_channel(channel))  # one line at the start and one per finished run
     assert [ln["done"] for ln in lines] == [0, 1, 2, 3, 4, 5, 6] and {ln["total"] for ln in lines} == {6}
-    assert lines[-1]["desc"] == "demo" and lines[-1]["eta_s"] == 0
-    again = run_grid(cells[:2], seeds=(0, 1), store=store, progress=False)  # from the store
-    assert again.runs.accuracy.tolist() == ok.accuracy.tolist()
+    assert lines[-1]["desc"] == "demo" and lines[-1]["eta_s"] == 0 and lines[-1]["trained"] == 4
+    assert not g.runs[g.runs.status == "ok"].from_store.any()
+    again = run_grid(cells[:2], seeds=(0, 1), store=store, progress=False, desc="again")  # from the store
+    assert again.runs.accuracy.tolist() == ok.accuracy.tolist() and again.runs.from_store.all()
+    assert list(progress_channel(channel))[-1]["trained"] == 0
 
 
 # ------------------------------------------------------------------------------ saving

@@ -14,24 +14,17 @@ parameters.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ..discovery import import_modules
 from .registry import METHODS, PART_KINDS, MethodToken, method_params, parse_method, register_method
 
 __all__ = ["Algorithm", "build_algorithm", "METHODS", "PART_KINDS", "MethodToken", "method_params", "parse_method",
            "register_method", "default_parts"]
 
 
-def _discover() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not info.name.startswith("_") and info.name != "registry":
-            importlib.import_module(f"{__name__}.{info.name}")
-
-
-_discover()
+import_modules(__name__, __path__, skip=("registry",))
 
 
 @dataclass(frozen=True)

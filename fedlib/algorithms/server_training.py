@@ -13,7 +13,14 @@ re-balancing of the final model (cRT, τ-norm, LWS).  A server-training part has
   :class:`ServerRound` (the sampled clients' own models, not only their
   averaged update, their sample counts and class counts, the server data) and
   the aggregated parameters; returns the new global parameters and state;
-* :meth:`after_training` -- called once on the final model.
+* :meth:`after_training` -- called once on the final model (a changed model is
+  evaluated again and becomes the run's final result).
+
+A part may also *report* numbers about a round (e.g. FEDIC's teacher accuracy):
+``ServerRound.evaluate(predict)`` evaluates any predictor ``x -> logits`` on
+the run's test set (never to train on), ``evaluating``/``final`` say whether
+this round is evaluated / the last one, and what the part puts in
+``ServerRound.report`` (numbers) goes into that round's history row.
 
 FedAvg's part, :class:`NoServerTraining`, returns the aggregate unchanged.
 Randomness on the server must come from ``ServerRound.generator()`` (seeded by
@@ -23,7 +30,7 @@ the run's seed and the round), never from the global RNG.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -56,6 +63,10 @@ class ServerRound:
     seed: int
     device: str = "cpu"
     global_class_counts: torch.Tensor | None = None  # Σ over all clients, [K]
+    evaluate: Callable[[Callable], tuple[float, Any]] | None = None  # predict -> (accuracy, per-class) on the test set
+    evaluating: bool = False  # this round's global model is evaluated
+    final: bool = False  # the stage's last round
+    report: dict = field(default_factory=dict)  # numbers for this round's history row
 
     def generator(self, stream: int = 0) -> torch.Generator:
         """A torch generator seeded by (seed, round, stream): server randomness that

@@ -1,12 +1,16 @@
 """Client-side losses, each a plain function of tensors in its own module.
 
-=====================  ==============================  ==========================================
-function               module                          paper
-=====================  ==============================  ==========================================
-``cross_entropy``      ``losses.cross_entropy``        softmax cross-entropy (FedAvg)
-``fedlc_loss``         ``losses.logit_calibration``    FedLC (Zhang et al. 2022), Eqs. 4–7
-``fedrs_loss``         ``losses.restricted_softmax``   FedRS (Li & Zhan 2021)
-=====================  ==============================  ==========================================
+================================  =============================  ========================================
+function                          module                         paper
+================================  =============================  ========================================
+``cross_entropy``                 ``losses.cross_entropy``       softmax cross-entropy (FedAvg)
+``fedlc_loss``                    ``losses.logit_calibration``   FedLC (Zhang et al. 2022), Eqs. 4–7
+``fedrs_loss``                    ``losses.restricted_softmax``  FedRS (Li & Zhan 2021)
+``focal_loss``                    ``losses.focal``               Fed-Focal Loss (Sarkar et al. 2020)
+``ratio_loss``                    ``losses.ratio``               Ratio Loss (Wang et al. 2021)
+``distillation_kl``               ``losses.distillation``        FedDF, FedBE, FEDIC: KL with temperature
+``calibrated_distillation_loss``  ``losses.distillation``        FEDIC Eq. 9: (1 − λ)·CE + λ·KL
+================================  =============================  ========================================
 
 Every loss is a pure function: no in-place ops on inputs, no ``.item()``, no
 Python branching on tensor values and no shape-changing boolean indexing, so it
@@ -23,22 +27,10 @@ A new loss is a new module here whose public names this package re-exports
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
+from ..discovery import import_modules
 from ._common import REDUCTIONS
 
 __all__ = ["REDUCTIONS"]
 
 
-def _discover() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for name in getattr(module, "__all__", ()):
-            globals()[name] = getattr(module, name)
-            __all__.append(name)
-
-
-_discover()
+import_modules(__name__, __path__, globals(), skip=())

@@ -11,6 +11,7 @@ name            module                       paper
 ``vgg9``        ``models.vgg9``              FedConcat code's VGG-9 (dropout left out)
 ``mlp``         ``models.fedabc_nets``       FedABC's MNIST MLP (784→260→200→K)
 ``convnet``     ``models.fedabc_nets``       FedABC's CIFAR-10 ConvNet (= FedRep's CNNCifar)
+``resnet8``     ``models.resnet8``           FEDIC (ResNet-8, GroupNorm)
 ==============  ===========================  ===========================================
 
 Every model follows the contract of :mod:`fedlib.models.registry`:
@@ -22,9 +23,7 @@ package imports every module by discovery.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
+from ..discovery import import_modules
 from .registry import (MODELS, ModelSpec, body_keys, body_params, build_model, head_keys, layer_keys, model_names,
                        register_model)
 
@@ -32,14 +31,4 @@ __all__ = ["MODELS", "ModelSpec", "body_keys", "body_params", "build_model", "he
            "register_model"]
 
 
-def _discover() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "registry":
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for name in getattr(module, "__all__", ()):
-            globals()[name] = getattr(module, name)
-            __all__.append(name)
-
-
-_discover()
+import_modules(__name__, __path__, globals(), skip=("registry",))
