@@ -18,8 +18,12 @@ FedABC bars are Table 1's runs); the sensitivity study 12 MNIST runs (1 center +
 values + the profile's setting + FedABC_wi + FedAvg) × 59 × 1.1 ≈ 780 s; Fig. 2 (3 local
 trainings of one client, 2 personalized models rebuilt from Table 1's runs) and Fig. 4 (8
 partitions, no training) ≈ 70 s.  Total ≈ 4,550 s of CPU on 2 workers ≈ 38 min, + 6 notebook
-kernels ≈ 1.5 min: **≈ 40 min** of the 60 (a margin for a slower machine).  The paper's 100
-MNIST rounds would cost 15 + 110 = 125 s per run, ≈ 75 min for the whole paper: hence 40 rounds.
+kernels ≈ 1.5 min: **≈ 40 min** of the 60 (a margin for a slower machine).  A cross-check:
+notebook 06 alone under quick (12 MNIST runs, 2 workers) took 31.9 min of wall time at load
+average ≈ 7, each worker at ≈ 25 % of a core: ≈ 80 s of CPU per run, not the 65 s assumed above;
+scaling the total by 80/65 gives ≈ 48 min, so the quick profile's estimate is 40–48 min.
+The paper's 100 MNIST rounds would cost 15 + 110 = 125 s per run, 66 s more for each of the 48
+MNIST runs: + 48 × 66 × 1.1 / 2 workers ≈ 29 min, ≈ 70–80 min in all: hence 40 rounds.
 """
 
 from __future__ import annotations
@@ -62,7 +66,9 @@ TUNED_WHY = ("chosen by the sensitivity study, notebook 06: PFL accuracy on a he
              "training data, MNIST Dir(0.3) at the quick scale, one factor at a time around fedlib's defaults "
              "(0.9, 0.1, 0.1, 2) among the values that keep under-sampling and hard-sample mining on: γ = 1 scored "
              "+0.22 pp over γ = 2 (γ = 0, mining off, +0.32), τ_neg^P = 0.2 +0.06 pp, τ_pos and τ_neg^N moved it by "
-             "less than 0.05 pp; one seed; one setting for every dataset and α, as in the paper")
+             "less than 0.05 pp; one seed, so differences this small are within run-to-run noise and the choice is "
+             "weakly determined (re-run at commit a3afab7: the same numbers); one setting for every dataset and α, as in "
+             "the paper")
 
 _GRID = {"fedabc_tau_pos": (0.8, 0.9, 0.95, 1.0), "fedabc_tau_neg_present": (0.0, 0.05, 0.1, 0.2),
          "fedabc_tau_neg_absent": (0.0, 0.05, 0.1, 0.3), "fedabc_gamma": (0.0, 1.0, 2.0, 4.0)}
@@ -129,7 +135,7 @@ PAPER_PROFILE = Profile(
 QUICK = Profile(
     name="quick",
     paper="fedabc",
-    description="The reconstructed setup on a 2-core CPU in about 40 minutes (arithmetic in the module "
+    description="The reconstructed setup on a 2-core CPU in an estimated 40–48 minutes (arithmetic in the module "
                 "docstring of fedlib.papers.fedabc.profiles): 1 seed; MNIST with the paper's MLP and 40 of its 100 "
                 "rounds; CIFAR-10 replaced by FashionMNIST with the MNIST MLP (lr 0.05, E = 2, 30 rounds); the "
                 "sensitivity grid at three values per hyperparameter.  Everything else (100 clients, participation "
