@@ -144,6 +144,11 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
         Param("balanced_test", "shards", str, "class-balanced local test sets (FedABC Eq. 8): disjoint equal "
               "per-class shards of the test set ('shards') or the whole test set for every client ('full')",
               choices=("shards", "full")),
+        Param("validation_fraction", 0.0, float, "hold out this fraction of every client's training samples of "
+              "each class (seeded): the run trains on the rest and measures every accuracy (global and "
+              "personalized) on the held-out samples instead of the test set, for tuning without the test set "
+              "(0 = off)", check=lambda v: 0 <= v < 1, allowed="in [0, 1)",
+              source="fedlib (FedABC notes §4: tune on a held-out slice of the local training data)"),
         *GROUP_PARAMS,
     )),
     ("bookkeeping", (

@@ -44,6 +44,7 @@ __all__ = [
     "split_like",
     "balanced_shards",
     "balanced_subset",
+    "holdout",
     "equal_sizes",
 ]
 
@@ -355,6 +356,33 @@ def balanced_subset(labels, per_class: int, seed: int) -> np.ndarray:
             raise PartitionError(f"balanced_subset: class {c} has {len(idx)} samples, fewer than per_class={per_class}")
         out.append(rng.choice(idx, size=per_class, replace=False))
     return np.sort(np.concatenate(out).astype(np.int64))
+
+
+def holdout(labels, parts, fraction: float, seed: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Hold out ``fraction`` of every client's samples of every class: ``(kept, held)``, one
+    pair of disjoint index arrays per client (``kept ∪ held`` = the client's samples).
+
+    For client k and each class c it holds, its n_kc samples of c are shuffled
+    (``default_rng([seed, 11, k])``) and the first ⌊fraction·n_kc⌋ are held out, so the
+    held-out set has the client's label distribution up to rounding and every class
+    the client holds stays in its kept part (fraction < 1).  Validation data for tuning
+    without the test set (the run parameter ``validation_fraction``)."""
+    labels = _check_labels(labels)
+    _check_seed(seed)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction < 1:
+        raise PartitionError(f"holdout: fraction must be in [0, 1), got {fraction!r}")
+    kept, held = [], []
+    for k, rows in enumerate(parts):
+        rows = np.asarray(rows, dtype=np.int64)
+        rng = np.random.default_rng([seed, 11, k])
+        out = []
+        for c in np.unique(labels[rows]):
+            idx = rng.permutation(rows[labels[rows] == c])
+            out.append(idx[:int(np.floor(fraction * len(idx) + 1e-9))])
+        h = np.sort(np.concatenate(out)) if out else np.zeros(0, np.int64)
+        held.append(h)
+        kept.append(rows[~np.isin(rows, h)])
+    return kept, held
 
 
 def equal_sizes(labels, parts) -> list[np.ndarray]:

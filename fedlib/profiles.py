@@ -13,6 +13,9 @@ A profile is plain data (:class:`Profile`):
   actually used (``None``: never run in this profile);
 * ``image`` / ``synthetic`` -- configuration overrides for every run on an
   image dataset / on Synthetic(α, β) (rounds, training subset, …);
+* ``per_dataset`` -- further overrides for every run on one dataset (keyed by
+  the dataset actually used), after ``image``/``synthetic``: a paper whose
+  datasets need different reductions (a cheap MLP on one, a CNN on another);
 * ``experiments`` -- per experiment (a paper table or figure, see
   :attr:`fedlib.papers.Paper.experiments`): grid restrictions (``columns``,
   ``rows``, …) and further overrides;
@@ -54,6 +57,7 @@ class Profile:
     datasets: dict[str, str | None] = field(default_factory=dict)
     image: dict[str, Any] = field(default_factory=dict)
     synthetic: dict[str, Any] = field(default_factory=dict)
+    per_dataset: dict[str, dict[str, Any]] = field(default_factory=dict)  # used dataset -> overrides
     experiments: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     explanations: dict[str, str] = field(default_factory=dict)  # why a configuration key deviates
@@ -89,7 +93,7 @@ class Profile:
                substitute: bool = True) -> tuple[dict | None, str]:
         """Turn a paper configuration into this profile's: substitute the dataset
         (unless ``substitute`` is False), apply the ``image``/``synthetic``
-        overrides, then the experiment's ``overrides``.  Returns ``(config,
+        overrides, the ``per_dataset`` ones, then the experiment's ``overrides``.  Returns ``(config,
         note)``; ``config`` is None when the cell is not run here (``note`` says
         why)."""
         pp = self.companion
@@ -102,6 +106,7 @@ class Profile:
         cfg = dict(base)
         cfg["dataset"] = used
         cfg.update(self.synthetic if used == "synthetic" else self.image)
+        cfg.update(self.per_dataset.get(used, {}))
         if experiment is not None:
             extra = self.setting(experiment, "overrides", {})
             cfg.update(extra.get("synthetic" if used == "synthetic" else "image", {}) if
@@ -189,7 +194,14 @@ class Profile:
                 for key in ("num_clients", "partition_beta", "partition_alpha"):
                     if key in opts and key not in reference:
                         reference = {**reference, key: None}
-                lines += self._override_lines(over, reference)
+                # per dataset: the per_dataset keys, and keys the paper sets per column (its rounds, say)
+                own = {k for d in used for k in self.per_dataset.get(d, {})} | \
+                      {k for k in over if k not in reference and k in self._column_keys(experiment)}
+                lines += self._override_lines({k: v for k, v in over.items() if k not in own}, reference)
+                for d in sorted(used - {"synthetic"}):
+                    mine = {k: v for k, v in {**over, **self.per_dataset.get(d, {})}.items() if k in own}
+                    lines += [f"{pp.dataset_label(d)}: {s}" for s in
+                              self._override_lines(mine, self._dataset_reference(experiment, d, reference))]
             if "synthetic" in used:
                 over = {**self.synthetic, **self._exp_overrides(opts, "synthetic")}
                 lines += [f"Synthetic: {s}" for s in self._override_lines(over, reference)]
@@ -207,6 +219,28 @@ class Profile:
         lines += list(self.notes.get("*", ())) + list(self.notes.get(experiment, ()))
         return lines
 
+    def _table_of(self, experiment: str) -> str | None:
+        """The paper table an experiment is (or reuses, by its ``table`` setting)."""
+        tables = self.companion.tables
+        return experiment if experiment in tables else self.setting(experiment, "table")
+
+    def _column_keys(self, experiment: str) -> set:
+        table = self._table_of(experiment)
+        return {k for c in self.companion.tables[table].columns for k in c.params} if table else set()
+
+    def _dataset_reference(self, experiment: str, dataset: str, reference: dict) -> dict:
+        """The paper's values for runs on ``dataset``: ``reference`` and, for a table (or an
+        experiment whose ``table`` setting names the table it reuses), the parameters of the
+        table's first column on that dataset (e.g. its rounds)."""
+        pp = self.companion
+        table = self._table_of(experiment)
+        if table in pp.tables:
+            paper_ds = {d for d in self.datasets_of(experiment) if self.dataset(d) == dataset} or {dataset}
+            cols = [c for c in pp.tables[table].columns if c.dataset in paper_ds]
+            if cols:
+                return {**reference, **cols[0].params}
+        return reference
+
     @staticmethod
     def _exp_overrides(opts: dict, kind: str) -> dict:
         extra = opts.get("overrides", {})
@@ -217,6 +251,7 @@ class Profile:
     def to_dict(self) -> dict:
         return {"name": self.name, "paper": self.paper, "description": self.description, "seeds": list(self.seeds),
                 "datasets": dict(self.datasets), "image": dict(self.image), "synthetic": dict(self.synthetic),
+                "per_dataset": {k: dict(v) for k, v in self.per_dataset.items()},
                 "experiments": {k: dict(v) for k, v in self.experiments.items()},
                 "notes": {k: list(v) for k, v in self.notes.items()}, "explanations": dict(self.explanations),
                 "workers": self.workers,

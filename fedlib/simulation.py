@@ -13,7 +13,9 @@ One round t (FedAvg's structure; FedLC Algorithm 1 is the client part):
 4. every ``eval_every`` rounds (and at the last) the global model is evaluated
    on the test set (accuracy, per-class accuracy); every
    ``personal_eval_every`` rounds every client's personalized model is
-   evaluated on its own test sets;
+   evaluated on its own test sets.  With ``validation_fraction`` > 0 a held-out
+   slice of every client's training data replaces the test set in both
+   (validation runs, for tuning without the test set);
 5. every ``checkpoint_every`` rounds the full state goes to the store, so an
    interrupted run resumes where it stopped and ends with the same model.
 
@@ -47,7 +49,8 @@ from .config import Config
 from .data import FederatedData, load_dataset
 from .engine import ClientOptimizer, ClientTask, client_batches, sample_clients, train_clients_sequential
 from .models import build_model
-from .partition import balanced_shards, balanced_subset, count_matrix, equal_sizes, long_tail, partition, split_like
+from .partition import (balanced_shards, balanced_subset, count_matrix, equal_sizes, holdout, long_tail,
+                        partition, split_like)
 from .store import Store
 
 __all__ = ["Experiment", "prepare", "evaluate", "evaluate_predictor", "round_algorithm", "simulate", "run_round",
@@ -163,6 +166,17 @@ def _split_training_set(config: Config, data: FederatedData) -> tuple[list[np.nd
     return indices, server
 
 
+def _hold_out(config: Config, data: FederatedData, indices: list[np.ndarray]):
+    """``validation_fraction``: every client's held-out training samples become the test set
+    (their union, client by client); returns the data, the clients' kept training indices and
+    each client's rows of the new test set."""
+    kept, held = holdout(data.train_y.numpy(), indices, config.validation_fraction, config.seed)
+    pool = torch.as_tensor(np.concatenate(held))
+    data = dataclasses.replace(data, test_x=data.train_x[pool], test_y=data.train_y[pool], client_test_indices=None)
+    ends = np.cumsum([len(h) for h in held])
+    return data, kept, [np.arange(e - len(h), e) for e, h in zip(ends, held)]
+
+
 def _as_inputs_of(x: torch.Tensor, like: torch.Tensor, name: str) -> torch.Tensor:
     """Images ``x`` resized (bilinear) to the spatial size of ``like`` (e.g. CIFAR-100 as D_ulb
     for 64×64 ImageNet-LT); the channel counts must agree."""
@@ -186,6 +200,9 @@ def prepare(config: Config) -> Experiment:
         data.train_x, data.train_y = _subset(data.train_x, data.train_y, config.max_train_samples, config.seed, 2)
         data.test_x, data.test_y = _subset(data.test_x, data.test_y, config.max_test_samples, config.seed, 3)
     indices, server = _split_training_set(config, data)
+    held = None
+    if config.validation_fraction:
+        data, indices, held = _hold_out(config, data, indices)
     counts = count_matrix(data.train_y.numpy(), indices, data.num_classes)
     algorithm = build_algorithm(config)
     needs = set(getattr(algorithm.server_training, "needs", ()))
@@ -201,7 +218,9 @@ def prepare(config: Config) -> Experiment:
     client_test = balanced = None
     if config.personal_eval_every:
         test_y = data.test_y.numpy()
-        if config.partition == "natural" and data.client_test_indices is not None:
+        if held is not None:
+            client_test = held
+        elif config.partition == "natural" and data.client_test_indices is not None:
             client_test = [np.asarray(ix, dtype=np.int64) for ix in data.client_test_indices]
         else:
             client_test = split_like(test_y, counts, config.seed)

@@ -28,8 +28,8 @@ DEVIATIONS: tuple[dict, ...] = (
      "param": "fedabc_*"},
     {"what": "federation and optimiser", "paper": "batch 64, SGD with momentum and weight decay; every other value "
      "blank", "code": "FedRep code: 100 users, frac 0.1, lr 0.01, momentum 0.5, weight decay 1e-4 on weights only",
-     "fedlib": "fedlib.papers.fedabc.reported.SETUP (100 clients, rate 0.1, E = 5, lr 0.01, momentum 0.5, weight "
-               "decay 1e-4 on every parameter; 100 / 200 rounds)",
+     "fedlib": "fedlib.papers.fedabc.reported.SETUP (100 clients, rate 0.1, E = 5, momentum 0.5, weight decay 1e-4 "
+               "on every parameter) and its columns (lr 0.05 / 0.01 and 100 / 200 rounds on MNIST / CIFAR-10)",
      "param": "num_clients, participation, local_epochs, lr, momentum, weight_decay, rounds"},
     {"what": "personalized-model protocol (Eqs. 7-8)", "paper": "the locally trained model (after Chen & Chao)",
      "code": "FedRep code: each client's stored model, averaged over the last 10 rounds",

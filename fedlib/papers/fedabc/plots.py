@@ -1,0 +1,134 @@
+"""FedABC's figures, drawn from the frames of :mod:`.experiments` (the shared style and
+method colours of :mod:`fedlib.figures`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ...figures import method_colors
+from .experiments import HYPERPARAMETERS, ROLES
+from .reported import METHOD_LABELS
+
+__all__ = ["bubble_plot", "per_class_bars", "role_summary", "fig5_bars", "sensitivity_plot"]
+
+
+def bubble_plot(counts: pd.DataFrame, *, title: str = "", max_size: float = 60.0):
+    """Fig. 4 (FedGen's style): one panel per Dir(β); x = client, y = class, marker area
+    proportional to that client's number of training samples of the class (the same scale in
+    every panel)."""
+    import matplotlib.pyplot as plt
+
+    betas = list(dict.fromkeys(counts.beta))
+    clients = int(counts.client.max()) + 1 if len(counts) else 1
+    classes = int(counts["class"].max()) + 1 if len(counts) else 1
+    fig, axes = plt.subplots(len(betas), 1, figsize=(max(6.0, 0.11 * clients + 1.5), 1.7 * len(betas) + 0.6),
+                             squeeze=False, sharex=True)
+    top = max(float(counts["count"].max()), 1.0) if len(counts) else 1.0
+    for ax, beta in zip(axes[:, 0], betas):
+        sub = counts[(counts.beta == beta) & (counts["count"] > 0)]
+        ax.scatter(sub.client, sub["class"], s=max_size * sub["count"] / top, color="tab:red", alpha=0.6, lw=0)
+        ax.set_ylabel(f"Dir({beta:g})\nclass")
+        ax.set_yticks(range(classes))
+        ax.tick_params(axis="y", labelsize=6)
+        ax.set_ylim(-0.7, classes - 0.3)
+        ax.grid(True, alpha=0.2)
+    axes[-1, 0].set_xlabel("client")
+    axes[-1, 0].set_xlim(-1, clients)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def per_class_bars(frame: pd.DataFrame, *, title: str = ""):
+    """Fig. 2: per-class test accuracy of each model, one panel per ``panel``; classes ordered
+    by the client's training count and labelled with it and their role."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    panels = list(dict.fromkeys(frame.panel))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 3.4), squeeze=False, sharey=True)
+    models = list(dict.fromkeys(frame.model))
+    colors = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    for ax, panel in zip(axes[0], panels):
+        sub = frame[frame.panel == panel]
+        order = (sub.drop_duplicates("class").sort_values(["n_train", "class"], ascending=[False, True]))
+        ticks = [f"{c}\n{r[:3]}.\nn={n}" for c, r, n in zip(order["class"], order.role, order.n_train)]
+        here = [m for m in models if m in set(sub.model)]
+        width = 0.8 / max(len(here), 1)
+        for i, m in enumerate(here):
+            acc = sub[sub.model == m].set_index("class").loc[order["class"], "accuracy"]
+            ax.bar(np.arange(len(order)) + (i - (len(here) - 1) / 2) * width, acc, width, color=colors[m], label=m)
+        ax.set_xticks(range(len(order)), ticks, fontsize=7)
+        ax.set_title(panel)
+        ax.set_ylim(0, 100)
+        ax.legend(fontsize=7, loc="upper right")
+    return _finish(fig, axes, "per-class test accuracy (%)", title)
+
+
+def role_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean per-class accuracy (%) of each model over the client's majority, minority and
+    absent classes (columns), per panel."""
+    out = frame.pivot_table(index=["panel", "model"], columns="role", values="accuracy", aggfunc="mean", sort=False)
+    return out.reindex(columns=[r for r in ROLES if r in out.columns]).reset_index()
+
+
+def fig5_bars(summary: pd.DataFrame, *, title: str = ""):
+    """Fig. 5: personalized accuracy of FedABC_wi and FedABC per Dir(β), one panel per
+    dataset, the gain written above each pair."""
+    import matplotlib.pyplot as plt
+
+    datasets = list(dict.fromkeys(summary.dataset))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.6 * len(datasets), 3.3), squeeze=False)
+    colors = method_colors(["fedabc"])
+    for ax, ds in zip(axes[0], datasets):
+        sub = summary[summary.dataset == ds].sort_values("beta")
+        x = np.arange(len(sub))
+        ax.bar(x - 0.2, sub.fedabc_wi, 0.4, color="0.7", label=METHOD_LABELS["fedabc_wi"])
+        ax.bar(x + 0.2, sub.fedabc, 0.4, color=colors["fedabc"], label=METHOD_LABELS["fedabc"])
+        for xi, (hi, g) in enumerate(zip(np.fmax(sub.fedabc, sub.fedabc_wi), sub.gain)):
+            if not math.isnan(g):
+                ax.text(xi, hi + 0.5, f"{g:+.2f}", ha="center", va="bottom", fontsize=8)
+        ax.set_xticks(x, [f"Dir({b:g})" for b in sub.beta])
+        lo = np.nanmin(np.r_[sub.fedabc.to_numpy(float), sub.fedabc_wi.to_numpy(float), [100.0]])
+        ax.set_ylim(max(0.0, lo - 10.0), 100)
+        ax.set_title(ds)
+        ax.legend(fontsize=8, loc="lower left")
+    return _finish(fig, axes, "PFL accuracy (%)", title)
+
+
+def sensitivity_plot(frame: pd.DataFrame, *, references: dict | None = None, title: str = ""):
+    """Validation personalized accuracy against each hyperparameter (the others at the
+    center), with the center and the references (FedABC_wi, FedAvg, the profile's setting) as
+    horizontal lines."""
+    import matplotlib.pyplot as plt
+
+    names = [n for n in HYPERPARAMETERS if n in set(frame.factor)]
+    fig, axes = plt.subplots(1, max(len(names), 1), figsize=(3.0 * max(len(names), 1), 3.0), squeeze=False,
+                             sharey=True)
+    center = frame[frame.label.str.startswith("center")]
+    lines = {r.label: r.validation_accuracy for r in frame[frame.factor.isin(["setting", "reference"])]
+             .itertuples(index=False)}
+    styles = ["-", "--", ":", "-."]
+    for ax, name in zip(axes[0], names):
+        sub = pd.concat([frame[frame.factor == name],
+                         center.assign(value=(references or {}).get(name, math.nan))]).dropna(subset=["value"])
+        sub = sub.sort_values("value")
+        ax.plot(sub.value, sub.validation_accuracy, marker="o", color="tab:blue")
+        for (label, acc), ls in zip(lines.items(), styles):
+            ax.axhline(acc, color="0.4", ls=ls, lw=0.9, label=label)
+        ax.set_xlabel(HYPERPARAMETERS[name])
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8)
+    return _finish(fig, axes, "validation PFL accuracy (%)", title)
+
+
+def _finish(fig, axes, ylabel: str, title: str):
+    axes[0][0].set_ylabel(ylabel)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
