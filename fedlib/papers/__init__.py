@@ -43,6 +43,25 @@ class Paper:
     metric: str = "test accuracy (%)"  # what the tables report
     notes: tuple[str, ...] = ()
 
+    @classmethod
+    def from_modules(cls, reported, profiles, **fields) -> "Paper":
+        """A companion's descriptor from its two conventional modules, so that each
+        ``__init__.py`` names only what is its own (``name``, ``title``, ``source``,
+        ``headline``, …; any field given here wins).
+
+        From ``reported``: ``PAPER`` (the citation), ``TABLES``, ``METHOD_LABELS``,
+        ``DATASET_LABELS``, ``SETUP``, ``SEEDS``, ``UNSUPPORTED_DATASETS``, ``NOTES``;
+        from ``profiles``: ``PROFILES``, ``EXPERIMENTS``, ``EXPERIMENT_DATASETS``,
+        ``MODEL_LABELS``.  Names a module lacks take the field's default."""
+        names = {"citation": (reported, "PAPER"), "tables": (reported, "TABLES"),
+                 "method_labels": (reported, "METHOD_LABELS"), "dataset_labels": (reported, "DATASET_LABELS"),
+                 "setup": (reported, "SETUP"), "seeds": (reported, "SEEDS"),
+                 "unsupported": (reported, "UNSUPPORTED_DATASETS"), "notes": (reported, "NOTES"),
+                 "profiles": (profiles, "PROFILES"), "experiments": (profiles, "EXPERIMENTS"),
+                 "experiment_datasets": (profiles, "EXPERIMENT_DATASETS"), "model_labels": (profiles, "MODEL_LABELS")}
+        found = {f: getattr(module, attr) for f, (module, attr) in names.items() if hasattr(module, attr)}
+        return cls(**{**found, **fields})
+
     def table(self, table_id: Any):
         """A table by id (``"table1"``) or number (``1``)."""
         key = f"table{table_id}" if isinstance(table_id, int) or str(table_id).isdigit() else str(table_id)

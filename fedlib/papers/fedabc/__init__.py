@@ -19,26 +19,11 @@ to compare), against one for FedAvg.
 """
 
 from ...papers import Paper
-from . import reported
-from .profiles import EXPERIMENT_DATASETS, EXPERIMENTS, MODEL_LABELS, PROFILES, SEEDS
+from . import profiles, reported
 
-PAPER = Paper(
-    name="fedabc",
-    title="FedABC (AAAI 2023)",
-    citation=reported.PAPER,
-    source="fedabc_aaai2023.txt",
-    tables=reported.TABLES,
-    profiles=PROFILES,
-    experiments=EXPERIMENTS,
-    method_labels=reported.METHOD_LABELS,
-    dataset_labels=reported.DATASETS,
-    setup=reported.SETUP,
-    seeds=SEEDS,
-    headline=("fedabc", "fedavg"),
-    experiment_datasets=EXPERIMENT_DATASETS,
-    model_labels=MODEL_LABELS,
-    metric="PFL accuracy (%), Eq. 7 (Table 1); client-drift accuracy (%), Eq. 8 (Table 2)",
-    notes=reported.NOTES,
-)
+PAPER = Paper.from_modules(
+    reported, profiles, name="fedabc", title="FedABC (AAAI 2023)", source="fedabc_aaai2023.txt",
+    headline=("fedabc", "fedavg"), dataset_labels=reported.DATASETS, seeds=profiles.SEEDS,
+    metric="PFL accuracy (%), Eq. 7 (Table 1); client-drift accuracy (%), Eq. 8 (Table 2)")
 
 __all__ = ["PAPER"]

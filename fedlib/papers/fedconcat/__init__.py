@@ -12,26 +12,9 @@ Notebooks: ``notebooks/fedconcat/``; outputs: ``figures/fedconcat/<profile>/``.
 """
 
 from ...papers import Paper
-from . import reported
-from .profiles import EXPERIMENT_DATASETS, EXPERIMENTS, MODEL_LABELS, PROFILES
+from . import profiles, reported
 
-PAPER = Paper(
-    name="fedconcat",
-    title="FedConcat (AAAI 2024)",
-    citation=reported.PAPER,
-    source="fedconcat_aaai2024_slides.txt",
-    tables=reported.TABLES,
-    profiles=PROFILES,
-    experiments=EXPERIMENTS,
-    method_labels=reported.METHOD_LABELS,
-    dataset_labels=reported.DATASET_LABELS,
-    setup=reported.SETUP,
-    seeds=reported.SEEDS,
-    headline=("fedconcat", "fedavg"),
-    experiment_datasets=EXPERIMENT_DATASETS,
-    model_labels=MODEL_LABELS,
-    unsupported=reported.UNSUPPORTED_DATASETS,
-    notes=reported.NOTES,
-)
+PAPER = Paper.from_modules(reported, profiles, name="fedconcat", title="FedConcat (AAAI 2024)",
+                           source="fedconcat_aaai2024_slides.txt", headline=("fedconcat", "fedavg"))
 
 __all__ = ["PAPER"]

@@ -13,25 +13,10 @@ The method is :mod:`fedlib.algorithms.fedic`; the baselines are ``fedavg``, ``fe
 """
 
 from ...papers import Paper
-from . import reported
-from .profiles import EXPERIMENT_DATASETS, EXPERIMENTS, MODEL_LABELS, PROFILES
+from . import profiles, reported
 
-PAPER = Paper(
-    name="fedic",
-    title="FEDIC (ICME 2022)",
-    citation=reported.PAPER,
-    source="fedic_icme2022.txt",
-    tables=reported.TABLES,
-    profiles=PROFILES,
-    experiments=EXPERIMENTS,
-    method_labels=reported.METHOD_LABELS,
-    dataset_labels={**reported.DATASET_LABELS, "fmnist": "FashionMNIST-LT"},
-    setup=reported.SETUP,
-    seeds=reported.SEEDS,
-    headline=("fedic", "fedavg"),
-    experiment_datasets=EXPERIMENT_DATASETS,
-    model_labels=MODEL_LABELS,
-    notes=reported.NOTES,
-)
+PAPER = Paper.from_modules(reported, profiles, name="fedic", title="FEDIC (ICME 2022)", source="fedic_icme2022.txt",
+                           headline=("fedic", "fedavg"),
+                           dataset_labels={**reported.DATASET_LABELS, "fmnist": "FashionMNIST-LT"})
 
 __all__ = ["PAPER"]

@@ -10,26 +10,9 @@ Notebooks: ``notebooks/fedlc/``; outputs: ``figures/fedlc/<profile>/``.
 """
 
 from ...papers import Paper
-from . import reported
-from .profiles import EXPERIMENT_DATASETS, EXPERIMENTS, MODEL_LABELS, PROFILES
+from . import profiles, reported
 
-PAPER = Paper(
-    name="fedlc",
-    title="FedLC (ICML 2022)",
-    citation=reported.PAPER,
-    source="fedlc_icml2022.md",
-    tables=reported.TABLES,
-    profiles=PROFILES,
-    experiments=EXPERIMENTS,
-    method_labels=reported.METHOD_LABELS,
-    dataset_labels=reported.DATASET_LABELS,
-    setup=reported.SETUP,
-    seeds=reported.SEEDS,
-    headline=("fedlc", "fedavg"),
-    experiment_datasets=EXPERIMENT_DATASETS,
-    model_labels=MODEL_LABELS,
-    unsupported=reported.UNSUPPORTED_DATASETS,
-    notes=reported.NOTES,
-)
+PAPER = Paper.from_modules(reported, profiles, name="fedlc", title="FedLC (ICML 2022)", source="fedlc_icml2022.md",
+                           headline=("fedlc", "fedavg"))
 
 __all__ = ["PAPER"]
