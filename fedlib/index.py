@@ -102,6 +102,9 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
         lines.append(f"| {title} | `{profile}` | {_wall(entry['run'])} | {run} | {_count(tables, 'within')} | "
                      f"{_count(tables, 'outside')} | {_count(tables, 'undecided')} | {_count(tables, 'no_std')} | "
                      f"{_count(tables, 'stand_in')} | [{paper} / {profile}](#{_anchor(paper, profile)}) |")
+    for paper in sorted(set(papers) - {k[0] for k in keys}):
+        lines.append(f"| {papers[paper].title} | — | not regenerated here yet: `make figures PAPER={paper}` | "
+                     "— | — | — | — | — | — | — |")
     lines += ["", "*Within std*: |ours − paper| ≤ the paper's reported std.  *Undecided*: that verdict would flip "
               "within our run-to-run spread (std over seeds, or the cross-machine spread below).  Cells run on a "
               "stand-in dataset are never counted as within or outside: the paper's numbers are on another "

@@ -11,6 +11,7 @@ import pytest
 
 from fedlib.compare import compare, gains, render_comparison, summarize, winners
 from fedlib.grid import aggregate, progress_channel, run_grid
+from fedlib.papers import all_papers
 
 
 # ------------------------------------------------------------------------------ comparison math
@@ -348,6 +349,9 @@ def test_build_index_across_papers_and_profiles(tmp_path):
     assert "![fig1_x](fedlc/quick/fig1_x.png)" in text and "| FedAvg | 1 → 2 |" in text
     assert "FedProx @ x" in text and "something measured" in text and "  * 1 seed" in text
     assert "1/2 (1 undecided)" in text
+    others = sorted(set(all_papers()) - {"fedlc"})
+    assert others and all(f"not regenerated here yet: `make figures PAPER={p}`" in top for p in others)
+    assert "not regenerated here yet: `make figures PAPER=fedlc`" not in top
 
 
 def test_regenerate_selects_notebooks_by_name_number_or_substring(tmp_path):
