@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..engine import ClientOptimizer, sgd_step
 from ..losses import cross_entropy
 from ..params import Param
 from .registry import register_method
@@ -68,16 +69,16 @@ def train_head(head: dict, logits, h: torch.Tensor, y: torch.Tensor, epochs: int
     batches = [perm[i:i + batch_size] for _ in range(epochs)
                for perm in [torch.randperm(len(y), generator=generator)] for i in range(0, len(y), batch_size)]
     head = {k: v.detach().clone() for k, v in head.items()}
-    buf: dict = {}
+    buf: dict = {k: None for k in head}
     for step, rows in enumerate(batches):
         live = {k: v.requires_grad_(True) for k, v in head.items()}
         grads = dict(zip(live, torch.autograd.grad(cross_entropy(logits(live, h[rows]), y[rows]), list(live.values()))))
         eta = 0.5 * lr * (1 + math.cos(math.pi * step / len(batches)))  # CosineAnnealingLR(T_max = steps)
+        opt = ClientOptimizer(lr=eta, momentum=momentum, weight_decay=weight_decay)
         with torch.no_grad():
             for k, w in live.items():
-                d = grads[k] + weight_decay * w
-                buf[k] = d if k not in buf else momentum * buf[k] + d
-                head[k] = (w - eta * buf[k]).detach()
+                new_w, buf[k] = sgd_step(w, grads[k], buf[k], opt)
+                head[k] = new_w.detach()
     return head
 
 
