@@ -36,7 +36,8 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings", "papers_with_notebooks"]
+__all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings", "cold_timing",
+           "papers_with_notebooks"]
 
 _ARTEFACT_SUFFIXES = {".pdf", ".png", ".json", ".csv", ".md"}
 
@@ -156,11 +157,16 @@ class _Watcher:
         return {"runs": sum(v["done"] for v in last.values()), "trained": sum(v.get("trained", 0) for v in last.values())}
 
 
-def _scrub_executed(path: Path) -> None:
+def _scrub_executed(path: Path, figures_root: Path | None = None) -> None:
+    """The executed notebook without machine paths; a figures root outside the repository
+    (``--figures``) is named ``figures``, as if it were the repository's."""
     from .figures import scrub_paths
 
     if path.exists():
-        path.write_text(scrub_paths(path.read_text()))
+        text = path.read_text()
+        if figures_root is not None and len(str(figures_root)) > 1:
+            text = text.replace(str(Path(figures_root).resolve()), "figures")
+        path.write_text(scrub_paths(text))
 
 
 def _out_param(out: Path) -> str:
@@ -227,7 +233,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                 counts = watcher.counts()
                 channel.unlink(missing_ok=True)
                 os.environ.pop("FEDLIB_PROGRESS", None)
-            _scrub_executed(out / "executed" / nb.name)
+            _scrub_executed(out / "executed" / nb.name, root)
             dt = time.perf_counter() - t
             record["notebooks"].append({"name": nb.stem, "status": status, "wall_time_s": round(dt, 1), **counts,
                                         **({"error": error} if error else {})})
@@ -242,6 +248,13 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                 record["previous"] = earlier_timings(record, json.loads((out / "_run.json").read_text()))
             except (json.JSONDecodeError, KeyError, TypeError):
                 pass
+        if (out / "_run.json").exists():  # rendered again from the store: keep what filling it cost
+            try:
+                cold = cold_timing(record, json.loads((out / "_run.json").read_text()))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                cold = None
+            if cold is not None:
+                record["cold"] = cold
         (out / "_run.json").write_text(json.dumps(record, indent=1) + "\n")
         records[name] = record
         print(f"{name} ({prof.name}): {record['total_wall_time_s'] / 60:.1f} min for {len(paths)} notebook(s)",
@@ -265,6 +278,22 @@ def earlier_timings(record: dict, old: dict) -> list[dict]:
         if n["name"] not in rerun:
             kept.setdefault(n["name"], n)
     return sorted(kept.values(), key=lambda n: n["name"])
+
+
+def cold_timing(record: dict, old: dict) -> dict | None:
+    """When ``record`` trained no run (every result came from the store) and the earlier
+    record ``old`` is of the same commit and notebooks, the timing of the regeneration that
+    trained them (``old``'s, or the one ``old`` carried): what regenerating costs from an
+    empty store.  Otherwise None."""
+    if record.get("only") or any(n.get("trained", 0) for n in record["notebooks"]):
+        return None
+    if old.get("git_commit") != record.get("git_commit") or old.get("only"):
+        return None
+    if "cold" in old:
+        return old["cold"]
+    if not any(n.get("trained", 0) for n in old.get("notebooks", [])):
+        return None
+    return {k: old[k] for k in ("started", "finished", "total_wall_time_s", "store", "notebooks") if k in old}
 
 
 def strip(paths: list[Path] | None = None) -> list[Path]:

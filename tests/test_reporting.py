@@ -405,3 +405,46 @@ def test_partial_regenerations_keep_one_timing_per_notebook():
     second = {"notebooks": [nb("c", 30.0)]}
     second["previous"] = earlier_timings(second, first)
     assert second["previous"] == [nb("a", 1.0), nb("b", 20.0)]
+
+
+def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
+    """Rendering again from a filled store (e.g. after recording a spread) trains nothing; the
+    index must still say what regenerating costs from an empty store, and only at the same commit."""
+    from fedlib.index import build_index
+    from fedlib.regenerate import cold_timing
+
+    nb = lambda name, t, trained: {"name": name, "status": "ok", "wall_time_s": t, "runs": 4,  # noqa: E731
+                                   "trained": trained}
+    cold = {"git_commit": "abc", "started": "10:00", "finished": "12:00", "total_wall_time_s": 7200.0,
+            "notebooks": [nb("01_a", 7000.0, 4)]}
+    warm = {"git_commit": "abc", "started": "13:00", "finished": "13:01", "total_wall_time_s": 60.0,
+            "notebooks": [nb("01_a", 60.0, 0)]}
+    assert cold_timing(warm, cold)["total_wall_time_s"] == 7200.0
+    again = {**warm, "cold": cold_timing(warm, cold)}
+    assert cold_timing(warm, again) == again["cold"]  # carried through any number of warm renders
+    assert cold_timing({**warm, "git_commit": "def"}, cold) is None  # another commit: not the same runs
+    assert cold_timing({**warm, "notebooks": [nb("01_a", 60.0, 1)]}, cold) is None  # it trained: it is its own timing
+    assert cold_timing(cold, warm) is None
+
+    folder = tmp_path / "figures" / "fedlc" / "quick"
+    _write(folder, "fig1_x", {"kind": "figure", "name": "fig1_x", "title": "Fig. 1: x", "caption": "cap",
+                              "profile": "quick", "notebook": "fedlc/01_a", "deviations": [],
+                              "files": {"png": "fig1_x.png"}, "git_commit": "abc", "wall_time_s": 5.0})
+    (folder / "_run.json").write_text(json.dumps(again))
+    text = build_index(tmp_path / "figures").read_text()
+    assert "| FedLC (ICML 2022) | `quick` | 120.0 min from an empty store |" in text
+    assert "rendered again from that store at the same commit in 1.0 min (13:00 → 13:01)" in text
+    assert "`01_a`: ok, 7000 s, 4 of 4 runs trained" in text 
+    assert "rendered from the store in 5 s" in text  # a figure's own time is its rendering
+
+
+def test_executed_notebooks_name_no_figures_root_outside_the_repository(tmp_path):
+    from fedlib.regenerate import _scrub_executed
+
+    root = tmp_path / "elsewhere" / "figures_copy"
+    nb = root / "fedlc" / "quick" / "executed" / "01_x.ipynb"
+    nb.parent.mkdir(parents=True)
+    nb.write_text(json.dumps({"out_dir": str(root / "fedlc" / "quick"), "output_path": str(nb)}))
+    _scrub_executed(nb, root)
+    body = json.loads(nb.read_text())
+    assert body == {"out_dir": "figures/fedlc/quick", "output_path": "figures/fedlc/quick/executed/01_x.ipynb"}
