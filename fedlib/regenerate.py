@@ -243,18 +243,16 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         from .figures import git_commit
 
         record["git_commit"] = git_commit()
-        if only and (out / "_run.json").exists():  # keep the timings of the notebooks not rerun
+        if (out / "_run.json").exists():
             try:
-                record["previous"] = earlier_timings(record, json.loads((out / "_run.json").read_text()))
+                old = json.loads((out / "_run.json").read_text())
+                if only:  # keep the timings of the notebooks not rerun
+                    record["previous"] = earlier_timings(record, old)
+                cold = cold_timing(record, old)  # rendered again from the store: keep what filling it cost
+                if cold is not None:
+                    record["cold"] = cold
             except (json.JSONDecodeError, KeyError, TypeError):
                 pass
-        if (out / "_run.json").exists():  # rendered again from the store: keep what filling it cost
-            try:
-                cold = cold_timing(record, json.loads((out / "_run.json").read_text()))
-            except (json.JSONDecodeError, KeyError, TypeError):
-                cold = None
-            if cold is not None:
-                record["cold"] = cold
         (out / "_run.json").write_text(json.dumps(record, indent=1) + "\n")
         records[name] = record
         print(f"{name} ({prof.name}): {record['total_wall_time_s'] / 60:.1f} min for {len(paths)} notebook(s)",

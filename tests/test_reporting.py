@@ -434,7 +434,7 @@ def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
     text = build_index(tmp_path / "figures").read_text()
     assert "| FedLC (ICML 2022) | `quick` | 120.0 min from an empty store |" in text
     assert "rendered again from that store at the same commit in 1.0 min (13:00 → 13:01)" in text
-    assert "`01_a`: ok, 7000 s, 4 of 4 runs trained" in text 
+    assert "`01_a`: ok, 7000 s, 4 of 4 runs trained" in text
     assert "rendered from the store in 5 s" in text  # a figure's own time is its rendering
 
 
