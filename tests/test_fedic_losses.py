@@ -44,15 +44,51 @@ def test_focal_loss_with_gamma_zero_is_the_cross_entropy_and_is_vmap_safe():
     assert torch.allclose(batched, torch.stack([focal_loss(a, y, 2.0) for a in zs]))
 
 
-def test_ratio_loss_is_the_plain_mean_of_class_weighted_cross_entropies():
+def _weighted_ces(z, y, cw):
+    return [(cw[t].item(), -math.log(_softmax_row(row)[t])) for row, t in zip(z.double().tolist(), y.tolist())]
+
+
+def test_ratio_loss_is_the_class_weighted_mean_of_cross_entropies_as_torch_computes_it():
     z, y = _batch(2)
     cw = torch.tensor([1.0, 1.5, 0.2, 3.0, 1.1])
-    ref = [cw[t].item() * -math.log(_softmax_row(row)[t]) for row, t in zip(z.double().tolist(), y.tolist())]
-    assert float(ratio_loss(z.double(), y, cw.double())) == pytest.approx(sum(ref) / len(ref), rel=1e-12)
+    terms = _weighted_ces(z, y, cw)
+    ref = sum(w * ce for w, ce in terms) / sum(w for w, _ in terms)  # Σ w_y ℓ / Σ w_y
+    assert float(ratio_loss(z.double(), y, cw.double())) == pytest.approx(ref, rel=1e-12)
+    assert float(ratio_loss(z, y, cw)) == pytest.approx(float(F.cross_entropy(z, y, weight=cw)), rel=1e-6)
     assert torch.allclose(ratio_loss(z, y, torch.ones(5)), cross_entropy(z, y), atol=1e-6)
     pad = torch.tensor([1.0, 1, 1, 1, 1, 1, 0])  # a padding sample changes nothing
     assert float(ratio_loss(z, y, cw, sample_weight=pad)) == pytest.approx(float(ratio_loss(z[:6], y[:6], cw)),
                                                                            rel=1e-6)
+
+
+def test_ratio_loss_with_samples_normalization_is_the_authors_plain_mean():
+    z, y = _batch(2)
+    cw = torch.tensor([1.0, 1.5, 0.2, 3.0, 1.1])
+    ref = sum(w * ce for w, ce in _weighted_ces(z, y, cw)) / len(y)  # Σ w_y ℓ / B
+    assert float(ratio_loss(z.double(), y, cw.double(), normalization="samples")) == pytest.approx(ref, rel=1e-12)
+    pad = torch.tensor([1.0, 1, 1, 1, 1, 1, 0])
+    assert float(ratio_loss(z, y, cw, sample_weight=pad, normalization="samples")) == pytest.approx(
+        float(ratio_loss(z[:6], y[:6], cw, normalization="samples")), rel=1e-6)
+    with pytest.raises(ValueError, match="normalization"):
+        ratio_loss(z, y, cw, normalization="batch")
+
+
+def test_scaling_every_class_weight_keeps_the_step_only_with_the_class_weighted_mean():
+    """The property that keeps Ratio Loss from diverging when Ra is large: with the class-weighted
+    mean the gradient ignores a common factor c of the weights; with the plain mean it is c times larger."""
+    z, y = _batch(4)
+    cw = torch.tensor([1.0, 1.5, 0.2, 3.0, 1.1], dtype=torch.float64)
+
+    def grad(weights, normalization):
+        x = z.double().clone().requires_grad_(True)
+        ratio_loss(x, y, weights, normalization=normalization).backward()
+        return x.grad
+
+    assert torch.allclose(grad(8.0 * cw, "class_weights"), grad(cw, "class_weights"), rtol=1e-12, atol=1e-15)
+    assert torch.allclose(grad(8.0 * cw, "samples"), 8.0 * grad(cw, "samples"), rtol=1e-12, atol=1e-15)
+    zs = torch.stack([z, 2 * z, -z])  # vmap-safe, as the vectorized engine needs
+    batched = torch.func.vmap(lambda a: ratio_loss(a, y, cw.float()))(zs)
+    assert torch.allclose(batched, torch.stack([ratio_loss(a, y, cw.float()) for a in zs]))
 
 
 @pytest.mark.parametrize("T, t2", [(1.0, False), (2.0, False), (2.0, True), (0.5, True)])

@@ -76,8 +76,9 @@ def test_fedavgm_with_zero_momentum_is_fedavg_and_ratio_loss_starts_as_fedavg():
         assert torch.equal(one.params[k], first.params[k])
 
 
-def test_ratio_loss_clients_use_the_weights_the_monitor_estimated_on_the_global_model():
-    cfg = _cfg(method="ratio_loss")
+@pytest.mark.parametrize("normalization", ["class_weights", "samples"])
+def test_ratio_loss_clients_use_the_weights_the_monitor_estimated_on_the_global_model(normalization):
+    cfg = _cfg(method="ratio_loss", ratio_loss_normalization=normalization)
     exp = prepare(cfg)
     state = _initial_state(exp)
     with single_thread():
@@ -87,8 +88,9 @@ def test_ratio_loss_clients_use_the_weights_the_monitor_estimated_on_the_global_
     ra = ratio_estimate(classifier_updates(h, exp.server_data.aux_y, p["classifier.weight"], p["classifier.bias"]))
     expected = cfg.ratio_loss_alpha + cfg.ratio_loss_beta * ra
     assert torch.allclose(state["server_training_state"]["class_weights"], expected)
-    assert torch.equal(round_algorithm(exp.algorithm, state).loss.class_weights,
-                       state["server_training_state"]["class_weights"])
+    client_loss = round_algorithm(exp.algorithm, state).loss
+    assert torch.equal(client_loss.class_weights, state["server_training_state"]["class_weights"])
+    assert client_loss.normalization == normalization  # the configured mean, every round
     assert (expected != expected[0]).any()  # the weights do differ between classes
 
 

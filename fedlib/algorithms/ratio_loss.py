@@ -24,7 +24,18 @@ through the search tools):
 3. Ra_i = |Σ_{owned by i} ΔW_i| / |Σ_{owned by i} mean_{j≠i} ΔW_j| (``empty`` = 10
    when the denominator is 0): how much more the global model moves for class
    i than for the others, large for the classes it has learnt least;
-4. the next round's clients use the weights α + β·Ra (1 in the first round).
+4. the next round's clients use the weights α + β·Ra (1 in the first round), in a batch
+   loss normalised by the sum of the batch's class weights (``ratio_loss_normalization``,
+   :func:`fedlib.losses.ratio_loss`).
+
+**Why the class-weighted mean.**  The authors' ``Ratio_Cross_Entropy`` divides by the
+batch size, so the weights scale the step as well as the balance between classes.  Ra
+is a ratio of two update sums and is unbounded: on FashionMNIST-LT (IF = 100, 2-layer
+CNN, FEDIC's lr 0.1 without momentum) it reached ≈ 80, weights ≈ 9, and the plain mean
+diverged (NaN from round 9, accuracy at chance), where the FEDIC paper reports Ratio Loss
+2 pp above FedAvg.  The class-weighted mean (what ``CrossEntropyLoss(weight=…)``
+computes, as public re-implementations of Ratio Loss use) keeps the optimiser's step;
+``ratio_loss_normalization="samples"`` restores the authors' plain mean.
 
 Deviations from the released code: ΔW_i is one full-batch gradient instead of
 a few local epochs of SGD with momentum, and it is computed on the new global
@@ -38,6 +49,7 @@ from dataclasses import dataclass
 import torch
 
 from ..losses import ratio_loss
+from ..losses.ratio import RATIO_NORMALIZATIONS
 from ..params import Param
 from .registry import register_method
 from .server_steps import features_of
@@ -51,15 +63,17 @@ class RatioLoss:
     """The clients' class-weighted CE; ``for_round`` puts in the weights the server estimated."""
 
     class_weights: torch.Tensor | None = None
+    normalization: str = "class_weights"
     name = "ratio_loss"
 
     def for_round(self, server_training_state: dict) -> "RatioLoss":
-        return RatioLoss(server_training_state.get("class_weights"))
+        return RatioLoss(server_training_state.get("class_weights"), self.normalization)
 
     def __call__(self, logits, targets, class_counts, sample_weight=None):
         w = self.class_weights
         w = torch.ones(logits.shape[-1]) if w is None else w
-        return ratio_loss(logits, targets, w.to(logits.device), sample_weight=sample_weight)
+        return ratio_loss(logits, targets, w.to(logits.device), sample_weight=sample_weight,
+                          normalization=self.normalization)
 
 
 def classifier_updates(h: torch.Tensor, y: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
@@ -116,13 +130,17 @@ class RatioMonitor(NoServerTraining):
 
 register_method(
     "ratio_loss",
-    parts={"loss": lambda c: RatioLoss(),
+    parts={"loss": lambda c: RatioLoss(normalization=c.ratio_loss_normalization),
            "server_training": lambda c: RatioMonitor(alpha=c.ratio_loss_alpha, beta=c.ratio_loss_beta,
                                                      share=c.ratio_loss_share, empty=c.ratio_loss_empty)},
     params=(Param("ratio_loss_alpha", 1.0, float, "Ratio Loss: base class weight α in α + β·Ra",
                   check=lambda v: v >= 0, allowed="≥ 0", source="Wang et al. 2021's code (Fed.py: 1.0 + 0.1·ratio)"),
             Param("ratio_loss_beta", 0.1, float, "Ratio Loss: weight β of the estimated ratio Ra",
                   check=lambda v: v >= 0, allowed="≥ 0", source="Wang et al. 2021's code (Fed.py)"),
+            Param("ratio_loss_normalization", "class_weights", str, "Ratio Loss: the batch mean's denominator, the sum "
+                  "of the batch's class weights (torch's weighted CE) or the batch size (the authors' plain mean, "
+                  "which diverges at lr 0.1 on FashionMNIST-LT)",
+                  choices=RATIO_NORMALIZATIONS, source="fedlib's choice (Wang et al. 2021's code: 'samples')"),
             Param("ratio_loss_share", 0.8, float, "Ratio Loss monitor: an entry of W is owned by the class with the "
                   "largest update unless another class's update exceeds this share of it",
                   check=lambda v: 0 < v < 1, allowed="in (0, 1)", source="Wang et al. 2021's code (Fed.py: 0.8)"),

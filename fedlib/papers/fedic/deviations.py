@@ -69,7 +69,10 @@ DEVIATIONS: tuple[dict, ...] = (
     {"what": "Ratio Loss", "paper": "Wang et al. 2021", "code": "authors' code: Ra from a few local epochs of SGD "
      "per class on auxiliary data; weights 1 + 0.1·Ra",
      "fedlib": "Ra from one full-batch classifier gradient per class on D_aux, on the new global model; weights "
-               "α + β·Ra with the code's 1 and 0.1", "param": "ratio_loss_alpha, ratio_loss_beta, ratio_loss_share"},
+               "α + β·Ra with the code's 1 and 0.1; the batch loss divided by the sum of the class weights (torch's "
+               "weighted CE), not by the batch size as in the code: Ra is unbounded and the code's plain mean "
+               "diverged at lr 0.1 (NaN from round 9 on FashionMNIST-LT IF = 100)",
+     "param": "ratio_loss_alpha, ratio_loss_beta, ratio_loss_share, ratio_loss_normalization"},
     {"what": "cRT / τ-norm / LWS", "paper": "which balanced data is not said", "code": "none",
      "fedlib": "D_aux; SGD momentum 0.9, wd 5e-4, cosine, 30 epochs, batch 128, lr 0.1; τ chosen on D_aux",
      "param": "posthoc_*, tau_norm_tau"},
