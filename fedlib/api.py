@@ -32,6 +32,13 @@ class Result:
         """The global model's accuracy on the global test set at the last round."""
         return float(self.summary["final_accuracy"])
 
+    @property
+    def diverged_round(self) -> int | None:
+        """The first round after which the global model's parameters were not finite (NaN or
+        inf), None for a run that stayed finite.  A diverged run's accuracies are a broken
+        model's; grids report it as ``diverged`` and leave it out of their means."""
+        return self.summary.get("diverged_round")
+
     def _personal(self, name: str) -> float:
         if self.summary.get(name) is None:
             raise ValueError(
@@ -152,6 +159,8 @@ class Result:
             if self.summary.get(name) is not None:
                 out[name] = self.summary[name]
         out.update(self.reported)
+        if self.diverged_round is not None:
+            out["diverged_round"] = self.diverged_round
         if self.summary.get("stage_outputs"):
             out["stage_outputs"] = self.summary["stage_outputs"]
         return out

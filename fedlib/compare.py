@@ -307,7 +307,8 @@ def render_comparison(comparison: pd.DataFrame, paper=None) -> str:
             if pd.isna(x.ours_mean):
                 reason = str(x.get("note") or "not run")
                 n = notes.setdefault(reason, len(notes) + 1)
-                cells.append(f"{paper_txt} → not run[^{n}]")
+                word = "diverged" if x.get("run_status") == "diverged" else "not run"
+                cells.append(f"{paper_txt} → {word}[^{n}]")
             else:
                 ours_txt = _fmt_cell(x.ours_mean, x.ours_std)
                 delta = "" if pd.isna(x.delta) else f" ({x.delta:+.2f})"

@@ -41,10 +41,15 @@ def default_store():
     return Store(resolve_env_path(env) if env else repo_root() / ".fedlib-store")
 
 
+#: The statuses of a run that trained to its end (``diverged``: its parameters stopped being finite).
+TRAINED = ("ok", "diverged")
+
+
 @dataclass
 class GridResult:
     """``runs``: one row per (cell, seed): the cell's labels, ``seed``, ``status``
-    (``ok`` / ``not run`` / ``failed``), ``note``, ``accuracy`` (final test accuracy of
+    (``ok`` / ``diverged`` / ``not run`` / ``failed``; a diverged run's parameters stopped being finite:
+    its numbers are kept but left out of every mean), ``note``, ``accuracy`` (final test accuracy of
     the global model, %), other reported metrics (``personalized_accuracy``,
     ``drift_accuracy``, ``group_accuracy_<group>``, and what a part reported, e.g.
     ``teacher_accuracy`` and ``teacher_group_accuracy_<group>``: :func:`run_metrics`;
@@ -103,7 +108,11 @@ def _run_one(config: dict, store_root: str | None) -> dict:
     cols = [c for c in ("stage", "round", "test_accuracy", "train_loss") if c in result.history]
     hist = result.history[cols].dropna(subset=["test_accuracy"]).to_dict("records") \
         if "test_accuracy" in result.history else []
-    return {"status": "ok", "note": "", **_metrics(run_metrics(result)), "wall_time_s": result.wall_time_s,
+    status, note = "ok", ""
+    if result.summary.get("diverged_round") is not None:  # its accuracy is a broken model's: not a result
+        status, note = "diverged", (f"diverged: the parameters were not finite after round "
+                                    f"{result.summary['diverged_round']}")
+    return {"status": status, "note": note, **_metrics(run_metrics(result)), "wall_time_s": result.wall_time_s,
             "key": result.summary.get("key"), "history": hist, "elapsed_s": time.perf_counter() - t0,
             "from_store": result.from_store}
 
@@ -149,7 +158,7 @@ class _Progress:
 
     def update(self, result: dict | None = None) -> None:
         self.done += 1
-        if result is not None and result.get("status") == "ok" and not result.get("from_store"):
+        if result is not None and result.get("status") in TRAINED and not result.get("from_store"):
             self.trained += 1
         self.bar.update(1)
         self._write()
@@ -246,7 +255,7 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
             continue
         res = results[json.dumps(cfg, sort_keys=True, default=str)]
         out = {**row, "status": res["status"], "note": res["note"] if res["note"] else row["note"]}
-        if res["status"] == "ok":
+        if res["status"] in TRAINED:  # a diverged run keeps its numbers and curve, marked, out of the means
             out.update({k: v for k, v in res.items() if k not in ("status", "note", "history", "elapsed_s")})
             out["from_store"] = bool(res.get("from_store"))
             out["dataset_used"] = cfg.get("dataset")

@@ -467,6 +467,12 @@ def _run_rounds(exp: Experiment, state: dict, rounds: int, stage, *, on_round: C
         last = round_ == rounds
         evaluating = stage.evaluate and (round_ % c.eval_every == 0 or last)
         train_loss = run_round(exp, state, round_, trainer, evaluating=evaluating, final=last)
+        if "diverged_round" not in state and not all(bool(v.isfinite().all()) for v in state["params"].values()):
+            state["diverged_round"] = round_
+            warnings.warn(f"{c.method} diverged: the global model's parameters are not finite after round {round_}"
+                          f"{'' if label is None else f' of stage {label!r}'} (mean local loss {train_loss}); "
+                          "its accuracies from here on are those of a broken model, and grids report the run as "
+                          "'diverged'", RuntimeWarning, stacklevel=2)
         report = state.pop("server_report", {})
         row = {}
         if evaluating:
@@ -558,6 +564,8 @@ def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
                 output = stage.finish(sub, run["outputs"], final) if stage.finish is not None else {"params": final}
                 run["outputs"][stage.name] = output
                 run["history"] += state["history"]
+                if "diverged_round" in state and "diverged" not in run:
+                    run["diverged"] = {"round": state["diverged_round"], "stage": label}
                 if "personal_final" in state:
                     run["outputs"]["personal_final"] = state["personal_final"]
                 run["stage_state"] = None
@@ -580,6 +588,10 @@ def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
     }
     if multi:
         summary["stage_rounds"] = {s.name: s.rounds for s in plan}
+    if "diverged" in run:  # the first round after which the parameters were not finite
+        summary["diverged_round"] = run["diverged"]["round"]
+        if multi:
+            summary["diverged_stage"] = run["diverged"]["stage"]
     pm = run["outputs"].get("personal_final")
     if pm is not None:
         summary.update(pm)

@@ -161,6 +161,32 @@ def test_run_grid_seeds_cache_absent_dataset_and_progress(tmp_path, monkeypatch)
     assert list(progress_channel(channel))[-1]["trained"] == 0
 
 
+def test_a_run_whose_parameters_stop_being_finite_is_reported_as_diverged_not_as_a_number(tmp_path):
+    """lr = 1e38 overflows the first update to inf: the run warns, its summary names the round, the
+    grid marks it "diverged" (kept out of the means) and the table says "diverged", not chance accuracy."""
+    from fedlib import run
+
+    base = {"dataset": "synthetic", "num_clients": 4, "rounds": 2, "batch_size": 32, "method": "fedavg"}
+    with pytest.warns(RuntimeWarning, match="diverged.*after round 1"):
+        broken = run(**base, lr=1e38, store=False, progress=False)
+    assert broken.diverged_round == 1 and broken.to_json_summary()["diverged_round"] == 1
+    fine = run(**base, store=False, progress=False)
+    assert fine.diverged_round is None and "diverged_round" not in fine.to_json_summary()
+    cells = [{"row": "a", "column": "x", "config": {**base, "lr": 1e38}},
+             {"row": "b", "column": "x", "config": base}]
+    with pytest.warns(RuntimeWarning, match="diverged"):
+        g = run_grid(cells, seeds=(0,), store=tmp_path / "store", progress=False)
+    status = g.runs.set_index("row").status
+    assert (status["a"], status["b"]) == ("diverged", "ok")
+    assert g.runs.set_index("row").note["a"] == "diverged: the parameters were not finite after round 1"
+    agg = aggregate(g.runs, ["row", "column"])
+    assert math.isnan(agg.set_index("row").ours_mean["a"]) and agg.set_index("row").status["a"] == "diverged"
+    md = render_comparison(compare(_paper([("a", "x", 50.0, 1.0), ("b", "x", 50.0, 1.0)]), agg))
+    assert "→ diverged[^1]" in md and "[^1]: diverged: the parameters were not finite after round 1" in md
+    again = run_grid(cells[:1], seeds=(0,), store=tmp_path / "store", progress=False)  # from the store: still
+    assert again.runs.status.tolist() == ["diverged"] and again.runs.from_store.all()
+
+
 # ------------------------------------------------------------------------------ saving
 def test_save_figure_writes_pdf_png_and_sidecar_with_commit(tmp_path):
     import matplotlib
