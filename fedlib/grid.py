@@ -24,7 +24,8 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-__all__ = ["GridResult", "run_grid", "aggregate", "default_store", "progress_channel", "PROGRESS_ENV", "run_metrics"]
+__all__ = ["GridResult", "run_grid", "aggregate", "diverged_lines", "default_store", "progress_channel", "PROGRESS_ENV",
+           "run_metrics", "TRAINED"]
 
 #: Environment variable naming a file to which grids append their progress (one JSON line per finished
 #: run); :mod:`fedlib.regenerate` sets it for each notebook and shows it on its terminal.
@@ -287,3 +288,13 @@ def aggregate(runs: pd.DataFrame, by: Sequence[str], value: str = "accuracy") ->
                      "note": "" if len(vals) else str(grp.note.iloc[0]),
                      "dataset_used": ok["dataset_used"].iloc[0] if len(ok) and "dataset_used" in ok else None})
     return pd.DataFrame(recs)
+
+
+def diverged_lines(aggregated: pd.DataFrame, by: Sequence[str]) -> list[str]:
+    """One line per group of :func:`aggregate`'s output whose runs all diverged (their mean is
+    empty): ``"<labels>: diverged: …"``, for a table's findings."""
+    if "status" not in aggregated:
+        return []
+    rows = aggregated[aggregated.status == "diverged"]
+    return [" / ".join(str(r[b]) for b in by) + f": {r['note']}" for r in rows.to_dict("records")]
+

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from fedlib.compare import compare, gains, render_comparison, summarize, winners
-from fedlib.grid import aggregate, progress_channel, run_grid
+from fedlib.grid import aggregate, diverged_lines, progress_channel, run_grid
 from fedlib.papers import all_papers
 
 
@@ -181,6 +181,7 @@ def test_a_run_whose_parameters_stop_being_finite_is_reported_as_diverged_not_as
     assert g.runs.set_index("row").note["a"] == "diverged: the parameters were not finite after round 1"
     agg = aggregate(g.runs, ["row", "column"])
     assert math.isnan(agg.set_index("row").ours_mean["a"]) and agg.set_index("row").status["a"] == "diverged"
+    assert diverged_lines(agg, ["row", "column"]) == ["a / x: diverged: the parameters were not finite after round 1"]
     md = render_comparison(compare(_paper([("a", "x", 50.0, 1.0), ("b", "x", 50.0, 1.0)]), agg))
     assert "→ diverged[^1]" in md and "[^1]: diverged: the parameters were not finite after round 1" in md
     again = run_grid(cells[:1], seeds=(0,), store=tmp_path / "store", progress=False)  # from the store: still
