@@ -297,4 +297,3 @@ def diverged_lines(aggregated: pd.DataFrame, by: Sequence[str]) -> list[str]:
         return []
     rows = aggregated[aggregated.status == "diverged"]
     return [" / ".join(str(r[b]) for b in by) + f": {r['note']}" for r in rows.to_dict("records")]
-
