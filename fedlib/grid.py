@@ -110,9 +110,8 @@ def _run_one(config: dict, store_root: str | None) -> dict:
     hist = result.history[cols].dropna(subset=["test_accuracy"]).to_dict("records") \
         if "test_accuracy" in result.history else []
     status, note = "ok", ""
-    if result.summary.get("diverged_round") is not None:  # its accuracy is a broken model's: not a result
-        status, note = "diverged", (f"diverged: the parameters were not finite after round "
-                                    f"{result.summary['diverged_round']}")
+    if result.diverged_round is not None:  # its accuracy is a broken model's: not a result
+        status, note = "diverged", f"diverged: the parameters were not finite after round {result.diverged_round}"
     return {"status": status, "note": note, **_metrics(run_metrics(result)), "wall_time_s": result.wall_time_s,
             "key": result.summary.get("key"), "history": hist, "elapsed_s": time.perf_counter() - t0,
             "from_store": result.from_store}
