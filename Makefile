@@ -22,13 +22,13 @@ NB ?=
 .PHONY: figures smoke-notebooks strip-notebooks test bench readme-params
 
 figures:
-	$(PYTHON) -m fedlib.regenerate --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER),) $(if $(NB),--only $(NB),)
+	$(PYTHON) -m fedlib.repro.regenerate --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER),) $(if $(NB),--only $(NB),)
 
 smoke-notebooks:
 	bash .ci/smoke_notebooks.sh
 
 strip-notebooks:
-	$(PYTHON) -m fedlib.regenerate --strip
+	$(PYTHON) -m fedlib.repro.regenerate --strip
 
 test:
 	$(PYTHON) -m pytest -q

@@ -146,7 +146,9 @@ def register_dataset(spec: DatasetSpec) -> DatasetSpec:
     return spec
 
 
-def _repo_root() -> Path:
+def repo_root() -> Path:
+    """The repository holding this fedlib (the folder with pyproject.toml), else the cwd: the one
+    definition, used for relative data paths here and for outputs by :mod:`fedlib.repro`."""
     here = Path(__file__).resolve().parent.parent
     return here if (here / "pyproject.toml").exists() else Path.cwd()
 
@@ -159,7 +161,7 @@ def resolve_env_path(value: str | os.PathLike) -> Path:
     path = Path(value).expanduser()
     if path.is_absolute() or path.exists():
         return path
-    from_repo = _repo_root() / path
+    from_repo = repo_root() / path
     return from_repo if from_repo.exists() else path
 
 

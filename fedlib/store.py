@@ -39,13 +39,12 @@ from .config import Config
 
 __all__ = ["Store", "code_version", "default_store_root", "CorruptEntryWarning"]
 
-# Modules that never change what fedlib.run computes for a configuration (the CLI,
-# presentation, grids and comparison, the regeneration runner, and the paper
-# companions in papers/: values, profiles, experiment grids, analysis): editing them
-# keeps stored results valid.
-_PRESENTATION_MODULES = {"__main__.py", "figures.py", "report.py", "profiles.py", "store.py", "regenerate.py",
-                         "grid.py", "compare.py", "context.py", "index.py", "reported.py", "spread.py"}
-_PRESENTATION_PACKAGES = {"papers"}
+# What never changes what fedlib.run computes for a configuration: the reproduction layer
+# (repro/: grids, comparison, figures, index, regeneration), the paper companions (papers/), the
+# Flower adapter (flower/), and the two modules that only read and write results (the CLI and
+# this store).  Everything else is the training core: editing it gives new keys.
+_NOT_TRAINING_PACKAGES = {"repro", "papers", "flower"}
+_NOT_TRAINING_MODULES = {"__main__.py", "store.py"}
 
 
 # Packages whose modules each implement one method, model or loss: a run's code version holds
@@ -67,7 +66,7 @@ def _package() -> Path:
 
 
 def _is_core(rel: Path) -> bool:
-    if (len(rel.parts) == 1 and rel.name in _PRESENTATION_MODULES) or rel.parts[0] in _PRESENTATION_PACKAGES:
+    if (len(rel.parts) == 1 and rel.name in _NOT_TRAINING_MODULES) or rel.parts[0] in _NOT_TRAINING_PACKAGES:
         return False
     return rel.parts[0] not in _PER_RUN_PACKAGES or rel.as_posix() in _SHARED
 

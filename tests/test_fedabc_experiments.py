@@ -11,7 +11,7 @@ import torch
 import fedlib
 from fedlib.algorithms.fedabc import FEDABC_WI
 from fedlib.config import Config, ConfigError
-from fedlib.grid import GridResult
+from fedlib.repro.grid import GridResult
 from fedlib.papers.fedabc import PAPER
 from fedlib.papers.fedabc import experiments as E
 from fedlib.papers.fedabc import profiles as prof

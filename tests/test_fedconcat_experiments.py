@@ -14,9 +14,9 @@ import torch
 
 from fedlib import run
 from fedlib.algorithms import fedconcat as fc
-from fedlib.compare import table_cells
+from fedlib.repro.compare import table_cells
 from fedlib.config import Config
-from fedlib.grid import GridResult
+from fedlib.repro.grid import GridResult
 from fedlib.models import build_model
 from fedlib.papers.fedconcat import PAPER
 from fedlib.papers.fedconcat import communication as C

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.compare import metric_of
+from fedlib.repro.compare import metric_of
 from fedlib.config import Config
 from fedlib.data import DatasetNotFoundError
-from fedlib.grid import GridResult
+from fedlib.repro.grid import GridResult
 from fedlib.papers import get_paper
 from fedlib.papers.fedic import experiments as E
 from fedlib.papers.fedic import reported as R

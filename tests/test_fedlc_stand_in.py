@@ -11,8 +11,8 @@ from fedlib.papers.fedlc import experiments as E
 from fedlib.config import Config
 from fedlib.papers.fedlc import reported as paper
 from fedlib.papers.fedlc.experiments import get_profile
-from fedlib.compare import table_cells
-from fedlib.grid import GridResult
+from fedlib.repro.compare import table_cells
+from fedlib.repro.grid import GridResult
 
 
 def _strip(cfg):
@@ -119,7 +119,7 @@ def test_plot_effects_one_panel_per_effect_one_bar_per_source():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fedlib import figures as F
+    from fedlib.repro import figures as F
 
     _, effects = E.stand_in_comparison(_fake_grid(np.random.default_rng(0)))
     fig = F.plot_effects(effects, sources=["paper", E.STAND_IN, E.ON_CIFAR10])

@@ -59,7 +59,7 @@ def test_every_notebook_runs_under_smoke(tmp_path):
     """Executes every paper's notebooks with papermill under the smoke profile (a few minutes)."""
     pytest.importorskip("papermill")
     env = {**os.environ, "FEDLIB_STORE": str(tmp_path / "store"), "MPLBACKEND": "Agg"}
-    proc = subprocess.run([sys.executable, "-m", "fedlib.regenerate", "--profile", "smoke", "--figures",
+    proc = subprocess.run([sys.executable, "-m", "fedlib.repro.regenerate", "--profile", "smoke", "--figures",
                            str(tmp_path / "figures")], cwd=REPO, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     index = (tmp_path / "figures" / "README.md").read_text()

@@ -8,7 +8,7 @@ import pytest
 
 from fedlib.config import Config
 from fedlib.papers import Paper, all_papers
-from fedlib.profiles import PROFILE_NAMES
+from fedlib.repro.profiles import PROFILE_NAMES
 
 REQUIRED = ("name", "paper", "description", "seeds", "datasets", "image", "synthetic", "experiments", "notes",
             "workers")

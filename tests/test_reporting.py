@@ -9,8 +9,8 @@ import os
 import pandas as pd
 import pytest
 
-from fedlib.compare import compare, gains, render_comparison, summarize, winners
-from fedlib.grid import aggregate, diverged_lines, progress_channel, run_grid
+from fedlib.repro.compare import compare, gains, render_comparison, summarize, winners
+from fedlib.repro.grid import aggregate, diverged_lines, progress_channel, run_grid
 from fedlib.papers import all_papers
 
 
@@ -196,7 +196,7 @@ def test_save_figure_writes_pdf_png_and_sidecar_with_commit(tmp_path):
     import matplotlib.pyplot as plt
 
     from fedlib import __version__
-    from fedlib.figures import git_commit, save_figure, use_style
+    from fedlib.repro.figures import git_commit, save_figure, use_style
     from fedlib.papers.fedlc import PAPER
 
     use_style()
@@ -223,7 +223,7 @@ def test_a_placeholder_never_replaces_a_real_artefact(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fedlib.figures import _SAVED, is_placeholder, save_figure, save_table
+    from fedlib.repro.figures import _SAVED, is_placeholder, save_figure, save_table
 
     fig, _ = plt.subplots()
     real = save_figure(fig, "fig4", tmp_path, title="real")
@@ -239,7 +239,7 @@ def test_a_placeholder_never_replaces_a_real_artefact(tmp_path):
 
 
 def test_sidecars_name_no_machine_paths(tmp_path, monkeypatch):
-    from fedlib.figures import repo_root, save_table
+    from fedlib.repro.figures import repo_root, save_table
 
     monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "data"))
     body = save_table(pd.DataFrame({"a": [1]}), "t", tmp_path, parameters={
@@ -250,7 +250,7 @@ def test_sidecars_name_no_machine_paths(tmp_path, monkeypatch):
 
 
 def test_git_commit_outside_git_is_unknown(tmp_path):
-    from fedlib.figures import git_commit
+    from fedlib.repro.figures import git_commit
 
     assert git_commit(tmp_path) == "unknown"
 
@@ -259,7 +259,7 @@ def test_git_commit_marks_dirty_tree(tmp_path):
     import shutil
     import subprocess
 
-    from fedlib.figures import _git_commit, git_commit
+    from fedlib.repro.figures import _git_commit, git_commit
 
     if shutil.which("git") is None:
         pytest.skip("git not installed")
@@ -277,7 +277,7 @@ def test_git_commit_marks_dirty_tree(tmp_path):
 
 
 def test_save_table_writes_csv_markdown_and_sidecar(tmp_path):
-    from fedlib.figures import save_table
+    from fedlib.repro.figures import save_table
 
     df = pd.DataFrame({"a": [1.0, 2.5], "b": ["x", "y|z"]})
     paths = save_table(df, "t", tmp_path, title="T", caption="C", profile="smoke")
@@ -293,7 +293,7 @@ def test_a_figure_may_not_take_the_name_of_a_table_saved_in_the_same_run(tmp_pat
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fedlib.figures import save_figure, save_table
+    from fedlib.repro.figures import save_figure, save_table
 
     save_table(pd.DataFrame({"a": [1]}), "effects", tmp_path, title="T", findings=["f"])
     fig, _ = plt.subplots()
@@ -309,11 +309,11 @@ def test_a_figure_may_not_take_the_name_of_a_table_saved_in_the_same_run(tmp_pat
 # ------------------------------------------------------------------------------ the notebook context
 def test_each_profile_writes_to_its_own_folder(tmp_path, monkeypatch):
     """The output rule: figures/<paper>/<profile>/; a non-profile seed gets its own folder too."""
-    from fedlib import figures
-    from fedlib.context import Context
+    from fedlib.repro import figures
+    from fedlib.repro.context import Context
 
     monkeypatch.setattr(figures, "repo_root", lambda: tmp_path)
-    monkeypatch.setattr("fedlib.context.repo_root", lambda: tmp_path)
+    monkeypatch.setattr("fedlib.repro.context.repo_root", lambda: tmp_path)
     smoke = Context("smoke", notebook="fedlc/04_label_skew", store=False)
     quick = Context("quick", notebook="fedlc/04_label_skew", store=False)
     seeded = Context("quick", notebook="fedlc/04_label_skew", seed=7, store=False)
@@ -329,7 +329,7 @@ def test_each_profile_writes_to_its_own_folder(tmp_path, monkeypatch):
 def test_a_notebook_computes_with_one_thread(tmp_path):
     import torch
 
-    from fedlib.context import Context
+    from fedlib.repro.context import Context
 
     torch.set_num_threads(2)
     Context("smoke", notebook="fedlc/04_label_skew", store=False, out_dir=tmp_path)
@@ -343,7 +343,7 @@ def _write(folder, name, body):
 
 
 def test_build_index_across_papers_and_profiles(tmp_path):
-    from fedlib.index import build_index
+    from fedlib.repro.index import build_index
 
     root = tmp_path / "figures"
     quick, paper_profile = root / "fedlc" / "quick", root / "fedlc" / "paper"
@@ -382,7 +382,7 @@ def test_build_index_across_papers_and_profiles(tmp_path):
 
 
 def test_regenerate_selects_notebooks_by_name_number_or_substring(tmp_path):
-    from fedlib.regenerate import select
+    from fedlib.repro.regenerate import select
 
     paths = [tmp_path / f"0{i}_{n}.ipynb" for i, n in ((1, "motivation"), (4, "label_skew"))]
     assert select(paths, None) == paths
@@ -393,7 +393,7 @@ def test_regenerate_selects_notebooks_by_name_number_or_substring(tmp_path):
 
 
 def test_regenerate_lists_papers_and_refuses_unknown_ones(capsys):
-    from fedlib.regenerate import main
+    from fedlib.repro.regenerate import main
 
     assert main(["--list", "--paper", "fedlc"]) == 0
     out = capsys.readouterr().out.split()
@@ -408,7 +408,7 @@ def test_regenerate_passes_absolute_paths_to_the_kernels(tmp_path, monkeypatch):
     command) must reach them resolved against the caller's folder."""
     from unittest import mock
 
-    from fedlib.regenerate import _environment
+    from fedlib.repro.regenerate import _environment
 
     caller = tmp_path / "repo"
     (tmp_path / "shared" / "data").mkdir(parents=True)
@@ -422,7 +422,7 @@ def test_regenerate_passes_absolute_paths_to_the_kernels(tmp_path, monkeypatch):
 
 
 def test_partial_regenerations_keep_one_timing_per_notebook():
-    from fedlib.regenerate import earlier_timings
+    from fedlib.repro.regenerate import earlier_timings
 
     nb = lambda name, t: {"name": name, "status": "ok", "wall_time_s": t}  # noqa: E731
     full = {"notebooks": [nb("a", 1.0), nb("b", 2.0), nb("c", 3.0)]}
@@ -437,8 +437,8 @@ def test_partial_regenerations_keep_one_timing_per_notebook():
 def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
     """Rendering again from a filled store (e.g. after recording a spread) trains nothing; the
     index must still say what regenerating costs from an empty store, and only at the same commit."""
-    from fedlib.index import build_index
-    from fedlib.regenerate import cold_timing
+    from fedlib.repro.index import build_index
+    from fedlib.repro.regenerate import cold_timing
 
     nb = lambda name, t, trained: {"name": name, "status": "ok", "wall_time_s": t, "runs": 4,  # noqa: E731
                                    "trained": trained}
@@ -466,7 +466,7 @@ def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
 
 
 def test_executed_notebooks_name_no_figures_root_outside_the_repository(tmp_path):
-    from fedlib.regenerate import _scrub_executed
+    from fedlib.repro.regenerate import _scrub_executed
 
     root = tmp_path / "elsewhere" / "figures_copy"
     nb = root / "fedlc" / "quick" / "executed" / "01_x.ipynb"

@@ -222,7 +222,8 @@ def test_code_version_covers_training_code_only(tmp_path):
         (pkg / rel).write_text(original)
         return changed
 
-    for rel in ("regenerate.py", "report.py", "compare.py", "index.py", "papers/fedlc/experiments.py",
+    for rel in ("repro/regenerate.py", "repro/report.py", "repro/compare.py", "repro/index.py", "repro/grid.py",
+                "store.py", "__main__.py", "papers/fedlc/experiments.py",
                 "papers/fedlc/reported.py", "algorithms/fedprox.py", "losses/restricted_softmax.py",
                 "models/resnet.py"):
         assert not edited(rel), rel

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from fedlib.compare import load_spread
-from fedlib.spread import folder_spread, main, record, table_spread
+from fedlib.repro.compare import load_spread
+from fedlib.repro.spread import folder_spread, main, record, table_spread
 
 
 def _table(values):

@@ -1,115 +1,16 @@
 """The paper companions: one package per paper, found by discovery.
 
 Each subpackage ``fedlib/papers/<name>/`` is the companion of one paper and
-defines ``PAPER``, a :class:`Paper`: the reported values (:mod:`fedlib.reported`
-tables), the paper's profiles (``smoke``, ``quick``, ``paper``), its
-experiments, labels and the method whose gain the summary reports.  The
-companion also holds its experiment grids and paper-specific analysis; its
-notebooks are ``notebooks/<name>/NN_<section>.ipynb`` and its outputs
-``figures/<name>/<profile>/``.
+defines ``PAPER``, a :class:`fedlib.repro.paper.Paper`.  A companion has the same
+modules in every paper: ``reported`` (the paper's numbers), ``profiles`` (smoke, quick,
+paper), ``experiments`` (its grids), ``deviations`` (how its runs differ from the paper,
+read by the profiles), ``plots`` (its figures), and optionally ``analysis``.  Its notebooks are
+``notebooks/<name>/NN_<section>.ipynb`` and its outputs ``figures/<name>/<profile>/``.
 
-Adding a paper is adding one folder in each of those three places: the core
-(data, partitions, models, losses, algorithms, engines, simulation, store,
-reporting, regeneration) never names a paper, and this module lists none.
+Adding a paper is adding one folder in each of those three places: neither the training core
+nor the reproduction machinery (:mod:`fedlib.repro`) names a paper.
 """
 
-from __future__ import annotations
-
-import importlib
-import pkgutil
-from dataclasses import dataclass, field
-from typing import Any
+from ..repro.paper import Paper, all_papers, get_paper
 
 __all__ = ["Paper", "all_papers", "get_paper"]
-
-
-@dataclass(frozen=True)
-class Paper:
-    name: str  # the folder name in fedlib/papers/, notebooks/ and figures/
-    title: str  # short, for the index: "FedLC (ICML 2022)"
-    citation: str  # the full reference
-    source: str  # the paper's text, relative to the shared papers folder
-    tables: dict  # table id -> fedlib.reported.PaperTable
-    profiles: dict  # profile name -> fedlib.profiles.Profile (smoke, quick, paper)
-    experiments: dict[str, str]  # experiment id (a table or figure) -> what it is
-    method_labels: dict[str, str]
-    dataset_labels: dict[str, str] = field(default_factory=dict)
-    setup: dict = field(default_factory=dict)  # the paper's common setting
-    seeds: tuple[int, ...] = (0,)
-    headline: tuple[str, str] | None = None  # (method, baseline): the gain the summary reports, e.g. FedLC − FedAvg
-    experiment_datasets: dict[str, tuple[str, ...]] = field(default_factory=dict)  # for experiments that are not tables
-    model_labels: dict[str, str] = field(default_factory=dict)  # dataset -> the paper's model, for deviation lines
-    unsupported: dict[str, str] = field(default_factory=dict)  # dataset -> why its cells are never run
-    metric: str = "test accuracy (%)"  # what the tables report
-    notes: tuple[str, ...] = ()
-
-    @classmethod
-    def from_modules(cls, reported, profiles, **fields) -> "Paper":
-        """A companion's descriptor from its two conventional modules, so that each
-        ``__init__.py`` names only what is its own (``name``, ``title``, ``source``,
-        ``headline``, …; any field given here wins).
-
-        From ``reported``: ``PAPER`` (the citation), ``TABLES``, ``METHOD_LABELS``,
-        ``DATASET_LABELS``, ``SETUP``, ``SEEDS``, ``UNSUPPORTED_DATASETS``, ``NOTES``;
-        from ``profiles``: ``PROFILES``, ``EXPERIMENTS``, ``EXPERIMENT_DATASETS``,
-        ``MODEL_LABELS``.  Names a module lacks take the field's default."""
-        names = {"citation": (reported, "PAPER"), "tables": (reported, "TABLES"),
-                 "method_labels": (reported, "METHOD_LABELS"), "dataset_labels": (reported, "DATASET_LABELS"),
-                 "setup": (reported, "SETUP"), "seeds": (reported, "SEEDS"),
-                 "unsupported": (reported, "UNSUPPORTED_DATASETS"), "notes": (reported, "NOTES"),
-                 "profiles": (profiles, "PROFILES"), "experiments": (profiles, "EXPERIMENTS"),
-                 "experiment_datasets": (profiles, "EXPERIMENT_DATASETS"), "model_labels": (profiles, "MODEL_LABELS")}
-        found = {f: getattr(module, attr) for f, (module, attr) in names.items() if hasattr(module, attr)}
-        return cls(**{**found, **fields})
-
-    def table(self, table_id: Any):
-        """A table by id (``"table1"``) or number (``1``)."""
-        key = f"table{table_id}" if isinstance(table_id, int) or str(table_id).isdigit() else str(table_id)
-        if key not in self.tables:
-            raise KeyError(f"{self.name}: unknown table {table_id!r}; known: {', '.join(self.tables)}")
-        return self.tables[key]
-
-    def profile(self, name: str | None = None):
-        """A profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a Profile passes through."""
-        import os
-
-        from ..profiles import Profile
-
-        if isinstance(name, Profile):
-            return name
-        name = name or os.environ.get("FEDLIB_PROFILE") or "quick"
-        if name not in self.profiles:
-            raise KeyError(f"{self.name}: unknown profile {name!r}; known: {', '.join(self.profiles)}")
-        return self.profiles[name]
-
-    def dataset_label(self, name: str) -> str:
-        from ..data import DATASETS
-
-        if name in self.dataset_labels:
-            return self.dataset_labels[name]
-        return DATASETS[name].label if name in DATASETS else name
-
-    def method_label(self, method: str) -> str:
-        return self.method_labels.get(method, method)
-
-
-def all_papers() -> dict[str, Paper]:
-    """Every companion package's ``PAPER``, by name (sorted)."""
-    out = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not info.ispkg or info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        paper = getattr(module, "PAPER", None)
-        if paper is not None:
-            out[paper.name] = paper
-    return out
-
-
-def get_paper(name: str | Paper) -> Paper:
-    if isinstance(name, Paper):
-        return name
-    papers = all_papers()
-    if name not in papers:
-        raise KeyError(f"unknown paper {name!r}; known: {', '.join(papers)}")
-    return papers[name]

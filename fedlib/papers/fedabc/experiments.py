@@ -1,6 +1,6 @@
 """The FedABC paper's experiments as functions the notebooks call.
 
-Each function takes a :class:`fedlib.profiles.Profile` (or its name) and returns data
+Each function takes a :class:`fedlib.repro.profiles.Profile` (or its name) and returns data
 (DataFrames); the notebooks plot and save.  Runs go through :func:`fedlib.run` and the
 results store, so notebooks that need the same run share it: Tables 1 and 2 are the
 same runs read through two metrics (Eq. 7 and Eq. 8), Fig. 5's FedABC bars and Fig. 2's
@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from ...algorithms.fedabc import FEDABC_WI
-from ...profiles import Profile
-from ...profiles import get_profile as _get_profile
+from ...repro.profiles import Profile
+from ...repro.profiles import get_profile as _get_profile
 from . import reported as paper
 
 __all__ = [
@@ -174,8 +174,8 @@ def claim_findings(claims: pd.DataFrame, table_id: str) -> list[str]:
 
 def gain_table(comparison: pd.DataFrame) -> pd.DataFrame:
     """FedABC − FedAvg (the headline) and FedABC − FedRoD per column, paper vs ours
-    (:func:`fedlib.compare.gains`), one row per (column, baseline)."""
-    from ...compare import gains
+    (:func:`fedlib.repro.compare.gains`), one row per (column, baseline)."""
+    from ...repro.compare import gains
 
     frames = []
     for base in ("fedavg", "fedrod"):
@@ -305,7 +305,7 @@ def fig2_per_class(profile: "Profile | str | None" = None, *, store: Any = None,
     info {client, dataset, beta, class_counts, local_epochs}."""
     from ...api import run
     from ...config import Config
-    from ...grid import default_store
+    from ...repro.grid import default_store
     from ...simulation import evaluate, prepare
 
     prof = get_profile(profile)

@@ -1,5 +1,5 @@
 """FedABC's figures, drawn from the frames of :mod:`.experiments` (the shared style and
-method colours of :mod:`fedlib.figures`)."""
+method colours of :mod:`fedlib.repro.figures`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...figures import method_colors
+from ...repro.figures import method_colors
 from .experiments import HYPERPARAMETERS, ROLES
 from .reported import METHOD_LABELS
 

@@ -1,5 +1,5 @@
 """The FedABC paper's profiles: ``paper`` (its reconstructed setup), ``quick`` (a 2-core CPU
-within the hour) and ``smoke`` (seconds, for CI), as :class:`fedlib.profiles.Profile` data.
+within the hour) and ``smoke`` (seconds, for CI), as :class:`fedlib.repro.profiles.Profile` data.
 
 **The quick budget, from unit costs** (measured 2026-11-21 on the shared 2-core machine, load
 average ≈ 6, so CPU time, ``time.process_time()``, stands for quiet-machine wall time; one run,
@@ -29,7 +29,7 @@ MNIST runs: + 48 × 66 × 1.1 / 2 workers ≈ 29 min, ≈ 70–80 min in all: he
 from __future__ import annotations
 
 from ...algorithms.fedabc import FEDABC_WI
-from ...profiles import Profile, changed, merge_notes
+from ...repro.profiles import Profile, changed, merge_notes
 from .deviations import DEVIATIONS
 from .reported import BETAS, LR, RECONSTRUCTED, ROUNDS
 

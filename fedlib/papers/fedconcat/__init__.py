@@ -11,7 +11,7 @@ The method itself is :mod:`fedlib.algorithms.fedconcat` (tokens ``fedconcat``, `
 Notebooks: ``notebooks/fedconcat/``; outputs: ``figures/fedconcat/<profile>/``.
 """
 
-from ...papers import Paper
+from ...repro.paper import Paper
 from . import profiles, reported
 
 PAPER = Paper.from_modules(reported, profiles, name="fedconcat", title="FedConcat (AAAI 2024)",

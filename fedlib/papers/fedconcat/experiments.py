@@ -30,8 +30,8 @@ import pandas as pd
 
 from . import reported as paper
 from .communication import budget_of, model_sizes, rounds_for_model
-from ...profiles import Profile
-from ...profiles import get_profile as _get_profile
+from ...repro.profiles import Profile
+from ...repro.profiles import get_profile as _get_profile
 
 __all__ = [
     "get_profile", "method_colors", "table1_config", "FIG1_MODELS", "FIG1_TESTS", "fig1_two_clients", "disjoint_pair", "budget_table", "budget_variants",
@@ -47,11 +47,11 @@ _FEDCONCAT = ("fedconcat", "fedconcat_id")
 
 def method_colors() -> dict[str, tuple]:
     """One colour per method of FedConcat's tables (its column order, seaborn's colour-blind palette), the
-    same in every FedConcat figure.  (:func:`fedlib.figures.method_colors` cycles its 10 colours over every
+    same in every FedConcat figure.  (:func:`fedlib.repro.figures.method_colors` cycles its 10 colours over every
     registered token, so MOON and FedConcat-ID would share FedProx's and FedAvg's.)"""
     import seaborn as sns
 
-    from ...figures import PALETTE
+    from ...repro.figures import PALETTE
 
     return dict(zip(paper.METHODS, sns.color_palette(PALETTE, len(paper.METHODS))))
 
@@ -256,7 +256,7 @@ def _gap(table, row_a: str, row_b: str, column: str) -> float:
 def fedlc_gaps(comparison: pd.DataFrame | None = None) -> pd.DataFrame:
     """FedLC − FedAvg (pp) per Table 1 setting (dataset, partition): as the FedLC paper claims it
     (its Tables 1-2, at the equivalent skew, :data:`FEDLC_EQUIVALENTS`), as FedConcat's Table 1
-    measures it, and, given Table 1's ``comparison`` (:func:`fedlib.compare.reproduce_table`), as
+    measures it, and, given Table 1's ``comparison`` (:func:`fedlib.repro.compare.reproduce_table`), as
     measured here (NaN where not run).  The FedLC paper's own setting is in ``fedlc_setting``."""
     from ..fedlc import reported as fedlc
 
@@ -332,7 +332,7 @@ def load_runs(cells: Sequence[dict], store: Any = None) -> dict:
     """The :class:`fedlib.Result` of each cell with a config (run if not in the store), keyed by the
     cell's ``(column, method)``."""
     from ...api import run
-    from ...grid import default_store
+    from ...repro.grid import default_store
 
     store = default_store() if store is None else store
     return {(c["column"], c["method"]): run(c["config"], store=store, progress=False)

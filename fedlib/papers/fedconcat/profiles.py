@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...profiles import Profile, changed, merge_notes
+from ...repro.profiles import Profile, changed, merge_notes
 from . import reported
 from .communication import CENTRALIZED_EPOCHS, budget_of, with_budget
 from .reported import DATASET_LABELS, SETUP
@@ -57,7 +57,7 @@ __all__ = ["FedConcatProfile", "PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "E
 
 @dataclass(frozen=True)
 class FedConcatProfile(Profile):
-    """A :class:`fedlib.profiles.Profile` whose cells also get the rounds Table 1's "same
+    """A :class:`fedlib.repro.profiles.Profile` whose cells also get the rounds Table 1's "same
     communication cost" implies (:func:`.communication.with_budget`): a cell that sets no
     ``rounds`` gets FedConcat's communication in rounds of its model; a centralized cell (one
     client) 10 epochs in one round."""

@@ -1,9 +1,9 @@
 """The FEDIC paper's experiments as functions the notebooks call.
 
-Each function takes a :class:`fedlib.profiles.Profile` (or its name) and returns grid cells or
+Each function takes a :class:`fedlib.repro.profiles.Profile` (or its name) and returns grid cells or
 data; the notebooks run the grids (``ctx.grid``) and plot.  Every cell's configuration is the
 paper's setting (:data:`.reported.SETUP`, CIFAR-10-LT at IF = 100) turned into the profile's by
-:meth:`fedlib.profiles.Profile.config`, so runs shared between a table and a figure run once.
+:meth:`fedlib.repro.profiles.Profile.config`, so runs shared between a table and a figure run once.
 
 * :func:`table_value` -- the run value each cell of Tables 2-3 reads (groups, teachers);
 * :func:`long_tail_summary` -- the long-tailed training set, D_aux, D_ulb and the groups (§3.1);
@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...grid import GridResult, aggregate
-from ...profiles import Profile
-from ...profiles import get_profile as _get_profile
+from ...repro.grid import GridResult, aggregate
+from ...repro.profiles import Profile
+from ...repro.profiles import get_profile as _get_profile
 from . import reported as paper
 
 __all__ = ["get_profile", "table_value", "setting_config", "long_tail_summary", "FIG3_CURVES", "fig3_cells",
@@ -37,7 +37,7 @@ def get_profile(profile: "Profile | str | None" = None) -> Profile:
 
 
 def table_value(table_id: str) -> Any:
-    """What a table's cells read (``value`` of :func:`fedlib.compare.reproduce_table`): Table 1 the
+    """What a table's cells read (``value`` of :func:`fedlib.repro.compare.reproduce_table`): Table 1 the
     global model's accuracy; Table 2 one metric per column (All / Many / Medium / Few); Table 3 one
     per cell (teacher rows read the teacher's values, :func:`.reported.table3_metric`)."""
     return {"table1": "accuracy", "table2": dict(paper.GROUP_COLUMNS), "table3": paper.table3_metric}[table_id]

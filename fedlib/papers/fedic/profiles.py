@@ -1,5 +1,5 @@
 """The FEDIC paper's profiles: ``paper`` (its setup), ``quick`` (a 2-core CPU in under an hour) and
-``smoke`` (seconds, for CI), as :class:`fedlib.profiles.Profile` data.
+``smoke`` (seconds, for CI), as :class:`fedlib.repro.profiles.Profile` data.
 
 **Why quick trains on FashionMNIST-LT.**  The paper's setting (ResNet-8 on CIFAR-10-LT, 200 rounds,
 8 clients × 10 local epochs per round, 300 server Adam steps per round) costs hours per run on a
@@ -19,7 +19,7 @@ run once).
 
 from __future__ import annotations
 
-from ...profiles import Profile, changed, merge_notes
+from ...repro.profiles import Profile, changed, merge_notes
 from .reported import SEEDS
 
 __all__ = ["PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "EXPERIMENTS", "EXPERIMENT_DATASETS", "MODEL_LABELS",

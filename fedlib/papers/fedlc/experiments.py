@@ -1,8 +1,8 @@
 """The FedLC paper's experiments as functions the notebooks call.
 
-Each function takes a :class:`fedlib.profiles.Profile` (or its name) and
+Each function takes a :class:`fedlib.repro.profiles.Profile` (or its name) and
 returns data (DataFrames, models); the notebooks only plot and save.  Runs go
-through :func:`fedlib.run` and the results store (:func:`fedlib.report.run_grid`),
+through :func:`fedlib.run` and the results store (:func:`fedlib.repro.report.run_grid`),
 so notebooks that need the same run share it.
 
 * :func:`fig1_cells` -- FedAvg under IID, Q(α), D(β) (Fig. 1).
@@ -32,8 +32,8 @@ import pandas as pd
 import torch
 
 from . import reported as paper
-from ...profiles import Profile
-from ...profiles import get_profile as _get_profile
+from ...repro.profiles import Profile
+from ...repro.profiles import get_profile as _get_profile
 
 
 def get_profile(profile: "Profile | str | None" = None) -> Profile:
@@ -184,7 +184,7 @@ def pretrained(profile: Profile | str | None, experiment: str, *, store: Any = N
     """The trained global model of an analysis experiment: a FedAvg run of
     :func:`experiment_config` (store-backed).  Returns a :class:`fedlib.Result`."""
     from ...api import run
-    from ...report import default_store
+    from ...repro.report import default_store
 
     cfg = experiment_config(profile, experiment, **extra)
     if cfg is None:

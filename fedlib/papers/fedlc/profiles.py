@@ -1,13 +1,13 @@
 """The FedLC paper's profiles: ``paper`` (its setup), ``quick`` (a 2-core CPU in under an hour) and
-``smoke`` (seconds, for CI), as :class:`fedlib.profiles.Profile` data.
+``smoke`` (seconds, for CI), as :class:`fedlib.repro.profiles.Profile` data.
 
-The ``quick`` profile is written as "the paper's, with these changes" (:func:`fedlib.profiles.changed`);
+The ``quick`` profile is written as "the paper's, with these changes" (:func:`fedlib.repro.profiles.changed`);
 every table and figure lists the resulting deviations (:meth:`Profile.deviations`).
 """
 
 from __future__ import annotations
 
-from ...profiles import Profile, changed, merge_notes
+from ...repro.profiles import Profile, changed, merge_notes
 from .reported import SEEDS
 
 __all__ = ["PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "EXPERIMENTS", "EXPERIMENT_DATASETS", "MODEL_LABELS"]

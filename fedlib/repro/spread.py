@@ -1,6 +1,6 @@
 """The spread between machines: the same outputs regenerated on two machines, compared.
 
-    python -m fedlib.spread figures/fedlc/quick OTHER/figures/fedlc/quick \\
+    python -m fedlib.repro.spread figures/fedlc/quick OTHER/figures/fedlc/quick \\
         --machines "this machine (AMD EPYC, AVX2) vs the machine of commit 1c135e1" --write
 
 On one machine a run's numbers depend only on its configuration, seed and code
@@ -11,7 +11,7 @@ numeric column except the paper's values.  Per table it reports the number of
 cells, how many are identical, and the median and max |Δ|.
 
 ``--write`` adds the measurement to ``<first folder>/_spread.json``, which the
-comparisons read (:func:`fedlib.compare.load_spread`: a verdict that flips
+comparisons read (:func:`fedlib.repro.compare.load_spread`: a verdict that flips
 within the spread is "undecided") and the index shows.  Several measurements
 may be recorded (``--reported`` adds one reported by a person, per table, when
 only its summary is known); each table's spread is the largest measured.
@@ -88,7 +88,7 @@ def record(folder: str | Path, tables: dict[str, dict], machines: str, note: str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fedlib.spread", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m fedlib.repro.spread", description=__doc__.splitlines()[0])
     parser.add_argument("ours", help="an output folder, figures/<paper>/<profile>")
     parser.add_argument("other", nargs="?", help="the same folder regenerated on another machine")
     parser.add_argument("--machines", required=True, help="which machines were compared, in words")
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         med, mx = (float(v) if v else None for v in values.split(","))
         tables[name] = {"cells": None, "identical": None, "median_abs_delta": med, "max_abs_delta": mx}
     if not tables:
-        print("fedlib.spread: error: no table to compare", file=sys.stderr)
+        print("fedlib.repro.spread: error: no table to compare", file=sys.stderr)
         return 2
     for name, s in tables.items():
         med = "—" if s["median_abs_delta"] is None else f"{s['median_abs_delta']:.3f}"

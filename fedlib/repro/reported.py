@@ -4,7 +4,7 @@ A :class:`PaperTable` holds a paper table exactly as printed, with how each
 cell maps to a fedlib configuration (the paper's common setup, the table's,
 the column's and the row's parameters; :meth:`PaperTable.config`).  Every
 paper companion (:mod:`fedlib.papers`) transcribes its tables with these
-types; :mod:`fedlib.report` compares them with our runs.
+types; :mod:`fedlib.repro.report` compares them with our runs.
 
 A transcription is a text block, one line per row: the row's label, then one
 cell per column (``69.51±1.45``, ``53.87`` or ``—`` for a cell missing in the

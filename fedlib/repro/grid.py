@@ -28,15 +28,15 @@ __all__ = ["GridResult", "run_grid", "aggregate", "diverged_lines", "default_sto
            "run_metrics", "TRAINED"]
 
 #: Environment variable naming a file to which grids append their progress (one JSON line per finished
-#: run); :mod:`fedlib.regenerate` sets it for each notebook and shows it on its terminal.
+#: run); :mod:`fedlib.repro.regenerate` sets it for each notebook and shows it on its terminal.
 PROGRESS_ENV = "FEDLIB_PROGRESS"
 
 
 def default_store():
     """The regeneration store: ``$FEDLIB_STORE`` if set, else ``<repo>/.fedlib-store``."""
-    from .data import resolve_env_path
+    from ..data import resolve_env_path
     from .figures import repo_root
-    from .store import Store
+    from ..store import Store
 
     env = os.environ.get("FEDLIB_STORE")
     return Store(resolve_env_path(env) if env else repo_root() / ".fedlib-store")
@@ -96,8 +96,8 @@ def run_metrics(result) -> dict:
 
 def _run_one(config: dict, store_root: str | None) -> dict:
     """Run (or load) one configuration; never raises for a missing dataset."""
-    from .api import run
-    from .data import DatasetNotFoundError
+    from ..api import run
+    from ..data import DatasetNotFoundError
 
     t0 = time.perf_counter()
     try:
@@ -197,7 +197,7 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
     store :func:`default_store`) or False (no store).  ``workers`` > 1 runs that
     many processes in parallel; the results are the same for any ``workers``.
     """
-    from .store import Store
+    from ..store import Store
 
     t0 = time.perf_counter()
     if store is None:

@@ -6,7 +6,7 @@
 * :func:`save_figure` -- ``<name>.pdf`` + ``<name>.png`` + ``<name>.json``.
 * :func:`save_table` -- ``<name>.csv`` + ``<name>.md`` + ``<name>.json``.
 
-The JSON sidecar records what the index (:mod:`fedlib.report`) needs and what
+The JSON sidecar records what the index (:mod:`fedlib.repro.report`) needs and what
 makes the artefact reproducible: title, caption, kind, notebook, profile and
 its deviations from the paper, parameters, seeds, datasets, the fedlib version
 and the git commit (``git rev-parse HEAD``, with ``-dirty`` when the tree has
@@ -23,6 +23,8 @@ import os
 import subprocess
 from pathlib import Path
 from typing import Any, Iterable
+
+from ..data import repo_root
 
 __all__ = [
     "PALETTE", "METHOD_ORDER", "use_style", "method_colors", "repo_root", "default_output_dir", "git_commit",
@@ -70,7 +72,7 @@ def method_colors(methods: Iterable[str] | None = None) -> dict[str, tuple]:
     registered method token in registration order."""
     import seaborn as sns
 
-    from .algorithms import METHODS
+    from ..algorithms import METHODS
 
     order = list(METHOD_ORDER) + [m for m in METHODS if m not in METHOD_ORDER and not m.startswith("toy_")]
     colors = sns.color_palette(PALETTE, len(order))
@@ -82,10 +84,6 @@ def method_colors(methods: Iterable[str] | None = None) -> dict[str, tuple]:
 
 
 # ------------------------------------------------------------------------ provenance
-def repo_root() -> Path:
-    """The repository holding this fedlib (the folder with pyproject.toml), else the cwd."""
-    here = Path(__file__).resolve().parent.parent
-    return here if (here / "pyproject.toml").exists() else Path.cwd()
 
 
 def default_output_dir(paper: str, profile: str) -> Path:
@@ -149,7 +147,7 @@ def provenance(*, profile: Any = None, experiment: str | None = None, parameters
                seeds: Iterable[int] | None = None, datasets: Iterable[str] | None = None,
                notebook: str | None = None, deviations: Iterable[str] | None = None, **extra: Any) -> dict:
     """The sidecar body: everything known about how an artefact was made."""
-    from . import __version__
+    from .. import __version__
 
     prof_name = getattr(profile, "name", profile)
     if deviations is None and experiment is not None and hasattr(profile, "deviations"):
@@ -174,7 +172,7 @@ def provenance(*, profile: Any = None, experiment: str | None = None, parameters
 def scrub_paths(text: str) -> str:
     """``text`` without this machine's paths: the repository becomes ``.``, the data root
     ``<data root>``, the home folder ``~`` (committed outputs name no machine)."""
-    from .data import data_root
+    from ..data import data_root
 
     for path, name in ((data_root().resolve(), "<data root>"), (repo_root(), "."), (Path.home(), "~")):
         p = str(path)
@@ -227,7 +225,7 @@ def is_placeholder(sidecar: str | os.PathLike) -> bool:
 
 def _out(out_dir) -> Path:
     if out_dir is None:
-        raise ValueError("out_dir is required: figures/<paper>/<profile> (fedlib.figures.default_output_dir)")
+        raise ValueError("out_dir is required: figures/<paper>/<profile> (fedlib.repro.figures.default_output_dir)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     return out
@@ -363,7 +361,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
 
 
 def _label(method: str) -> str:
-    from .papers import all_papers
+    from .paper import all_papers
 
     for paper in all_papers().values():
         if method in paper.method_labels:

@@ -1,10 +1,10 @@
 """The reporting machinery in one import (each piece lives in its own module):
 
-* :mod:`fedlib.grid` -- :func:`run_grid`, :class:`GridResult`, :func:`aggregate`;
-* :mod:`fedlib.compare` -- paper vs ours: :func:`compare`, :func:`winners`,
+* :mod:`fedlib.repro.grid` -- :func:`run_grid`, :class:`GridResult`, :func:`aggregate`;
+* :mod:`fedlib.repro.compare` -- paper vs ours: :func:`compare`, :func:`winners`,
   :func:`gains`, :func:`summarize`, :func:`findings`, :func:`reproduce_table`;
-* :mod:`fedlib.context` -- :class:`Context`, what a notebook needs;
-* :mod:`fedlib.index` -- :func:`build_index`, ``figures/README.md`` across papers.
+* :mod:`fedlib.repro.context` -- :class:`Context`, what a notebook needs;
+* :mod:`fedlib.repro.index` -- :func:`build_index`, ``figures/README.md`` across papers.
 """
 
 from .compare import (MARK, STATUS, add_column_param, compare, findings, gains, render_comparison, reproduce_table,

@@ -1,8 +1,8 @@
 """Regenerate every table and figure of the papers by executing their notebooks.
 
-    python -m fedlib.regenerate                                  # every paper, profile quick
-    python -m fedlib.regenerate --paper fedlc --profile smoke    # one paper
-    python -m fedlib.regenerate --paper fedlc --only 04          # one notebook (name, number or substring)
+    python -m fedlib.repro.regenerate                                  # every paper, profile quick
+    python -m fedlib.repro.regenerate --paper fedlc --profile smoke    # one paper
+    python -m fedlib.repro.regenerate --paper fedlc --only 04          # one notebook (name, number or substring)
     make figures PAPER=fedlc PROFILE=paper NB=06                 # the same through make
 
 Each notebook ``notebooks/<paper>/NN_<section>.ipynb`` (in name order) runs with
@@ -11,11 +11,11 @@ the executed copy goes to ``figures/<paper>/<profile>/executed/`` (the sources
 are never overwritten) and the notebooks write their tables and figures into
 ``figures/<paper>/<profile>/``, one folder per profile, so a regeneration under
 one profile never overwrites another's outputs.  Afterwards the index
-``figures/README.md`` is rebuilt (:func:`fedlib.index.build_index`).
+``figures/README.md`` is rebuilt (:func:`fedlib.repro.index.build_index`).
 
 The terminal shows where a long regeneration is: the notebook being run and,
 inside it, each grid's runs done and total and the time left (the grids write
-their progress to a file this process reads, :data:`fedlib.grid.PROGRESS_ENV`).
+their progress to a file this process reads, :data:`fedlib.repro.grid.PROGRESS_ENV`).
 
 Runs are cached in the results store: ``$FEDLIB_STORE`` if set, else
 ``<repo>/.fedlib-store``; a second regeneration with the same code takes
@@ -50,7 +50,7 @@ def _repo() -> Path:
 
 def papers_with_notebooks(folder: str | os.PathLike | None = None) -> list[str]:
     """The papers (``fedlib.papers``) that have a notebook folder, sorted."""
-    from .papers import all_papers
+    from .paper import all_papers
 
     root = Path(folder) if folder is not None else _repo() / "notebooks"
     return [p for p in all_papers() if (root / p).is_dir() and any((root / p).glob("*.ipynb"))]
@@ -88,7 +88,7 @@ def _clean(out: Path) -> None:
 
 def _environment(store: str | None) -> dict:
     """Environment for the kernels: the store, the data root, this fedlib on the path."""
-    from .data import resolve_env_path
+    from ..data import resolve_env_path
 
     repo = _repo()
     os.environ["FEDLIB_STORE"] = store or os.environ.get("FEDLIB_STORE") or str(repo / ".fedlib-store")
@@ -186,7 +186,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
 
     from .figures import relative_to_repo
     from .index import build_index
-    from .papers import get_paper
+    from .paper import get_paper
 
     root = Path(figures_root).resolve() if figures_root is not None else _repo() / "figures"
     env = _environment(store)
@@ -319,7 +319,7 @@ def strip(paths: list[Path] | None = None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fedlib.regenerate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m fedlib.repro.regenerate", description=__doc__.splitlines()[0])
     parser.add_argument("--paper", action="append", default=[],
                         help="regenerate this paper only (repeatable; default: every paper with notebooks)")
     parser.add_argument("--profile", default=os.environ.get("FEDLIB_PROFILE", "quick"),
@@ -344,17 +344,17 @@ def main(argv: list[str] | None = None) -> int:
             for p in notebooks(paper):
                 print(f"{paper}/{p.stem}")
         return 0
-    from .papers import all_papers
+    from .paper import all_papers
 
     unknown = [p for p in papers if p not in all_papers()]
     if unknown:
-        print(f"fedlib.regenerate: error: unknown paper(s) {unknown}; known: {', '.join(all_papers())}",
+        print(f"fedlib.repro.regenerate: error: unknown paper(s) {unknown}; known: {', '.join(all_papers())}",
               file=sys.stderr)
         return 2
     only = [o for item in args.only for o in item.split(",") if o]
     for paper in papers or papers_with_notebooks():
         if args.profile not in all_papers()[paper].profiles:
-            print(f"fedlib.regenerate: error: --profile must be one of {', '.join(all_papers()[paper].profiles)} "
+            print(f"fedlib.repro.regenerate: error: --profile must be one of {', '.join(all_papers()[paper].profiles)} "
                   f"for {paper}, got {args.profile!r}", file=sys.stderr)
             return 2
     records = regenerate(args.profile, papers or None, only or None, args.figures, args.store, args.timeout,

@@ -30,7 +30,7 @@ import pandas as pd
 from .compare import load_spread, reproduce_table
 from .figures import default_output_dir, relative_to_repo, repo_root, save_figure, save_table, use_style
 from .grid import GridResult, default_store, run_grid
-from .papers import get_paper
+from .paper import get_paper
 
 __all__ = ["Context"]
 
@@ -93,7 +93,7 @@ class Context:
 
     def save_figure(self, fig, name: str, *, experiment: str | None = None, placeholder: bool = False,
                     **meta: Any) -> None:
-        """:func:`fedlib.figures.save_figure` into this notebook's folder; ``placeholder=True`` for a figure
+        """:func:`fedlib.repro.figures.save_figure` into this notebook's folder; ``placeholder=True`` for a figure
         made without its data (it never replaces a real one)."""
         self.saved[name] = save_figure(fig, name, self.out_dir, placeholder=placeholder,
                                        **self._meta(experiment, meta)) or {}
@@ -104,13 +104,13 @@ class Context:
                                       **self._meta(experiment, meta)) or {}
 
     def table(self, table_id: str, **kwargs: Any) -> tuple[pd.DataFrame, GridResult]:
-        """:func:`fedlib.compare.reproduce_table` under this context (saved as ``table<N>``)."""
+        """:func:`fedlib.repro.compare.reproduce_table` under this context (saved as ``table<N>``)."""
         kwargs.setdefault("progress", self.progress)
         return reproduce_table(table_id, self.profile, store=self.store, out_dir=self.out_dir,
                                notebook=self.notebook, **kwargs)
 
     def grid(self, cells: Iterable[dict], experiment: str, **kwargs: Any) -> GridResult:
-        """:func:`fedlib.grid.run_grid` with this profile's seeds (for ``experiment``) and workers."""
+        """:func:`fedlib.repro.grid.run_grid` with this profile's seeds (for ``experiment``) and workers."""
         kwargs.setdefault("seeds", self.profile.seeds_for(experiment))
         kwargs.setdefault("workers", self.profile.workers)
         kwargs.setdefault("progress", self.progress)

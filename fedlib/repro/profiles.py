@@ -1,7 +1,7 @@
 """Profiles: named settings for regenerating a paper: ``paper``, ``quick``, ``smoke``.
 
 Every notebook takes all its settings from one profile of its paper
-(:attr:`fedlib.papers.Paper.profiles`), so the same notebook reproduces the
+(:attr:`fedlib.repro.paper.Paper.profiles`), so the same notebook reproduces the
 paper on a GPU (``paper``), shows the paper's effects on a 2-core CPU within
 an hour (``quick``) or just checks that everything runs (``smoke``, seconds
 per notebook, for CI).
@@ -17,7 +17,7 @@ A profile is plain data (:class:`Profile`):
   the dataset actually used), after ``image``/``synthetic``: a paper whose
   datasets need different reductions (a cheap MLP on one, a CNN on another);
 * ``experiments`` -- per experiment (a paper table or figure, see
-  :attr:`fedlib.papers.Paper.experiments`): grid restrictions (``columns``,
+  :attr:`fedlib.repro.paper.Paper.experiments`): grid restrictions (``columns``,
   ``rows``, …) and further overrides;
 * ``notes`` -- extra deviation text per experiment.
 
@@ -67,8 +67,8 @@ class Profile:
     # ------------------------------------------------------------------ settings
     @property
     def companion(self):
-        """The :class:`fedlib.papers.Paper` this profile belongs to."""
-        from .papers import get_paper
+        """The :class:`fedlib.repro.paper.Paper` this profile belongs to."""
+        from .paper import get_paper
 
         return get_paper(self.paper)
 
@@ -111,7 +111,7 @@ class Profile:
             extra = self.setting(experiment, "overrides", {})
             cfg.update(extra.get("synthetic" if used == "synthetic" else "image", {}) if
                        ("image" in extra or "synthetic" in extra) else extra)
-        from .data import DATASETS
+        from ..data import DATASETS
 
         if used in DATASETS and DATASETS[used].natural_clients:
             cfg.pop("max_train_samples", None)  # its clients come with the data (Synthetic, FEMNIST)
@@ -281,6 +281,6 @@ def get_profile(profile: "str | Profile | None" = None, paper: str | None = None
         return profile
     if paper is None:
         raise ValueError("get_profile needs the paper a profile name belongs to (e.g. paper='fedlc')")
-    from .papers import get_paper
+    from .paper import get_paper
 
     return get_paper(paper).profile(profile)
