@@ -502,15 +502,22 @@ def simulate(config: Config, *, store: Store | None = None, progress: bool = Tru
              experiment: Experiment | None = None) -> dict:
     """Run (or resume) the configured simulation; returns
     ``{config, summary, history, params}``.  With a store, a finished run is
-    returned from it and an unfinished one resumes from its last checkpoint."""
-    key = store.key(config) if store is not None else None
-    if store is not None:
-        stored = store.load_result(key)
-        if stored is not None:
-            stored["from_store"] = True
-            return stored
-    with single_thread():
-        return _simulate(config, store, key, progress, on_round_end, experiment)
+    returned from it and an unfinished one resumes from its last checkpoint; while another
+    process trains the same key (:meth:`~fedlib.store.Store.claim`) this one waits and
+    returns its result, so a configuration is never trained twice at once."""
+    if store is None:
+        with single_thread():
+            return _simulate(config, store, None, progress, on_round_end, experiment)
+    key = store.key(config)
+    stored = store.load_result(key)
+    if stored is None:
+        with store.claim(key):  # one trainer per key: a process training it now finishes first
+            stored = store.load_result(key)
+            if stored is None:
+                with single_thread():
+                    return _simulate(config, store, key, progress, on_round_end, experiment)
+    stored["from_store"] = True
+    return stored
 
 
 def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:

@@ -16,13 +16,16 @@ modules of its own method and model (:func:`code_version`), so adding or
 editing one method keeps every other method's stored runs.  Every file is written to a
 temporary name and renamed into place, and every read verifies its checksum,
 so a half-written or corrupted entry is never returned: it is reported and
-recomputed.  Everything is loaded with ``torch.load(weights_only=True)``: a
+recomputed.  A run being trained holds its entry's lock (:meth:`Store.claim`): another
+process asking for the same key meanwhile (a parallel grid worker, a second notebook or
+regeneration) waits for it and takes its result instead of training it again.  Everything is loaded with ``torch.load(weights_only=True)``: a
 shared or downloaded store cannot run code, and an entry that would need more
 than tensors, numbers, strings, lists and dicts is refused the same way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
@@ -36,6 +39,11 @@ from typing import Any
 import torch
 
 from .config import Config
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no cross-process lock, the store still works
+    fcntl = None
 
 __all__ = ["Store", "code_version", "default_store_root", "CorruptEntryWarning"]
 
@@ -243,6 +251,24 @@ class Store:
             self._warn(key, "checkpoint.pt")
             path.unlink(missing_ok=True)
             return None
+
+    # -- one trainer per key ---------------------------------------------------------
+    @contextlib.contextmanager
+    def claim(self, key: str):
+        """Hold the entry's lock for the block (an exclusive ``flock`` on ``<entry>/.lock``,
+        released by the kernel if the process dies): a second process claiming the same key
+        waits until the first is done, then finds its result with :meth:`load_result`."""
+        if fcntl is None:  # pragma: no cover
+            yield
+            return
+        entry = self.entry(key)
+        entry.mkdir(parents=True, exist_ok=True)
+        with open(entry / ".lock", "a") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def clear(self, key: str) -> None:
         shutil.rmtree(self.entry(key), ignore_errors=True)

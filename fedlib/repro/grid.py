@@ -1,7 +1,7 @@
 """Grids of runs: many configurations (× seeds) through :func:`fedlib.run`, store-backed.
 
-* :func:`run_grid` -- run every cell once per seed (identical configurations
-  once), optionally in parallel worker processes, with progress shown as a bar
+* :func:`run_grid` -- run every cell once per seed (configurations with equal
+  results once), optionally in parallel worker processes, with progress shown as a bar
   (a widget in JupyterLab) and, during a regeneration, on the terminal that
   started it (:func:`progress_channel`);
 * :class:`GridResult` -- the tidy result: one row per run, one per evaluated round;
@@ -117,6 +117,20 @@ def _run_one(config: dict, store_root: str | None) -> dict:
             "from_store": result.from_store}
 
 
+def _identity(cfg: dict) -> str:
+    """What decides a configuration's result: its resolved store-key content
+    (:meth:`fedlib.Config.key_dict`: defaults filled in, parameters of methods it does not
+    use and bookkeeping left out), or the dict itself when it is not a valid configuration
+    (the run then fails with the reason)."""
+    from ..config import Config
+
+    try:
+        cfg = Config.from_dict(cfg).key_dict()
+    except Exception:  # noqa: BLE001 -- reported by the run itself
+        pass
+    return json.dumps(cfg, sort_keys=True, default=str)
+
+
 def _tqdm():
     """tqdm.auto (widgets in JupyterLab), quietly falling back to text bars without ipywidgets."""
     import warnings
@@ -143,13 +157,15 @@ class _Progress:
         self.channel = os.environ.get(PROGRESS_ENV)
         self._write()
 
-    def _write(self) -> None:
+    def _write(self, run: dict | None = None) -> None:
         if not self.channel:
             return
         elapsed = time.perf_counter() - self.t0
         eta = elapsed / self.done * (self.total - self.done) if self.done else None
         line = {"desc": self.desc, "done": self.done, "total": self.total, "trained": self.trained,
                 "elapsed_s": round(elapsed, 1), "eta_s": None if eta is None else round(eta, 1)}
+        if run is not None:  # the run just finished: its store key and whether it was trained here
+            line["run"] = run
         try:
             with open(self.channel, "a") as fh:
                 fh.write(json.dumps(line) + "\n")
@@ -158,10 +174,10 @@ class _Progress:
 
     def update(self, result: dict | None = None) -> None:
         self.done += 1
-        if result is not None and result.get("status") in TRAINED and not result.get("from_store"):
-            self.trained += 1
+        trained = result is not None and result.get("status") in TRAINED and not result.get("from_store")
+        self.trained += trained
         self.bar.update(1)
-        self._write()
+        self._write(None if result is None or not result.get("key") else {"key": result["key"], "trained": trained})
 
     def close(self) -> None:
         self.bar.close()
@@ -189,7 +205,8 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
     plus ``config`` (a configuration dict without ``seed``, or None for a cell that
     is not run) and optionally ``note``.  Each cell runs once per seed (a
     ``seed`` in the config wins; ``seeds=None`` runs the config as given).
-    Identical configurations run once.  A dataset that is absent marks its
+    Configurations with the same result (equal but for parameters the run ignores) run
+    once.  A dataset that is absent marks its
     cells "not run" (with the reason, no machine path); any other error marks
     the cell "failed" and the grid continues.
 
@@ -216,10 +233,10 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
             row["note"] = cell.get("note", "")
             jobs.append((row, None if cfg is None else ({**cfg, "seed": s} if s is not None else dict(cfg))))
 
-    unique: dict[str, dict] = {}
+    unique: dict[str, dict] = {}  # one run per result: configurations equal but for ignored keys train once
     for _, cfg in jobs:
         if cfg is not None:
-            unique.setdefault(json.dumps(cfg, sort_keys=True, default=str), cfg)
+            unique.setdefault(_identity(cfg), cfg)
     results: dict[str, dict] = {}
     absent: dict[str, str] = {}
     workers = max(1, min(int(workers), len(unique) or 1))
@@ -253,7 +270,7 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
         if cfg is None:
             run_rows.append({**row, "status": "not run", "note": row["note"] or "not run"})
             continue
-        res = results[json.dumps(cfg, sort_keys=True, default=str)]
+        res = results[_identity(cfg)]
         out = {**row, "status": res["status"], "note": res["note"] if res["note"] else row["note"]}
         if res["status"] in TRAINED:  # a diverged run keeps its numbers and curve, marked, out of the means
             out.update({k: v for k, v in res.items() if k not in ("status", "note", "history", "elapsed_s")})

@@ -147,14 +147,21 @@ class _Watcher:
             self._thread.join(timeout=5)
             self._show()
 
-    def counts(self) -> dict:
-        """Runs done and trained (the rest came from the store), over the notebook's grids."""
+    def counts(self, trained_before: set) -> dict:
+        """Runs done, trained and reused (from the store) over the notebook's grids, and
+        ``trained_again``: runs trained here whose key was already trained earlier in this
+        regeneration (``trained_before``, updated; 0 unless the store failed to share a run)."""
         from .grid import progress_channel
 
+        lines = list(progress_channel(self.path))
+        keys = [ln["run"]["key"] for ln in lines if ln.get("run", {}).get("trained")]
         last: dict[str, dict] = {}
-        for line in progress_channel(self.path):
+        for line in lines:
             last[line["desc"]] = line
-        return {"runs": sum(v["done"] for v in last.values()), "trained": sum(v.get("trained", 0) for v in last.values())}
+        runs, trained = sum(v["done"] for v in last.values()), sum(v.get("trained", 0) for v in last.values())
+        again = sum(k in trained_before for k in keys) + len(keys) - len(set(keys))
+        trained_before.update(keys)
+        return {"runs": runs, "trained": trained, "reused": runs - trained, "trained_again": again}
 
 
 def _scrub_executed(path: Path, figures_root: Path | None = None) -> None:
@@ -201,6 +208,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
     total = sum(len(p) for _, _, p in plan)
     records, failed, count = {}, [], 0
+    trained_keys: set = set()  # every run trained in this regeneration, across notebooks and papers
     for name, prof, paths in plan:
         out = root / name / prof.name
         (out / "executed").mkdir(parents=True, exist_ok=True)
@@ -230,7 +238,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                 failed.append(f"{name}/{nb.stem}")
             finally:
                 watcher.close()
-                counts = watcher.counts()
+                counts = watcher.counts(trained_keys)
                 channel.unlink(missing_ok=True)
                 os.environ.pop("FEDLIB_PROGRESS", None)
             _scrub_executed(out / "executed" / nb.name, root)
@@ -239,6 +247,8 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                                         **({"error": error} if error else {})})
             print(f"{label}: {status} in {dt:.1f} s" + (f"\n{error}" if error else ""), flush=True)
         record["total_wall_time_s"] = round(time.perf_counter() - t0, 1)
+        record["runs"] = {k: sum(n.get(k, 0) for n in record["notebooks"])
+                          for k in ("runs", "trained", "reused", "trained_again")}
         record["finished"] = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
         from .figures import git_commit
 
