@@ -48,7 +48,7 @@ from .algorithms.server_training import ServerData, ServerRound
 from .config import Config
 from .data import FederatedData, load_dataset
 from .engine import ClientOptimizer, ClientTask, client_batches, sample_clients, train_clients_sequential
-from .models import build_model
+from .models import build_model, memory_format, to_memory_format
 from .partition import (balanced_shards, balanced_subset, count_matrix, equal_sizes, holdout, long_tail,
                         partition, split_like)
 from .store import Store
@@ -190,6 +190,19 @@ def _as_inputs_of(x: torch.Tensor, like: torch.Tensor, name: str) -> torch.Tenso
     return torch.cat(out)
 
 
+def _in_memory_format(data: FederatedData, server: ServerData | None, fmt) -> tuple:
+    """The image tensors in the model's memory format, converted once for the run (copies:
+    the loaded data may be shared); every batch cut from them keeps it."""
+    if fmt == torch.contiguous_format:
+        return data, server
+    data = dataclasses.replace(data, train_x=to_memory_format(data.train_x, fmt),
+                               test_x=to_memory_format(data.test_x, fmt))
+    if server is not None:
+        server = dataclasses.replace(server, aux_x=to_memory_format(server.aux_x, fmt),
+                                     unlabeled_x=to_memory_format(server.unlabeled_x, fmt))
+    return data, server
+
+
 def prepare(config: Config) -> Experiment:
     """Load the data, split it (server data, long tail, partition, per-client test
     sets), build the model (seeded) and the algorithm."""
@@ -215,6 +228,7 @@ def prepare(config: Config) -> Experiment:
         torch.manual_seed(config.seed)
         model = algorithm.extend_model(build_model(config.model, data.num_classes, data.input_shape))
     model = model.to(config.device)
+    data, server = _in_memory_format(data, server, memory_format(config.model, data.input_shape))
     client_test = balanced = None
     if config.personal_eval_every:
         test_y = data.test_y.numpy()

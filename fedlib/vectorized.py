@@ -37,7 +37,9 @@ differently:
   batching many clients per pass.  On a GPU a pass is the whole group.
 * **bounded memory.**  Clients are trained in groups whose estimated memory
   (:func:`group_size`) fits ``memory_budget_gb``; a group has ≥ 1 client.
-* data stay tensors on ``x.device``; the same code runs on CPU and CUDA.
+* data stay tensors on ``x.device``; the same code runs on CPU and CUDA.  A model's
+  memory format (:func:`fedlib.models.memory_format`) carries over: the stacked
+  parameters keep each client's layout and the batches their images' layout.
 """
 
 from __future__ import annotations
@@ -175,7 +177,7 @@ def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[Cl
             hi = min(active, lo + per_pass)
             width = max(ls[s] for ls in lengths[lo:hi])
             r = rows[lo:hi, s, :width]
-            xb = x.index_select(0, r.reshape(-1)).view(*r.shape, *x.shape[1:])
+            xb = _rows(x, r.reshape(-1)).view(*r.shape, *x.shape[1:])
             current = {k: v[lo:hi].detach().requires_grad_(True) for k, v in params.items()}
             pass_refs = _slice(refs, lo, hi)
             with torch.enable_grad():
@@ -214,6 +216,13 @@ def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[Cl
                 else:
                     w.copy_(torch.where(_expand(masks[k], w), w - opt.lr * d, w))
     return params, loss_sum, sizes.sum(1)
+
+
+def _rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """``x[rows]``, in ``x``'s memory format (``index_select`` returns NCHW even from NHWC)."""
+    if x.ndim == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last):
+        return x[rows]
+    return x.index_select(0, rows)
 
 
 def _expand(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
@@ -265,7 +274,7 @@ def train_clients_vectorized(model, algorithm, global_params: Params, tasks: lis
                 start = _stack([starts[i] for i in members])
                 anchor = start
             else:  # every client starts from the global model: the anchor broadcasts
-                start = {k: v.unsqueeze(0).repeat(len(chunk), *([1] * v.ndim)) for k, v in received.items()}
+                start = {k: torch.stack([v] * len(chunk)) for k, v in received.items()}  # keeps v's layout
                 anchor = received
             params, loss_sum, count = _train_group(model, algorithm, start, anchor, chunk, context, refs, x, y, opt,
                                                    per_pass)

@@ -14,7 +14,8 @@ name            module                       paper
 ``resnet8``     ``models.resnet8``           FEDIC (ResNet-8, GroupNorm)
 ==============  ===========================  ===========================================
 
-Every model follows the contract of :mod:`fedlib.models.registry`:
+Every model follows the contract of :mod:`fedlib.models.registry` (which also
+says how a model declares its memory format, ``memory_format="channels_last"``):
 ``features(x) -> h`` (the body), a final ``nn.Linear`` named ``classifier``
 (the head) and no buffers.  ``python -m fedlib params`` lists every registered
 model.  A new model is a new module with a ``@register_model`` builder; this
@@ -24,11 +25,11 @@ package imports every module by discovery.
 from __future__ import annotations
 
 from ..discovery import import_modules
-from .registry import (MODELS, ModelSpec, body_keys, body_params, build_model, head_keys, layer_keys, model_names,
-                       register_model)
+from .registry import (MEMORY_FORMATS, MODELS, ModelSpec, body_keys, body_params, build_model, head_keys, layer_keys,
+                       memory_format, model_names, register_model, to_memory_format)
 
-__all__ = ["MODELS", "ModelSpec", "body_keys", "body_params", "build_model", "head_keys", "layer_keys", "model_names",
-           "register_model"]
+__all__ = ["MEMORY_FORMATS", "MODELS", "ModelSpec", "body_keys", "body_params", "build_model", "head_keys",
+           "layer_keys", "memory_format", "model_names", "register_model", "to_memory_format"]
 
 
 import_modules(__name__, __path__, globals(), skip=("registry",))

@@ -75,5 +75,5 @@ def _concatenated(base: str, k: int, num_classes: int, input_shape) -> Concatena
 for _base in ("simple_cnn", "vgg9"):
     register_model(f"concat{CONCAT_K}_{_base}",
                    f"FedConcat's final architecture on {_base}: {CONCAT_K} freshly initialised {_base} encoders "
-                   "concatenated + one linear layer (FedConcat Fig. 4)")(
+                   "concatenated + one linear layer (FedConcat Fig. 4)", memory_format="channels_last")(
         lambda num_classes, input_shape, _b=_base: _concatenated(_b, CONCAT_K, num_classes, input_shape))

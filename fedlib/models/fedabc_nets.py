@@ -77,7 +77,8 @@ def _mlp(num_classes: int, input_shape) -> MLP:
     return MLP(in_features=math.prod(input_shape), num_classes=num_classes)
 
 
-@register_model("convnet", "FedABC's CIFAR-10 ConvNet (= FedRep's CNNCifar): conv 64, 64 → FC 120 → 64 → K")
+@register_model("convnet", "FedABC's CIFAR-10 ConvNet (= FedRep's CNNCifar): conv 64, 64 → FC 120 → 64 → K",
+                memory_format="channels_last")
 def _convnet(num_classes: int, input_shape) -> ConvNet:
     channels, height, width = input_shape
     return ConvNet(num_classes, in_channels=channels, image_size=(height, width))

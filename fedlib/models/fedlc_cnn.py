@@ -82,13 +82,15 @@ class CNNCifar(nn.Module):
         return self.classifier(self.features(x))
 
 
-@register_model("cnn_mnist", "FedLC Table 8 CNN (MNIST/FMNIST): 2 conv + fc 320→50 → K")
+@register_model("cnn_mnist", "FedLC Table 8 CNN (MNIST/FMNIST): 2 conv + fc 320→50 → K",
+                memory_format="channels_last")
 def _cnn_mnist(num_classes: int, input_shape) -> CNNMnist:
     channels, height, width = input_shape
     return CNNMnist(num_classes, in_channels=channels, image_size=(height, width))
 
 
-@register_model("cnn_cifar", "FedLC Table 9 CNN (CIFAR-10/100, SVHN): 3 conv 128 → flatten 2048 → K")
+@register_model("cnn_cifar", "FedLC Table 9 CNN (CIFAR-10/100, SVHN): 3 conv 128 → flatten 2048 → K",
+                memory_format="channels_last")
 def _cnn_cifar(num_classes: int, input_shape) -> CNNCifar:
     channels, height, width = input_shape
     return CNNCifar(num_classes, in_channels=channels, image_size=(height, width))

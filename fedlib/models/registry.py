@@ -11,6 +11,15 @@ A registered builder takes ``(num_classes, input_shape)`` and returns an
   ``torch.func.functional_call(model, params, x)`` over the parameters alone
   is the whole model and it can be vmapped over a client dimension.
 
+A registration may declare the model's **memory format**: ``"channels_last"`` (NHWC)
+where one SGD step measures faster so (``benchmarks/bench_memory_format.py``, both
+engines' paths, one thread) than the default ``"contiguous"`` (NCHW).  It is applied
+to inputs of more than one channel (:func:`memory_format`): :func:`build_model` puts
+the 4-D parameters in it, and a run puts its image tensors in it once
+(:func:`to_memory_format`), so every batch cut from them has it.  The format changes
+float rounding, not the mathematics; the registering module is part of the code
+version of the runs that use the model (:func:`fedlib.store.code_version`).
+
 Every module of :mod:`fedlib.models` is imported by discovery, so a new model
 is a new module with a ``@register_model`` builder; no list elsewhere changes.
 """
@@ -20,10 +29,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import torch
 from torch import nn
 
-__all__ = ["ModelSpec", "MODELS", "register_model", "build_model", "model_names", "head_keys", "body_keys",
-           "body_params", "layer_keys"]
+__all__ = ["ModelSpec", "MODELS", "MEMORY_FORMATS", "register_model", "build_model", "model_names", "head_keys",
+           "body_keys", "body_params", "layer_keys", "memory_format", "to_memory_format"]
+
+#: The memory formats a model may declare, and the torch format of each.
+MEMORY_FORMATS = {"contiguous": torch.contiguous_format, "channels_last": torch.channels_last}
 
 
 @dataclass(frozen=True)
@@ -32,18 +45,22 @@ class ModelSpec:
     doc: str
     build: Callable[[int, tuple], nn.Module]
     any_shape: bool = False  # False: input_shape must be (C, H, W)
+    memory_format: str = "contiguous"  # a key of MEMORY_FORMATS: the layout of its 4-D tensors
 
 
 MODELS: dict[str, ModelSpec] = {}
 
 
-def register_model(name: str, doc: str, *, any_shape: bool = False):
-    """Decorator: register ``build(num_classes, input_shape) -> nn.Module`` as ``name``."""
+def register_model(name: str, doc: str, *, any_shape: bool = False, memory_format: str = "contiguous"):
+    """Decorator: register ``build(num_classes, input_shape) -> nn.Module`` as ``name``,
+    with the memory format its 4-D parameters and inputs take (a key of :data:`MEMORY_FORMATS`)."""
+    if memory_format not in MEMORY_FORMATS:
+        raise ValueError(f"memory_format must be one of {tuple(MEMORY_FORMATS)}, got {memory_format!r}")
 
     def deco(build):
         if name in MODELS and MODELS[name].build is not build:
             raise ValueError(f"model {name!r} is registered twice")
-        MODELS[name] = ModelSpec(name, doc, build, any_shape)
+        MODELS[name] = ModelSpec(name, doc, build, any_shape, memory_format)
         return build
 
     return deco
@@ -72,7 +89,26 @@ def build_model(name: str, num_classes: int, input_shape: Sequence[int]) -> nn.M
     spec = MODELS[name]
     if not spec.any_shape and len(shape) != 3:
         raise ValueError(f"input_shape must be (C, H, W) for {name!r}, got {shape}")
-    return spec.build(num_classes, shape)
+    model = spec.build(num_classes, shape)
+    fmt = memory_format(name, shape)
+    return model if fmt == torch.contiguous_format else model.to(memory_format=fmt)
+
+
+def memory_format(name: str, input_shape: Sequence[int]) -> torch.memory_format:
+    """The torch memory format of model ``name`` on inputs of ``input_shape`` (one example's
+    shape): its declared format for (C, H, W) inputs with C > 1, else contiguous (with one
+    channel NHWC and NCHW are the same layout and channels-last measured no faster)."""
+    shape = tuple(input_shape)
+    if MODELS[name].memory_format == "contiguous" or len(shape) != 3 or shape[0] < 2:
+        return torch.contiguous_format
+    return MEMORY_FORMATS[MODELS[name].memory_format]
+
+
+def to_memory_format(x: torch.Tensor | None, fmt: torch.memory_format) -> torch.Tensor | None:
+    """``x`` (a batch of images, N × C × H × W) in memory format ``fmt``; anything else unchanged."""
+    if x is None or x.ndim != 4 or fmt == torch.contiguous_format:
+        return x
+    return x.contiguous(memory_format=fmt)
 
 
 def head_keys(model: nn.Module) -> tuple[str, ...]:

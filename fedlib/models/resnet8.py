@@ -97,6 +97,7 @@ class ResNet8(nn.Module):
         return self.classifier(self.features(x))
 
 
-@register_model("resnet8", "FEDIC's ResNet-8: 3 basic blocks (64/128/256), 256-d feature, GroupNorm(2)")
+@register_model("resnet8", "FEDIC's ResNet-8: 3 basic blocks (64/128/256), 256-d feature, GroupNorm(2)",
+                memory_format="channels_last")
 def _resnet8(num_classes: int, input_shape) -> ResNet8:
     return ResNet8(num_classes, in_channels=input_shape[0])

@@ -55,7 +55,8 @@ class SimpleCNN(nn.Module):
         return self.classifier(self.features(x))
 
 
-@register_model("simple_cnn", "FedConcat's simple CNN: 2 conv (6, 16) + fc 120 → 84 (encoder) → K; 1- or 3-channel")
+@register_model("simple_cnn", "FedConcat's simple CNN: 2 conv (6, 16) + fc 120 → 84 (encoder) → K; 1- or 3-channel",
+                memory_format="channels_last")
 def _simple_cnn(num_classes: int, input_shape) -> SimpleCNN:
     channels, height, width = input_shape
     return SimpleCNN(num_classes, in_channels=channels, image_size=(height, width))

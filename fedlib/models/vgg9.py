@@ -60,7 +60,7 @@ class VGG9(nn.Module):
 
 
 @register_model("vgg9", "VGG-9 (ModerateCNN) of FedConcat's code: 6 conv + fc 4096→512→512 (encoder) → K; "
-                        "dropout left out")
+                        "dropout left out", memory_format="channels_last")
 def _vgg9(num_classes: int, input_shape) -> VGG9:
     channels, height, width = input_shape
     return VGG9(num_classes, in_channels=channels, image_size=(height, width))
