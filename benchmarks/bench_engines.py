@@ -2,6 +2,7 @@
 
     python benchmarks/bench_engines.py           # full (a few minutes); writes benchmarks/results.md
     python benchmarks/bench_engines.py --quick   # seconds: proves the script runs (CI); writes nothing
+    python benchmarks/bench_engines.py --end-to-end  # case (a*) alone: Synthetic round + evaluation vs a peer loop
 
 A "round" is :func:`fedlib.simulation.run_round` (sample clients, build their
 batches, train them, aggregate, server step); test-set evaluation is left out,
@@ -15,6 +16,7 @@ See README.md for the targets and how to read the table.
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import os
 import platform
@@ -25,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch.func import functional_call
+from torch.utils.data import DataLoader, TensorDataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("FEDLIB_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -32,6 +35,7 @@ os.environ.setdefault("FEDLIB_DATA", str(Path(__file__).resolve().parents[2] / "
 from fedlib.algorithms import build_algorithm  # noqa: E402
 from fedlib.config import Config  # noqa: E402
 from fedlib.data import FederatedData  # noqa: E402
+from fedlib.engine import sample_clients  # noqa: E402
 from fedlib.losses import cross_entropy  # noqa: E402
 from fedlib.models import build_model  # noqa: E402
 from fedlib.partition import count_matrix, iid  # noqa: E402
@@ -83,6 +87,63 @@ def time_rounds(exp: Experiment, timed: int) -> dict[str, tuple[float, float]]:
     return best
 
 
+def peer_round(exp: Experiment, model: torch.nn.Module, round_: int) -> None:
+    """One round as a peer library's per-client simulation loop runs it (FedAvg): for each
+    sampled client a fresh copy of the global ``nn.Module``, ``torch.optim.SGD``, a shuffling
+    ``DataLoader`` over its samples, E epochs of forward/backward/step; then the
+    sample-weighted average of the clients' ``state_dict``s becomes the global model
+    (``model``, updated in place).  Not fedlib's numbers (another batch order): its cost."""
+    c, x, y = exp.config, exp.data.train_x, exp.data.train_y
+    states, weights = [], []
+    for k in sample_clients(exp.num_clients, c.participation, c.seed, round_):
+        rows = torch.as_tensor(exp.client_indices[k])
+        local = copy.deepcopy(model)
+        opt = torch.optim.SGD(local.parameters(), lr=c.lr)
+        loader = DataLoader(TensorDataset(x[rows], y[rows]), batch_size=c.batch_size, shuffle=True,
+                            generator=torch.Generator().manual_seed(c.seed * 100_003 + round_ * 1_009 + k))
+        for _ in range(c.local_epochs):
+            for xb, yb in loader:
+                opt.zero_grad()
+                torch.nn.functional.cross_entropy(local(xb), yb).backward()
+                opt.step()
+        states.append(local.state_dict())
+        weights.append(len(rows))
+    total = float(sum(weights))
+    model.load_state_dict({name: sum(w / total * s[name] for w, s in zip(weights, states)) for name in states[0]})
+
+
+@torch.no_grad()
+def peer_evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 2048) -> float:
+    """The global model's test accuracy, as a peer loop measures it."""
+    correct = sum(int((model(x[i:i + batch]).argmax(1) == y[i:i + batch]).sum()) for i in range(0, len(y), batch))
+    return correct / len(y)
+
+
+def time_end_to_end(exp: Experiment, timed: int) -> dict[str, float]:
+    """Best seconds per round, one thread, evaluation on the test set included (every round, as
+    eval_every = 1): fedlib's engines through :func:`run_round` + the evaluation row, and
+    :func:`peer_round` + :func:`peer_evaluate`; one warm-up round each, then in turns."""
+    runs = {e: (dataclasses.replace(exp, config=exp.config.replace(engine=e)), _initial_state(exp)) for e in ENGINES}
+    torch.manual_seed(exp.config.seed)
+    peer_model = copy.deepcopy(exp.model)
+    best = {name: float("inf") for name in (*ENGINES, "peer")}
+    with simulation.single_thread():
+        for round_ in range(1, timed + 2):
+            for name in best:
+                start = time.perf_counter()
+                if name == "peer":
+                    peer_round(exp, peer_model, round_)
+                    peer_evaluate(peer_model, exp.data.test_x, exp.data.test_y)
+                else:
+                    run_exp, state = runs[name]
+                    run_round(run_exp, state, round_, evaluating=True)
+                    simulation._evaluation_row(run_exp, state["params"], round_)
+                took = time.perf_counter() - start
+                if round_ > 1:
+                    best[name] = min(best[name], took)
+    return best
+
+
 def single_model_throughput(exp: Experiment, batch: int, repeats: int) -> float:
     """Samples/s of ONE model's forward + backward + SGD step on one batch of ``batch`` rows."""
     model, x, y = exp.model, exp.data.train_x, exp.data.train_y
@@ -121,7 +182,10 @@ def random_experiment(model: str, clients: int, total: int, batch_size: int) -> 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="tiny sizes, 1 timed round; writes no results.md")
-    quick = parser.parse_args(argv).quick
+    parser.add_argument("--end-to-end", action="store_true",
+                        help="only cases (a) and (a*) (Synthetic, 100 clients, against the peer loop); writes nothing")
+    args = parser.parse_args(argv)
+    quick, end_to_end_only = args.quick, args.end_to_end
     rows: list[tuple[str, ...]] = []
     t0 = time.perf_counter()
 
@@ -153,6 +217,17 @@ def main(argv=None) -> int:
     clients = 20 if quick else 100
     speed(f"(a) Synthetic(1,1), {clients} clients, logreg", prepare(Config(
         dataset="synthetic", synthetic_alpha=1.0, synthetic_beta=1.0, num_clients=clients)), 1 if quick else 7, 10)
+
+    # (a*) the same, end to end (round + test-set evaluation), one thread, against a peer per-client loop
+    exp = prepare(Config(dataset="synthetic", synthetic_alpha=1.0, synthetic_beta=1.0, num_clients=clients))
+    e2e = time_end_to_end(exp, 1 if quick else 15)
+    report(f"(a*) same, end to end (round + evaluation), 1 thread", "s/round: sequential | vectorized",
+           f"{e2e['sequential']:.4f}", f"{e2e['vectorized']:.4f}", e2e["sequential"] / e2e["vectorized"])
+    ratio = e2e["peer"] / e2e["vectorized"]
+    report("    peer per-client DataLoader loop ÷ vectorized", "s/round: peer | vectorized", f"{e2e['peer']:.4f}",
+           f"{e2e['vectorized']:.4f}", ratio, "" if quick else "≥ 10×", None if quick else ratio >= 10)
+    if end_to_end_only:
+        return 0
 
     # (b) MNIST, Table-8 CNN, 20 clients under D(0.5)
     exp = prepare(Config(dataset="mnist", num_clients=20, partition="dirichlet", partition_beta=0.5,
