@@ -33,12 +33,30 @@ def scale(tree: Params, s: float) -> Params:
     return tree_map(lambda v: v * s, tree)
 
 
+# Above this many float64 elements (clients × parameter size) weighted_sum loops over the trees
+# instead of stacking them (the stacked copy's memory).
+_STACKED_ELEMENTS = 2**23
+
+
 def weighted_sum(trees: Sequence[Params], weights: Iterable[float]) -> Params:
     """Σ_i w_i · tree_i, accumulated in float64 so that the order of clients
-    changes nothing beyond float32 rounding of the final result."""
-    weights = list(weights)
-    out = {k: torch.zeros_like(v, dtype=torch.float64) for k, v in trees[0].items()}
-    for tree, w in zip(trees, weights):
-        for k, v in tree.items():
-            out[k] += float(w) * v.to(torch.float64)
-    return {k: v.to(trees[0][k].dtype) for k, v in out.items()}
+    changes nothing beyond float32 rounding of the final result.
+
+    The sum is the left-to-right one, ((0 + w_0·t_0) + w_1·t_1) + …, whether it is taken
+    over the stacked trees (one ``cumsum`` along the client dimension, which adds in
+    that order; a few operations instead of three per tree and parameter) or in a loop
+    over the trees (large parameters): the two give the same bits."""
+    weights = [float(w) for w in weights]
+    out = {}
+    for k, first in trees[0].items():
+        if len(trees) * first.numel() <= _STACKED_ELEMENTS:
+            w = torch.tensor(weights, dtype=torch.float64, device=first.device).view(-1, *([1] * first.ndim))
+            terms = torch.stack([t[k] for t in trees]).to(torch.float64) * w
+            terms[0].add_(0.0)  # 0 + w_0·t_0, as the loop starts (-0.0 becomes +0.0)
+            total = terms.cumsum(0)[-1]
+        else:
+            total = torch.zeros_like(first, dtype=torch.float64)
+            for tree, wi in zip(trees, weights):
+                total += wi * tree[k].to(torch.float64)
+        out[k] = total.to(first.dtype)
+    return out

@@ -157,10 +157,14 @@ def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[Cl
     """Local SGD of clients sorted by τ_k (descending, all τ_k ≥ 1) from the stacked
     starting models ``start``.  Returns the stacked final parameters and each
     client's Σ batch-mean loss × batch size."""
-    lengths = [[len(b) for b in t.batches] for t in tasks]
     rows, weight = _padded_batches(tasks, x.device)
+    lengths = np.zeros((len(tasks), rows.shape[1]), dtype=np.int64)  # real batch sizes, 0 after τ_k
+    for k, t in enumerate(tasks):
+        lengths[k, :len(t.batches)] = [len(b) for b in t.batches]
+    actives = (lengths > 0).sum(0).tolist()  # per step, a prefix: the clients with τ_k > s
+    phased = any(t.phases is not None for t in tasks)
     sizes = weight.sum(2).double()  # real batch sizes [clients, steps]
-    counts = torch.stack([t.class_counts.to(x.device) for t in tasks])
+    counts = torch.stack([t.class_counts for t in tasks]).to(x.device)
     params = {k: v.detach().clone() for k, v in start.items()}
     buffers = {k: torch.zeros_like(v) for k, v in params.items()} if opt.momentum else None
     buffer = {k: torch.empty_like(v) for k, v in params.items()} if per_pass < len(tasks) else None
@@ -172,10 +176,10 @@ def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[Cl
 
     batched_loss = vmap(client_loss)
     for s in range(rows.shape[1]):
-        active = sum(1 for ls in lengths if len(ls) > s)  # a prefix: the clients with τ_k > s
+        active = actives[s]
         for lo in range(0, active, per_pass):
             hi = min(active, lo + per_pass)
-            width = max(ls[s] for ls in lengths[lo:hi])
+            width = int(lengths[lo:hi, s].max())
             r = rows[lo:hi, s, :width]
             xb = _rows(x, r.reshape(-1)).view(*r.shape, *x.shape[1:])
             current = {k: v[lo:hi].detach().requires_grad_(True) for k, v in params.items()}
@@ -200,7 +204,7 @@ def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[Cl
             current = {k: v[:active] for k, v in params.items()}  # views: updated in place below
             step_anchor = _slice(anchor, 0, active) if stacked_anchor else anchor
             adjusted = algorithm.correction.adjust(grads, current, step_anchor, _slice(context, 0, active))
-            masks = _trainable_masks(tasks, s, active, current, x.device)
+            masks = _trainable_masks(tasks, s, active, current, x.device) if phased else None
             for k, w in current.items():
                 # as engine.sgd_step: d = ĝ + λw; buf ← μ·buf + d; w ← w − η·buf  (λ = 0: d is exactly ĝ)
                 d = adjusted[k] + opt.weight_decay * w if opt.weight_decay else adjusted[k]
