@@ -443,7 +443,7 @@ def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
     nb = lambda name, t, trained: {"name": name, "status": "ok", "wall_time_s": t, "runs": 4,  # noqa: E731
                                    "trained": trained}
     cold = {"git_commit": "abc", "started": "10:00", "finished": "12:00", "total_wall_time_s": 7200.0,
-            "notebooks": [nb("01_a", 7000.0, 4)]}
+            "notebooks": [nb("01_a", 7000.0, 4)], "runs": {"runs": 4, "trained": 4, "reused": 0, "trained_again": 0}}
     warm = {"git_commit": "abc", "started": "13:00", "finished": "13:01", "total_wall_time_s": 60.0,
             "notebooks": [nb("01_a", 60.0, 0)]}
     assert cold_timing(warm, cold)["total_wall_time_s"] == 7200.0
@@ -462,6 +462,7 @@ def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
     assert "| FedLC (ICML 2022) | `quick` | 120.0 min from an empty store |" in text
     assert "rendered again from that store at the same commit in 1.0 min (13:00 → 13:01)" in text
     assert "`01_a`: ok, 7000 s, 4 of 4 runs trained" in text
+    assert "* runs: 4 trained, 0 from the store, 0 trained a second time" in text  # the cold run's counts
     assert "rendered from the store in 5 s" in text  # a figure's own time is its rendering
 
 

@@ -161,10 +161,15 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
                          f"{run.get('finished', '?')}), training no run")
         else:
             lines.append(f"* wall time: {_wall(run)} ({run.get('started', '?')} → {run.get('finished', '?')})")
+        totals = (cold or run).get("runs")
+        if totals:  # no configuration trained twice: what was trained, what came from the store
+            lines.append(f"* runs: {totals['trained']} trained, {totals['reused']} from the store, "
+                         f"{totals['trained_again']} trained a second time")
         timed = [(nb, "") for nb in (cold or run).get("notebooks", [])] + [
             (nb, " (earlier regeneration)") for nb in run.get("previous", [])]
         for nb, when in sorted(timed, key=lambda t: t[0]["name"]):
-            runs = (f", {nb['trained']} of {nb['runs']} runs trained (the rest from the store)"
+            again = f"; {nb['trained_again']} trained a second time" if nb.get("trained_again") else ""
+            runs = (f", {nb['trained']} of {nb['runs']} runs trained (the rest from the store{again})"
                     if nb.get("runs") else "")
             lines.append(f"  * `{nb['name']}`: {nb['status']}, {nb['wall_time_s']:.0f} s{runs}{when}")
     lines.append("")

@@ -301,7 +301,7 @@ def cold_timing(record: dict, old: dict) -> dict | None:
         return old["cold"]
     if not any(n.get("trained", 0) for n in old.get("notebooks", [])):
         return None
-    return {k: old[k] for k in ("started", "finished", "total_wall_time_s", "store", "notebooks") if k in old}
+    return {k: old[k] for k in ("started", "finished", "total_wall_time_s", "store", "notebooks", "runs") if k in old}
 
 
 def strip(paths: list[Path] | None = None) -> list[Path]:
