@@ -33,9 +33,10 @@ def scale(tree: Params, s: float) -> Params:
     return tree_map(lambda v: v * s, tree)
 
 
-# Above this many float64 elements (clients × parameter size) weighted_sum loops over the trees
-# instead of stacking them (the stacked copy's memory).
-_STACKED_ELEMENTS = 2**23
+# Parameters of at most this many elements are summed over the stacked trees, larger ones in a loop
+# over the trees: where the per-tree operations' overhead outweighs the stacked copy and the scan
+# (measured, one thread: 100 trees × 600 elements 0.23 vs 0.44 ms; 20 × 4,000: 0.21 vs 0.13 ms).
+_STACKED_NUMEL = 1024
 
 
 def weighted_sum(trees: Sequence[Params], weights: Iterable[float]) -> Params:
@@ -44,12 +45,12 @@ def weighted_sum(trees: Sequence[Params], weights: Iterable[float]) -> Params:
 
     The sum is the left-to-right one, ((0 + w_0·t_0) + w_1·t_1) + …, whether it is taken
     over the stacked trees (one ``cumsum`` along the client dimension, which adds in
-    that order; a few operations instead of three per tree and parameter) or in a loop
-    over the trees (large parameters): the two give the same bits."""
+    that order; a few operations instead of three per tree, for small parameters) or in a
+    loop over the trees (large ones): the two give the same bits."""
     weights = [float(w) for w in weights]
     out = {}
     for k, first in trees[0].items():
-        if len(trees) * first.numel() <= _STACKED_ELEMENTS:
+        if first.numel() <= _STACKED_NUMEL and len(trees) > 1:
             w = torch.tensor(weights, dtype=torch.float64, device=first.device).view(-1, *([1] * first.ndim))
             terms = torch.stack([t[k] for t in trees]).to(torch.float64) * w
             terms[0].add_(0.0)  # 0 + w_0·t_0, as the loop starts (-0.0 becomes +0.0)

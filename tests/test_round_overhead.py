@@ -30,7 +30,7 @@ def test_weighted_sum_stacked_and_looped_give_the_loops_bits(monkeypatch):
         weights = (torch.rand(n, generator=gen, dtype=torch.float64) + 0.1).tolist()
         ref = _loop_reference(trees, weights)
         stacked = tree.weighted_sum(trees, weights)
-        monkeypatch.setattr(tree, "_STACKED_ELEMENTS", 0)
+        monkeypatch.setattr(tree, "_STACKED_NUMEL", 0)
         looped = tree.weighted_sum(trees, weights)
         monkeypatch.undo()
         for k in ref:
