@@ -28,13 +28,13 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from . import PAPER
 from . import reported as paper
-from .communication import budget_of, model_sizes, rounds_for_model
+from .analysis import budget_of, model_sizes, rounds_for_model
 from ...repro.profiles import Profile
-from ...repro.profiles import get_profile as _get_profile
 
 __all__ = [
-    "get_profile", "method_colors", "table1_config", "FIG1_MODELS", "FIG1_TESTS", "fig1_two_clients", "disjoint_pair", "budget_table", "budget_variants",
+    "method_colors", "table1_config", "FIG1_MODELS", "FIG1_TESTS", "fig1_two_clients", "disjoint_pair", "budget_table", "budget_variants",
     "accuracy_at_rounds", "budget_sensitivity", "ranking_summary", "BASELINES", "FEDLC_EQUIVALENTS", "fedlc_gaps",
     "fedlc_companion_gaps", "fedlc_findings", "load_runs", "cluster_view", "cluster_agreement", "fig3_cells",
     "fig4_cells", "fig4_rounds", "communication_curves", "partition_label",
@@ -56,10 +56,6 @@ def method_colors() -> dict[str, tuple]:
     return dict(zip(paper.METHODS, sns.color_palette(PALETTE, len(paper.METHODS))))
 
 
-def get_profile(profile: "Profile | str | None" = None) -> Profile:
-    """A FedConcat profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a Profile passes through."""
-    return _get_profile(profile, paper="fedconcat")
-
 
 def partition_label(column: str) -> str:
     """``"fmnist_dir0.1"`` -> ``"Dir(0.1)"``, ``"n100_cifar10_c2"`` -> ``"#C=2"``."""
@@ -71,7 +67,7 @@ def table1_config(profile: Profile | str | None, column: str, method: str, **ext
     """Table 1's configuration of the row ``method`` in ``column`` under the profile (None: not run in
     it), with ``extra`` on top; without ``extra`` it is exactly the table's cell, so the store shares
     the run."""
-    cfg, _ = get_profile(profile).config(paper.TABLE1.config(method, column), "table1")
+    cfg, _ = PAPER.profile(profile).config(paper.TABLE1.config(method, column), "table1")
     return None if cfg is None else {**cfg, **extra}
 
 
@@ -110,7 +106,7 @@ def fig1_two_clients(profile: Profile | str | None = None, *, seed: int | None =
     from ...config import Config
     from ...simulation import evaluate, prepare, single_thread, train_locally
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig1")
     cfg = table1_config(prof, opts.get("column", "cifar10_c2"), "fedavg")
     if cfg is None:
@@ -151,7 +147,7 @@ def budget_table(profile: Profile | str | None = None,
     K, T_e, T_c and at the profile's, for each dataset's model (notes §2)."""
     from ...data import DATASETS
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     scales = [("paper", {})] + ([(prof.name, prof.image)] if prof.name != "paper" else [])
     rows = []
     for scale, image in scales:
@@ -172,7 +168,7 @@ def budget_table(profile: Profile | str | None = None,
 
 def budget_variants(config: dict, variants: dict) -> pd.DataFrame:
     """The baselines' round budget of a configuration under each way of counting
-    (``variants``: name -> :func:`.communication.budget_of` keywords)."""
+    (``variants``: name -> :func:`.analysis.budget_of` keywords)."""
     rows = []
     for name, kw in variants.items():
         b = budget_of(config, **kw)
@@ -384,7 +380,7 @@ def cluster_agreement(view: pd.DataFrame, reference_clusters: Sequence[int] | No
 def fig3_cells(profile: Profile | str | None = None) -> list[dict]:
     """FedConcat with K-means (Table 1's run) and with random groups
     (``fedconcat_clustering="random"``) in each of the experiment's columns."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     cells = []
     for column in prof.setting("fig3", "columns", ()):
         for clustering, label in (("kmeans", "with clustering (K-means)"), ("random", "without (random groups)")):
@@ -411,7 +407,7 @@ def fig4_cells(profile: Profile | str | None = None) -> list[dict]:
     """Fig. 4: each baseline on FedConcat's final architecture (the experiment's ``model``) for the
     experiment's ``budget``, beside the same baseline on one cluster model (Table 1's run) and FedConcat
     (Table 1's run), in the experiment's ``column``."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig4")
     column, model = opts.get("column", "cifar10_c2"), opts.get("model", "concat5_simple_cnn")
     cells = []

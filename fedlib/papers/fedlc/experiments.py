@@ -31,14 +31,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from . import PAPER
 from . import reported as paper
 from ...repro.profiles import Profile
-from ...repro.profiles import get_profile as _get_profile
 
-
-def get_profile(profile: "Profile | str | None" = None) -> Profile:
-    """A FedLC profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a Profile passes through."""
-    return _get_profile(profile, paper="fedlc")
 
 __all__ = [
     "fig1_cells", "experiment_config", "pretrained", "before_after", "class_roles", "tsne_embedding",
@@ -77,7 +73,7 @@ def _setting_config(profile: Profile, key: str, experiment: str, **extra) -> tup
 # ----------------------------------------------------------------------------- Fig. 1
 def fig1_cells(profile: Profile | str | None = None) -> list[dict]:
     """FedAvg on CIFAR-10 under IID, each Q(α) and each D(β) of the profile."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig1")
     keys = (["cifar10_iid"] if opts.get("iid", True) else []) \
         + [f"cifar10_alpha{a}" for a in opts.get("alphas", ())] + [f"cifar10_beta{b}" for b in opts.get("betas", ())]
@@ -91,7 +87,7 @@ def fig1_cells(profile: Profile | str | None = None) -> list[dict]:
 
 def curve_cells(profile: Profile | str | None, experiment: str, methods: Sequence[str]) -> list[dict]:
     """Cells (setting × method) of a curve figure (Fig. 5) from the experiment's ``settings``."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment(experiment)
     cells = []
     for key in opts.get("settings", ()):
@@ -127,7 +123,7 @@ CALIBRATION_LABELS = {
 
 def calibration_cells(profile: Profile | str | None = None) -> list[dict]:
     """Baselines (FedAvg, FedRS) and every FedLC loss variant on each setting."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("calibration")
     variants = opts.get("variants", tuple(CALIBRATION_VARIANTS))
     cells = []
@@ -143,7 +139,7 @@ def calibration_cells(profile: Profile | str | None = None) -> list[dict]:
 
 def tau_cells(profile: Profile | str | None = None, variants: Sequence[str] = ("standard", "log_prior")) -> list[dict]:
     """The τ sweep on the experiment's ``tau_setting`` for each variant."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("calibration")
     key = opts.get("tau_setting")
     cells = []
@@ -162,7 +158,7 @@ def experiment_config(profile: Profile | str | None, experiment: str, **extra: A
     its dataset (substituted by the profile), clients and skew, the profile's
     overrides, and ``rounds`` (``pretrain_rounds``) of the experiment.  None if
     its dataset is not run in this profile."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment(experiment)
     base = {**paper.SETUP, "dataset": opts.get("dataset", "cifar10"), "method": "fedavg"}
     for k in ("num_clients", "partition", "partition_beta", "partition_alpha"):
@@ -334,7 +330,7 @@ def toy_two_clients(profile: Profile | str | None = None, *, seed: int = 0, std:
     Defaults (profile ``fig3`` settings): class std 1.5, τ = 3, learning rate 0.5."""
     from ...losses import fedlc_loss
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig3")
     std = float(opts.get("std", 1.5) if std is None else std)
     tau = float(opts.get("tau", 3.0) if tau is None else tau)
@@ -411,7 +407,7 @@ def synthetic_alpha_effect(profile: Profile | str | None = None, *, seed: int = 
     distribution, in bits; lower = more skewed) and the number of samples."""
     from ...data import synthetic
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("synthetic_alpha")
     m = int(opts.get("num_clients", 100))
     alphas, betas = opts.get("alphas", (0.0, 0.5, 1.0)), opts.get("betas", (0.0, 0.5, 1.0))
@@ -445,7 +441,7 @@ def stand_in_cells(profile: Profile | str | None = None) -> list[dict]:
     the experiment's ``overrides`` (e.g. a smaller model).  Cells are labelled
     ``trained_on`` = :data:`STAND_IN` / :data:`ON_CIFAR10`.  Empty when the
     profile trains on CIFAR-10 itself (nothing to check)."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("stand_in")
     if not opts or prof.dataset("cifar10") in (None, "cifar10"):
         return []
