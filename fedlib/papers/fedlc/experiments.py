@@ -44,7 +44,7 @@ __all__ = [
     "fig1_frame", "fig1_claims", "fig2_by_role", "toy_panels", "fig3_toy_table", "LOSS_NAMES",
     "deviation_summary", "deviation_by_minority_size", "Calibration", "calibration_table",
     "tau_sweep", "fig4_counts_table", "stand_in_check",
-    "fig6_per_class", "fig6_summary", "fig7_separation", "show_table",
+    "fig6_per_class", "fig6_summary", "fig7_separation",
 ]
 
 
@@ -782,10 +782,3 @@ def fig7_separation(ctx, start, scores: pd.DataFrame) -> pd.DataFrame:
                    findings=[f"Fig. 7: silhouette of the three classes' features {r.silhouette_features:.3f} with "
                              f"{_label(r.method, PAPER)}" for r in scores.itertuples()])
     return scores
-
-
-def show_table(ctx, table_id: str):
-    """A paper table reproduced (:meth:`fedlib.repro.context.Context.table`), its Markdown printed."""
-    comparison, grid = ctx.table(table_id)
-    print(open(ctx.out_dir / f"{table_id}.md").read())
-    return comparison, grid
