@@ -33,7 +33,8 @@ PAPER = ("Diao, Li, He, Exploiting Label Skews in Federated Learning with Model 
 
 #: The methods of Tables 1-3 in the slides' column order.
 METHODS = ("fedavg", "fedprox", "moon", "fedrs", "fedlc", "fedconcat", "fedconcat_id", "centralized")
-#: The methods in the paper's row order (Table 1): their order and colours in every figure.
+#: The methods in the paper's row order (Table 1):
+#: their order and colours in every figure.
 METHOD_ORDER = METHODS
 METHOD_LABELS = {"fedavg": "FedAvg", "fedprox": "FedProx", "moon": "MOON", "fedrs": "FedRS", "fedlc": "FedLC",
                  "fedconcat": "FedConcat", "fedconcat_id": "FedConcat-ID", "centralized": "Centralized"}

@@ -34,7 +34,8 @@ PAPER = ("Shang, Lu, Cheung, Wang, FEDIC: Federated Learning on Non-IID and Long
 #: Table 1's twelve methods in the paper's row order.
 METHODS = ("fedavg", "fedavgm", "fedprox", "fednova", "feddf", "fedbe", "fed_focal", "ratio_loss", "crt",
            "tau_norm", "lws", "fedic")
-#: The methods in the paper's row order (Table 1): their order and colours in every figure.
+#: The methods in the paper's row order (Table 1):
+#: their order and colours in every figure.
 METHOD_ORDER = METHODS
 METHOD_LABELS = {
     "fedavg": "FedAvg", "fedavgm": "FedAvgM", "fedprox": "FedProx", "fednova": "FedNova", "feddf": "FedDF",
