@@ -440,7 +440,8 @@ def mark_stand_in(meta: dict, profile: Profile | None = None, paper=None) -> dic
     starts with "⇄ CIFAR-10 ran on FMNIST (a stand-in): a paper value beside it is on CIFAR-10; compare
     qualitatively only."; every finding that sets a paper value beside ours (it mentions the paper)
     and does not already name the stand-in ends with "[⇄ CIFAR-10 ran on FMNIST (a stand-in)]" (the
-    paper datasets it names, else all).  Idempotent: a sidecar
+    stood-in datasets it names; all of them when it names no dataset; none when it names only datasets
+    that ran as in the paper).  Idempotent: a sidecar
     that has ``stand_in`` is returned as it is."""
     if "stand_in" in meta or profile is None:
         return meta
@@ -456,10 +457,16 @@ def mark_stand_in(meta: dict, profile: Profile | None = None, paper=None) -> dic
     papers = " and ".join(label(d) for d in mapping)
     out["caption"] = (f"⇄ {text}: a paper value beside it is on {papers}; compare qualitatively only. "
                       + (meta.get("caption") or "")).rstrip()
+    genuine = [d for d in profile.datasets_of(meta["experiment"]) if d not in mapping]
     marked = []
     for line in meta.get("findings") or []:
-        named = {d: u for d, u in mapping.items() if _mentions(line, label(d))} or mapping
-        if "paper" not in line.lower() or "stand-in" in line or all(_mentions(line, label(u)) for u in named.values()):
+        named = {d: u for d, u in mapping.items() if _mentions(line, label(d))}
+        if not named and any(_mentions(line, label(d)) for d in genuine):
+            named = {}  # it names only datasets that ran as in the paper
+        elif not named:
+            named = dict(mapping)
+        if (not named or "paper" not in line.lower() or "stand-in" in line
+                or all(_mentions(line, label(u)) for u in named.values())):
             marked.append(line)
         else:
             marked.append(f"{line} [⇄ {stand_in_text(named, label)}]")
