@@ -279,4 +279,7 @@ NOTES = (
     "printed.",
     "Local epochs E for Tables 1-4, 6, 7 are not stated.",
     "Table 9's CNN (conv padding=0) cannot produce its own fc1 shape [2048, 10]; fedlib uses padding=1.",
+    "The two copies of the paper's text (Markdown, HTML) agree on every printed number but three Table 1 cells, "
+    "empty in the Markdown copy and printed in the HTML copy (transcribed from it), and one Table 5 row label "
+    "(the Markdown copy's 'E=3' for E=5).",
 )
