@@ -158,6 +158,27 @@ def test_seed_spread_of_the_headline_cells_by_hand():
     assert seed_spread(runs[runs.seed == 0], ("fedlc", "fedavg")) is None  # one seed measures nothing
 
 
+def test_measure_seed_spread_runs_the_headline_cells_with_each_seed(tmp_path):
+    import fedlib
+    from fedlib.repro.compare import table_cells
+    from fedlib.repro.spread import main, measure_seed_spread
+
+    prof = all_papers()["fedlc"].profile("smoke")  # Table 4: Synthetic(1,1), FedAvg and FedLC, 2 rounds
+    got = measure_seed_spread("fedlc", "smoke", (0, 1), tables=["table4"], out_dir=tmp_path, store=False,
+                              progress=False)["table4"]
+    cells = [c for c in table_cells("table4", prof) if c["config"] is not None]
+    assert {c["row"] for c in cells} == {"fedavg", "fedlc"}
+    acc = {(c["row"], c["column"], s): 100 * fedlib.run({**c["config"], "seed": s}, store=False,
+                                                        progress=False).final_accuracy
+           for c in cells for s in (0, 1)}
+    stds = [statistics.stdev([acc[(c["row"], c["column"], s)] for s in (0, 1)]) for c in cells]
+    gain = [acc[("fedlc", "synthetic_1_1", s)] - acc[("fedavg", "synthetic_1_1", s)] for s in (0, 1)]
+    assert got["seeds"] == [0, 1] and got["cells"] == len(cells)
+    assert got["max_std"] == pytest.approx(max(stds)) and got["max_gain_std"] == pytest.approx(statistics.stdev(gain))
+    with pytest.raises(SystemExit):
+        main(["seeds", "fedlc", "--profile", "smoke", "--seeds", "0"])  # one seed measures no spread
+
+
 # ------------------------------------------------------------------------------ what ± means
 def test_a_paper_std_over_rounds_is_shown_and_not_judged():
     paper = {("fedavg", "x"): 8.4, ("fedconcat", "x"): 18.5}

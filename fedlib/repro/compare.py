@@ -35,7 +35,6 @@ has the spread √(s_a² + s_b²).  Accuracies in percent; Δ = ours − paper.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -382,7 +381,8 @@ def findings(comparison: pd.DataFrame, table=None, paper=None) -> list[str]:
     if s["gain_total"] and headline:
         a, b = (paper.method_label(m) for m in headline)
         out.append(f"{label}: {a} − {b} is {s['ours_gain_mean']:+.2f} pp on average here vs "
-                   f"{s['paper_gain_mean']:+.2f} pp in the paper (the sign agrees in {verdict_text(s, 'gain')} columns)")
+                   f"{s['paper_gain_mean']:+.2f} pp in the paper (the sign agrees in {verdict_text(s, 'gain')} "
+                   "columns)")
     c = s["counts"]
     judged = c["within"] + c["outside"] + c["undecided"]
     if judged:

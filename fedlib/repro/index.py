@@ -101,7 +101,11 @@ def recount_tables(folder: Path, metas: list[dict], pp) -> list[tuple[dict, list
             out.append((m, []))
             continue
         table = pp.tables[m["paper_table"]]
-        new, comp = recount(csv, table, pp, comparison=True)
+        try:
+            new, comp = recount(csv, table, pp, comparison=True)
+        except (KeyError, ValueError) as err:  # a table saved in another shape: keep its saved summary
+            out.append(({**m, "recount_error": f"{type(err).__name__}: {err}"}, []))
+            continue
         lines = findings(comp, table, pp)
         if m.get("paper_table") == m["name"]:  # the table's own findings, from the same rules
             lines += [f for f in m.get("findings") or [] if not f.startswith(f"Table {table.number}: ")]
