@@ -193,6 +193,45 @@ def test_a_paper_std_over_rounds_is_shown_and_not_judged():
     assert set(all_papers()["fedconcat"].table("table1").frame().std_over) == {"seeds"}
 
 
+def test_ours_over_the_last_rounds_is_the_papers_statistic_and_no_seed_spread():
+    from fedlib.repro.compare import last_rounds, over_last_rounds
+
+    assert last_rounds("the last 10 rounds") == 10 and last_rounds("seeds") is None
+    # two seeds of one cell; a two-stage run whose last stage's rounds 1..5 end at 50, 52, 54 (window of 3)
+    hist = pd.DataFrame(
+        [{"row": "a", "column": "x", "seed": 0, "stage": "encoders", "round": r, "test_accuracy": 99.0}
+         for r in (1, 2, 3)]
+        + [{"row": "a", "column": "x", "seed": 0, "stage": "classifier", "round": r, "test_accuracy": v}
+           for r, v in ((1, 10.0), (2, 20.0), (3, 50.0), (4, 52.0), (5, 54.0))]
+        + [{"row": "a", "column": "x", "seed": 1, "stage": "classifier", "round": r, "test_accuracy": v}
+           for r, v in ((3, 40.0), (4, 40.0), (5, 46.0))])
+    got = over_last_rounds(hist, 3).set_index("row")
+    assert got.ours_mean["a"] == pytest.approx((52.0 + 42.0) / 2)
+    assert got.ours_std["a"] == pytest.approx((statistics.stdev([50, 52, 54]) + statistics.stdev([40, 40, 46])) / 2)
+    assert got.rounds_evaluated["a"] == 3
+    # our ± over rounds never counts as a spread over seeds
+    p, o = _cells({("a", "x"): 50.0}, {("a", "x"): 47.0}, std=2.5, n=2, std_over="the last 3 rounds")
+    c = compare(p, o.assign(ours_std_over="the last 3 rounds"))
+    assert c.spread_source.iloc[0] == "not measured" and c.status.iloc[0] == "std_not_seeds"
+
+
+def test_reproduce_table_reads_a_table_over_rounds_from_the_histories(monkeypatch):
+    from dataclasses import replace
+
+    from fedlib.repro.compare import reproduce_table
+
+    pp = all_papers()["fedlc"]  # smoke Table 4: Synthetic(1,1), FedAvg and FedLC, 2 rounds, evaluated every round
+    monkeypatch.setitem(pp.tables, "table4", replace(pp.tables["table4"], std_over="the last 2 rounds"))
+    comp, grid = reproduce_table("table4", pp.profile("smoke"), store=False, save=False, progress=False)
+    ran = comp[comp.ours_mean.notna()].set_index("row")
+    for row in ("fedavg", "fedlc"):
+        h = grid.histories[(grid.histories.row == row) & (grid.histories.column == "synthetic_1_1")]
+        assert sorted(h["round"]) == [1, 2]
+        assert ran.ours_mean[row] == pytest.approx(h.test_accuracy.mean())
+        assert ran.ours_std[row] == pytest.approx(h.test_accuracy.std(ddof=1))
+        assert ran.ours_std_over[row] == "the last 2 rounds" and ran.status[row] == "std_not_seeds"
+
+
 # ------------------------------------------------------------------------------ Kendall's τ-b
 def test_kendall_tau_b_per_column_against_a_pair_count():
     x, y = [3.0, 2.0, 2.0, 1.0], [4.0, 3.0, 2.0, 1.0]

@@ -52,7 +52,7 @@ from .spread import Spread, load_spread, spread_for
 
 __all__ = ["STATUS", "MARK", "VERDICT", "TIE", "compare", "winners", "gains", "summarize", "findings",
            "render_comparison", "table_cells", "reproduce_table", "add_column_param", "load_spread", "method_of",
-           "metric_of", "cell_values", "stand_ins", "stand_in_text", "mark_stand_in", "kendall_tau", "recount"]
+           "metric_of", "cell_values", "last_rounds", "over_last_rounds", "stand_ins", "stand_in_text", "mark_stand_in", "kendall_tau", "recount"]
 
 #: Cell status of a paper-vs-ours comparison.
 STATUS = {
@@ -124,7 +124,8 @@ def compare(paper_frame: pd.DataFrame, ours: pd.DataFrame, on: Sequence[str] = (
     ``within_std`` (True/False, None when not judged) and ``status``."""
     on = list(on)
     table_spreads = _as_spreads(spread)
-    keep = [c for c in ("ours_mean", "ours_std", "n_seeds", "status", "note", "dataset_used") if c in ours]
+    keep = [c for c in ("ours_mean", "ours_std", "ours_std_over", "n_seeds", "status", "note", "dataset_used")
+            if c in ours]
     df = paper_frame.merge(ours[on + keep], on=on, how="left")
     if "status" not in df:
         df["status"] = np.where(df["ours_mean"].notna(), "ok", "not run")
@@ -133,7 +134,10 @@ def compare(paper_frame: pd.DataFrame, ours: pd.DataFrame, on: Sequence[str] = (
     df["run_status"] = df.pop("status").fillna("not run")
     df["delta"] = df["ours_mean"] - df["paper_mean"]
     df["abs_delta"] = df["delta"].abs()
-    cell = [_cell_spread(s, n, table_spreads) for s, n in zip(df.get("ours_std", np.nan), df.get("n_seeds", np.nan))]
+    seed_std = df.get("ours_std", pd.Series(np.nan, index=df.index))
+    if "ours_std_over" in df:  # our ± over rounds (as the paper's) is no spread over seeds
+        seed_std = seed_std.where(df["ours_std_over"].isna())
+    cell = [_cell_spread(s, n, table_spreads) for s, n in zip(seed_std, df.get("n_seeds", np.nan))]
     df["spread"] = [c[0] for c in cell]
     df["spread_source"] = [c[1] for c in cell]
     std_over = df["std_over"] if "std_over" in df else pd.Series("seeds", index=df.index)
@@ -610,6 +614,33 @@ def cell_values(runs: pd.DataFrame, metric: Callable[[str, str], str]) -> pd.Dat
     return out
 
 
+def last_rounds(std_over: str | None) -> int | None:
+    """k when a paper's ± is over "the last k rounds" (:attr:`fedlib.repro.reported.PaperTable.std_over`)."""
+    m = re.search(r"last (\d+) rounds", std_over or "")
+    return int(m[1]) if m else None
+
+
+def over_last_rounds(histories: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Our value as the paper's "mean ± std over the last k rounds": per run (``row``, ``column``,
+    ``seed``) the mean and sample std of ``test_accuracy`` over the evaluated rounds among its
+    last ``k`` (of its last stage, for a multi-stage method); per cell the mean over seeds of
+    both (``ours_mean``, ``ours_std``), with ``rounds_evaluated`` (evaluations in the window of
+    each run, fewest)."""
+    recs = []
+    if histories.empty:
+        return pd.DataFrame(columns=["row", "column", "ours_mean", "ours_std", "rounds_evaluated"])
+    for (row, column, _), h in histories.groupby(["row", "column", "seed"], sort=False):
+        if "stage" in h:
+            h = h[h.stage == h.stage.iloc[-1]]
+        window = h[h["round"] > h["round"].max() - k].test_accuracy.astype(float)
+        recs.append({"row": row, "column": column, "mean": window.mean(),
+                     "std": window.std(ddof=1) if len(window) > 1 else math.nan, "n": len(window)})
+    per_run = pd.DataFrame(recs)
+    cell = per_run.groupby(["row", "column"], sort=False).agg(ours_mean=("mean", "mean"), ours_std=("std", "mean"),
+                                                               rounds_evaluated=("n", "min"))
+    return cell.reset_index()
+
+
 def table_cells(table_id: str, profile: Profile) -> list[dict]:
     """The grid cells (labels + config) of a paper table under a profile."""
     t = profile.companion.table(table_id)
@@ -632,6 +663,9 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
     ``group_accuracy_few``, ``teacher_accuracy``, …): one for the whole table, or
     per column, row or cell (:func:`metric_of`).  A cell whose runs do not report
     its metric reads "not run", saying so.
+    A table whose ± is over the paper's last k rounds (``std_over``) gets our value as the same
+    statistic, from the runs' histories: mean ± std over our last k rounds
+    (:func:`over_last_rounds`, ``ours_std_over``), accuracy cells only.
     ``spread``: the table's measured spreads (default: from ``_spread.json`` in
     ``out_dir``, :func:`fedlib.repro.spread.spread_for`; none measured: every verdict
     says "spread not measured").  Returns ``(comparison, grid)``; with ``save`` writes
@@ -645,13 +679,26 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
                     desc=f"{pp.name} Table {t.number} ({profile.name})")
     metric = metric_of(value, t)
     ours = aggregate(cell_values(grid.runs, metric), ["row", "column"], value="value")
+    frame = t.frame()
+    over = {c: last_rounds(o) for c, o in zip(frame.column, frame.std_over)}
+    if any(over.values()) and not grid.histories.empty:  # the paper's "mean ± std over its last k rounds"
+        for k in sorted({k for k in over.values() if k}):
+            cols = [c for c, kk in over.items() if kk == k]
+            hist = grid.histories[grid.histories.column.isin(cols)]
+            hist = hist[[metric(r, c) == "accuracy" for r, c in zip(hist.row, hist.column)]]
+            last = over_last_rounds(hist, k).set_index(["row", "column"])
+            idx = ours.set_index(["row", "column"]).index
+            hit = idx.isin(last.index)
+            for col in ("ours_mean", "ours_std"):
+                ours.loc[hit, col] = last.loc[idx[hit], col].to_numpy()
+            ours.loc[hit, "ours_std_over"] = f"the last {k} rounds"
     missing = ours.ours_mean.isna() & (ours.status == "ok")
     ours.loc[missing, "status"] = "not run"
     ours.loc[missing, "note"] = [f"not run: the runs do not report {metric(r, c)}"
                                  for r, c in zip(ours.row[missing], ours.column[missing])]
     if spread is None:
         spread = spread_for(out_dir, name or t.id, value if isinstance(value, str) else None)
-    comp = compare(t.frame(), ours, spread=spread)
+    comp = compare(frame, ours, spread=spread)
     # the dataset each column is trained on in this profile (known even for cells that did not run)
     col_used = {c.key: (None if c.dataset in pp.unsupported else profile.dataset(c.dataset)) for c in t.columns}
     comp["dataset_used"] = comp["dataset_used"].where(comp["dataset_used"].notna(), comp.column.map(col_used))
@@ -659,7 +706,8 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
         summary = summarize(comp, pp.headline)
         caption = f"{pp.title} Table {t.number} ({t.section}), profile '{profile.name}'. " + " ".join(t.notes)
         cols = ["table", "row_group", "row", "row_label", "column", "column_label", "dataset", "dataset_used",
-                "paper_mean", "paper_std", "std_over", "ours_mean", "ours_std", "n_seeds", "delta", "spread",
+                "paper_mean", "paper_std", "std_over", "ours_mean", "ours_std", "ours_std_over", "n_seeds", "delta",
+                "spread",
                 "spread_source", "within_std", "status", "suspect", "note"]
         datasets = sorted(set(grid.runs.loc[grid.runs.status == "ok", "dataset_used"].dropna()))
         marked = mark_stand_in({"experiment": t.id, "datasets": datasets, "caption": caption,
@@ -698,7 +746,8 @@ def recount(csv: str | os.PathLike, table=None, paper=None, *, spread: Any = "au
         frame["suspect"] = frame.get("suspect", pd.Series("", index=frame.index)).fillna("")
     if "row_group" in frame:
         frame["row_group"] = frame["row_group"].fillna("")
-    ours = saved[["row", "column", "ours_mean", "ours_std", "n_seeds", "dataset_used", "note"]].copy()
+    ours = saved[[c for c in ("row", "column", "ours_mean", "ours_std", "ours_std_over", "n_seeds", "dataset_used",
+                              "note") if c in saved]].copy()
     ours["status"] = np.where(ours.ours_mean.notna(), "ok", "not run")
     if spread == "auto":
         from .spread import table_metric
