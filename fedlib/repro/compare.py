@@ -655,7 +655,7 @@ def table_cells(table_id: str, profile: Profile) -> list[dict]:
 def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_dir: str | os.PathLike | None = None,
                     workers: int | None = None, progress: bool = True, name: str | None = None, save: bool = True,
                     notebook: str | None = None, value: Value = "accuracy",
-                    spread: float | None = None) -> tuple[pd.DataFrame, GridResult]:
+                    spread: Any = None) -> tuple[pd.DataFrame, GridResult]:
     """Run a paper table's grid under ``profile`` and compare with the paper.
 
     ``value``: which metric of the runs the table reports (``accuracy``, the
@@ -684,8 +684,10 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
     if any(over.values()) and not grid.histories.empty:  # the paper's "mean ± std over its last k rounds"
         for k in sorted({k for k in over.values() if k}):
             cols = [c for c, kk in over.items() if kk == k]
+            ok = set(map(tuple, grid.runs.loc[grid.runs.status == "ok", ["row", "column", "seed"]].to_numpy()))
             hist = grid.histories[grid.histories.column.isin(cols)]
-            hist = hist[[metric(r, c) == "accuracy" for r, c in zip(hist.row, hist.column)]]
+            hist = hist[[metric(r, c) == "accuracy" and (r, c, sd) in ok  # a diverged run's curve is no result
+                         for r, c, sd in zip(hist.row, hist.column, hist.seed)]]
             last = over_last_rounds(hist, k).set_index(["row", "column"])
             idx = ours.set_index(["row", "column"]).index
             hit = idx.isin(last.index)
@@ -707,8 +709,7 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
         caption = f"{pp.title} Table {t.number} ({t.section}), profile '{profile.name}'. " + " ".join(t.notes)
         cols = ["table", "row_group", "row", "row_label", "column", "column_label", "dataset", "dataset_used",
                 "paper_mean", "paper_std", "std_over", "ours_mean", "ours_std", "ours_std_over", "n_seeds", "delta",
-                "spread",
-                "spread_source", "within_std", "status", "suspect", "note"]
+                "spread", "spread_source", "within_std", "status", "suspect", "note"]
         datasets = sorted(set(grid.runs.loc[grid.runs.status == "ok", "dataset_used"].dropna()))
         marked = mark_stand_in({"experiment": t.id, "datasets": datasets, "caption": caption,
                                 "findings": findings(comp, t, pp)}, profile, pp)
