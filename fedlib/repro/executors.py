@@ -14,7 +14,8 @@ its numbers do not depend on the executor.
 **Ray.**  Ray is an optional extra (``pip install "fedlib[ray]"``), imported
 only when the Ray executor is used.  Each run is one task with ``num_cpus`` =
 ``cpus_per_run`` and ``num_gpus`` = ``gpus_per_run`` (a fraction: that many runs
-share one GPU).  A run whose result is already in the store is read here and
+share one GPU); with GPUs, a run whose configuration names no ``device`` runs
+on ``"cuda"``.  A run whose result is already in the store is read here and
 never submitted.  A task writes its result to the store itself (the store must
 be on a filesystem every node sees, ``$FEDLIB_STORE``) and sends back only the
 run's key and metrics.  A task whose worker dies (killed, out of memory, a lost
@@ -263,6 +264,8 @@ class RayExecutor:
         from ..config import Config, ConfigError
         from ..store import Store
 
+        if self.gpus_per_run > 0:  # a run given a GPU trains on it, unless its configuration names a device
+            jobs = {job: {"device": "cuda", **cfg} for job, cfg in jobs.items()}
         on_gpu = [cfg for cfg in jobs.values() if str(cfg.get("device", "cpu")).startswith("cuda")]
         if on_gpu and not self.gpus_per_run:
             raise ValueError("gpus_per_run must be > 0 (e.g. 0.25: four runs share a GPU) for runs with "
