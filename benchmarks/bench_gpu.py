@@ -130,6 +130,102 @@ def share(config: Config, k: int, rounds: int) -> dict:
     return {"rounds_per_s": sum(o["rounds_per_s"] for o in outs), "peak_bytes": max(o["peak_bytes"] for o in outs)}
 
 
+def paper_workloads(profile: str = "paper") -> dict:
+    """Per paper, the training its tables' runs do under ``profile``: ``{"runs", "rounds", "passes":
+    {(dataset, model, batch_size): sample passes}}``, a sample pass being one training sample through
+    one forward and backward pass (rounds × participating clients' samples × local epochs)."""
+    from collections import Counter
+
+    from fedlib.data import DATASETS, load_dataset
+    from fedlib.repro.paper import all_papers
+
+    sizes: dict = {}
+
+    def train_size(c: Config) -> int:
+        spec = DATASETS[c.dataset]
+        if spec.num_train is None:  # generated or natural-client data: its size depends on the config
+            key = (c.dataset, c.num_clients, c.synthetic_alpha, c.synthetic_beta, c.seed)
+            if key not in sizes:
+                sizes[key] = len(load_dataset(c.dataset, c.data_root, synthetic_alpha=c.synthetic_alpha,
+                                              synthetic_beta=c.synthetic_beta, num_clients=c.num_clients,
+                                              seed=c.seed).train_y)
+            return sizes[key]
+        return min(spec.num_train, c.max_train_samples or spec.num_train)
+
+    out = {}
+    for name, companion in sorted(all_papers().items()):
+        prof = companion.profile(profile)
+        configs = {}
+        for table in companion.tables:
+            for cell in prof.table_cells(table):
+                for seed in prof.seeds_for(table) if cell["config"] is not None else ():
+                    cfg = {**cell["config"], "seed": cell["config"].get("seed", seed)}
+                    configs[json.dumps(cfg, sort_keys=True, default=str)] = cfg
+        passes, rounds, skipped = Counter(), 0, 0
+        for cfg in configs.values():
+            c = Config.from_dict(cfg)
+            try:
+                n = train_size(c)
+            except FileNotFoundError:  # a natural-client dataset that is not here: left out, counted
+                skipped += 1
+                continue
+            rounds += c.rounds
+            passes[(c.dataset, c.model, c.batch_size)] += c.rounds * n * c.participation * c.local_epochs
+        out[name] = {"runs": len(configs), "rounds": rounds, "passes": passes, "skipped": skipped}
+    return out
+
+
+def sample_seconds(dataset: str, model: str, batch: int, device: str, repeats: int = 2) -> float:
+    """Seconds per training sample of one model's forward + backward + SGD step on a batch of ``batch``
+    random inputs of the dataset's shape (one thread on the CPU, as fedlib runs train)."""
+    from fedlib.data import DATASETS
+    from fedlib.models import build_model
+
+    spec = DATASETS[dataset]
+    net = build_model(model, spec.num_classes, spec.input_shape).to(device)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(batch, *spec.input_shape, generator=gen).to(device)
+    y = torch.randint(0, spec.num_classes, (batch,), generator=gen).to(device)
+    best = float("inf")
+    with single_thread():
+        for i in range(repeats + 1):
+            _sync(device)
+            start = time.perf_counter()
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(net(x), y).backward()
+            opt.step()
+            _sync(device)
+            if i:
+                best = min(best, time.perf_counter() - start)
+    return best / batch
+
+
+def paper_hours(device: str, cpu_batch: int = 16) -> list[str]:
+    """Device-hours of each paper's tables under the paper profile: sample passes × measured seconds
+    per sample, per (dataset, model, batch); on the CPU a batch of at most ``cpu_batch`` is timed."""
+    work = paper_workloads()
+    unit: dict = {}
+    lines = ["| paper | table runs | rounds | sample passes (10⁹) | device-hours |", "|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    for name, w in work.items():
+        hours = 0.0
+        for (dataset, model, batch), passes in w["passes"].items():
+            timed = batch if device.startswith("cuda") else min(batch, cpu_batch)
+            if (dataset, model, timed) not in unit:
+                unit[(dataset, model, timed)] = sample_seconds(dataset, model, timed, device)
+            hours += passes * unit[(dataset, model, timed)] / 3600
+        left = f" ({w['skipped']} runs left out: their data are absent)" if w["skipped"] else ""
+        lines.append(f"| {name} | {w['runs']}{left} | {w['rounds']:,} | "
+                     f"{sum(w['passes'].values()) / 1e9:.1f} | {hours:,.0f} |")
+        print(lines[-1], flush=True)
+    lines += ["", "seconds per training sample (forward + backward + SGD step):", "",
+              "| dataset | model | batch timed | µs/sample |", "|---|---|---|---|"]
+    lines += [f"| {d} | {m} | {b} | {1e6 * t:.0f} |" for (d, m, b), t in sorted(unit.items())]
+    print("\n".join(lines[-len(unit) - 4:]), flush=True)
+    return lines
+
+
 def _device_name(device: str) -> str:
     if device.startswith("cuda"):
         return f"{torch.cuda.get_device_name(device)} (torch {torch.__version__}, CUDA {torch.version.cuda})"
@@ -143,8 +239,14 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=None, help="timed rounds per case (default 3, tiny 1)")
     parser.add_argument("--clients", default=None, help="client counts, comma-separated (default 20,100; tiny 2,4)")
     parser.add_argument("--share", default=None, help="runs sharing the device, comma-separated (default 1,2,4,8; "
-                                                      "tiny 1,2)")
+                                                      "tiny 1,2; 0: not measured)")
+    parser.add_argument("--train-samples", type=int, default=None,
+                        help="a seeded subset of this many training samples (a round's cost grows with it: for "
+                             "estimating the full setting's on a slow device)")
     parser.add_argument("--out", default=None, help="results file (default benchmarks/results_gpu.md; not with --tiny)")
+    parser.add_argument("--paper-hours", action="store_true",
+                        help="only the device-hours of each paper's tables under the paper profile, from the "
+                             "measured seconds per training sample of its models (writes nothing)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--barrier", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -156,11 +258,19 @@ def main(argv=None) -> int:
         return _worker(args)
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error(f"--device {args.device}: CUDA is not available on this machine (use --device cpu)")
+    if args.paper_hours:
+        print(f"device: {_device_name(args.device)}\n", flush=True)
+        paper_hours(args.device)
+        return 0
     clients = [int(c) for c in (args.clients or ("2,4" if args.tiny else "20,100")).split(",")]
-    shares = [int(k) for k in (args.share or ("1,2" if args.tiny else "1,2,4,8")).split(",")]
+    shares = [int(k) for k in (args.share or ("1,2" if args.tiny else "1,2,4,8")).split(",") if int(k) > 0]
     base = {**PAPER, **(TINY if args.tiny else {}), "device": args.device}
+    if args.train_samples is not None:
+        base["max_train_samples"] = args.train_samples
     t0 = time.perf_counter()
-    lines = [f"device: {_device_name(args.device)}", "",
+    subset = f"; a training subset of {base['max_train_samples']} samples (the paper: 50,000)" \
+        if base.get("max_train_samples") else ""
+    lines = [f"device: {_device_name(args.device)}{subset}", "",
              "| clients | engine | s/round | rounds/s | eval s | peak memory MiB | vectorized speed-up |",
              "|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
@@ -173,9 +283,10 @@ def main(argv=None) -> int:
             lines.append(f"| {n} | {e} | {r['round_s']:.3f} | {1 / r['round_s']:.2f} | {r['eval_s']:.3f} | "
                          f"{r['peak_bytes'] / 2**20:.0f} | {speedup} |")
             print(lines[-1], flush=True)
-    lines += ["", f"runs sharing one device ({clients[0]} clients, vectorized):", "",
-              "| runs k | summed rounds/s | × one run | peak memory per run MiB |", "|---|---|---|---|"]
-    print("\n".join(lines[-5:]), flush=True)
+    if shares:
+        lines += ["", f"runs sharing one device ({clients[0]} clients, vectorized):", "",
+                  "| runs k | summed rounds/s | × one run | peak memory per run MiB |", "|---|---|---|---|"]
+        print("\n".join(lines[-5:]), flush=True)
     one = None
     for k in shares:
         s = share(Config.from_dict({**base, "num_clients": clients[0], "engine": "vectorized"}), k, args.rounds)

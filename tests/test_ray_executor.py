@@ -155,3 +155,15 @@ def test_regenerate_without_ray_ends_with_one_line_and_status_2(monkeypatch, cap
     assert len(err) == 1 and 'pip install "fedlib[ray]"' in err[0]
     assert main(["--gpus-per-run", "2.5", "--list"]) == 2
     assert "gpus_per_run" in capsys.readouterr().err
+
+
+def test_ray_is_imported_only_by_the_ray_executor():
+    import subprocess
+
+    code = ("import sys; from fedlib.repro.grid import run_grid; "
+            "g = run_grid([{'m': 1, 'config': {'dataset': 'synthetic', 'num_clients': 2, 'rounds': 1}}], "
+            "store=False, progress=False, executor='local'); "
+            "assert g.runs.status.tolist() == ['ok']; print('ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False"
