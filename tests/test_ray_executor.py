@@ -1,7 +1,8 @@
 """Grids on Ray (fedlib.repro.executors): the same numbers as the local executor, the store's runs
 never submitted, a killed worker retried from its checkpoint, configuration failures reported.
 
-One local Ray instance with 2 CPUs for the whole module (Ray is slow to start on a shared machine)."""
+One local Ray instance with 2 CPUs (and one logical GPU, for scheduling only) for the whole module
+(Ray is slow to start on a shared machine)."""
 
 import json
 import sys
@@ -24,7 +25,7 @@ _TIMING = ["wall_time_s", "from_store"]
 @pytest.fixture(scope="module")
 def ray_session():
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False)  # a logical GPU: no CUDA
     yield ray
     ray.shutdown()
 
@@ -86,6 +87,21 @@ def test_workers_import_this_checkout(ray_session):
 
     where = ray_session.remote(lambda: __import__("fedlib").__file__)
     assert ray_session.get(where.options(runtime_env=_ray().runtime_env()).remote()) == fedlib.__file__
+
+
+def test_a_run_given_a_gpu_gets_a_worker_process_of_its_own(ray_session, tmp_path):
+    import os
+
+    def worker_pid(config, store_root):  # defined here: Ray ships it by value
+        return {"status": "ok", "note": "", "pid": os.getpid(), "device": config["device"]}
+
+    jobs = {str(seed): {**BASE, "device": "cpu", "seed": seed} for seed in range(2)}  # CPU runs, a GPU each
+    results = _ray(gpus_per_run=1).run(jobs, worker_pid, str(tmp_path), lambda result: None)
+    # one logical GPU: the runs go one after the other, each in a fresh worker (a reused one keeps CUDA memory)
+    assert len({r["pid"] for r in results.values()}) == 2
+    assert {r["device"] for r in results.values()} == {"cpu"}  # a device the configuration names is kept
+    defaulted = _ray(gpus_per_run=1).run({"0": dict(BASE)}, worker_pid, str(tmp_path), lambda result: None)
+    assert defaulted["0"]["device"] == "cuda"  # a run given a GPU trains on it
 
 
 def test_killed_worker_is_retried_from_its_checkpoint(ray_session, tmp_path):

@@ -291,7 +291,9 @@ class RayExecutor:
                 pending[job] = (cfg, key)
         if not pending:
             return results
-        if not ray.is_initialized():
+        started = not ray.is_initialized()
+        if started:  # connected (or started) for this grid, and let go after it: a process killed while
+            # connected (a notebook kernel at the end of a regeneration) would print Ray's crash report
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
         fresh = self.gpus_per_run > 0
         remote = ray.remote(max_calls=1)(_ray_task_fresh_worker) if fresh else ray.remote(_ray_task)
@@ -316,5 +318,8 @@ class RayExecutor:
             for ref in waiting:
                 ray.cancel(ref, force=True)
             raise
+        finally:
+            if started:
+                ray.shutdown()
         return results
 
