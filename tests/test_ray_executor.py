@@ -183,3 +183,17 @@ def test_ray_is_imported_only_by_the_ray_executor():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "False"
+
+
+def test_regenerate_passes_the_executor_flags_to_the_notebooks_grids(monkeypatch, capsys):
+    import os
+
+    from fedlib.repro.regenerate import main
+
+    pytest.importorskip("ray")
+    for var in (EXECUTOR_ENV, GPUS_ENV, "RAY_ADDRESS"):
+        monkeypatch.delenv(var, raising=False)  # restored afterwards: main sets them for the kernels
+    assert main(["--executor", "ray", "--ray-address", "head:6379", "--gpus-per-run", "0.25", "--list"]) == 0
+    assert (os.environ[EXECUTOR_ENV], os.environ["RAY_ADDRESS"], os.environ[GPUS_ENV]) == ("ray", "head:6379", "0.25")
+    ex = make_executor(None, gpus_per_run=1)  # what a notebook's grid then builds
+    assert (ex.name, ex.gpus_per_run) == ("ray", 0.25)
