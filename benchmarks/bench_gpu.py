@@ -132,8 +132,9 @@ def share(config: Config, k: int, rounds: int) -> dict:
 
 def paper_workloads(profile: str = "paper") -> dict:
     """Per paper, the training its tables' runs do under ``profile``: ``{"runs", "rounds", "passes":
-    {(dataset, model, batch_size): sample passes}}``, a sample pass being one training sample through
-    one forward and backward pass (rounds × participating clients' samples × local epochs)."""
+    {(dataset, model, batch_size): sample passes}, "skipped"}``, a sample pass being one training sample
+    through one forward and backward pass (rounds × participating clients' samples × local epochs).
+    Left out: evaluation, server-side steps (FEDIC's distillation), methods' extra passes (MOON's)."""
     from collections import Counter
 
     from fedlib.data import DATASETS, load_dataset
@@ -169,13 +170,16 @@ def paper_workloads(profile: str = "paper") -> dict:
             except FileNotFoundError:  # a natural-client dataset that is not here: left out, counted
                 skipped += 1
                 continue
-            rounds += c.rounds
-            passes[(c.dataset, c.model, c.batch_size)] += c.rounds * n * c.participation * c.local_epochs
+            # FedConcat trains its encoders for encoder_rounds (every cluster over its members: all the
+            # clients), then only a classifier on frozen features (cheap, left out)
+            trained = c.encoder_rounds if c.method.startswith("fedconcat") else c.rounds
+            rounds += trained
+            passes[(c.dataset, c.model, c.batch_size)] += trained * n * c.participation * c.local_epochs
         out[name] = {"runs": len(configs), "rounds": rounds, "passes": passes, "skipped": skipped}
     return out
 
 
-def sample_seconds(dataset: str, model: str, batch: int, device: str, repeats: int = 2) -> float:
+def sample_seconds(dataset: str, model: str, batch: int, device: str, repeats: int = 5) -> float:
     """Seconds per training sample of one model's forward + backward + SGD step on a batch of ``batch``
     random inputs of the dataset's shape (one thread on the CPU, as fedlib runs train)."""
     from fedlib.data import DATASETS
