@@ -1,7 +1,8 @@
 """Paper-scale runs on one device: what a GPU session measures before a paper profile goes to a cluster.
 
-    python benchmarks/bench_gpu.py                         # device cuda: FedLC's CIFAR-10 setting; writes results_gpu.md
-    python benchmarks/bench_gpu.py --device cpu --tiny     # seconds: proves the script runs (CI); writes nothing
+    python benchmarks/bench_gpu.py                      # on cuda, FedLC's CIFAR-10 setting; writes results_gpu.md
+    python benchmarks/bench_gpu.py --paper-hours        # device-hours of each paper's tables; writes nothing
+    python benchmarks/bench_gpu.py --device cpu --tiny  # about a minute: proves the script runs (CI); writes nothing
 
 Measured at FedLC's CIFAR-10 setting (Table 1, D(β=0.5): the full training set, batch 128,
 1 local epoch, SGD lr 0.01, the Table 9 CNN, FedLC's loss) with 20 clients and with 100:
@@ -26,6 +27,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -110,12 +112,13 @@ def _worker(args) -> int:
 
 def share(config: Config, k: int, rounds: int) -> dict:
     """k processes train ``config`` at once on one device: summed rounds/s and the largest peak memory."""
-    barrier = tempfile.mktemp(prefix="fedlib-bench-gpu-")
+    folder = Path(tempfile.mkdtemp(prefix="fedlib-bench-gpu-"))
+    barrier = str(folder / "barrier")
     cmd = [sys.executable, __file__, "--worker", json.dumps(config.to_dict()), "--barrier", barrier,
            "--rounds", str(rounds)]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(k)]
     try:
-        while sum(1 for _ in Path(barrier).parent.glob(Path(barrier).name + ".ready*")) < k:
+        while sum(1 for _ in folder.glob("barrier.ready*")) < k:
             if any(p.poll() not in (None, 0) for p in procs):
                 raise RuntimeError("a worker of the sharing measurement failed")
             time.sleep(0.05)
@@ -125,8 +128,7 @@ def share(config: Config, k: int, rounds: int) -> dict:
         for p in procs:
             if p.poll() is None:
                 p.kill()
-        for path in Path(barrier).parent.glob(Path(barrier).name + ".*"):
-            path.unlink(missing_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
     return {"rounds_per_s": sum(o["rounds_per_s"] for o in outs), "peak_bytes": max(o["peak_bytes"] for o in outs)}
 
 
