@@ -676,6 +676,7 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
     cells = table_cells(t.id, profile)
     grid = run_grid(cells, seeds=profile.seeds_for(t.id), store=store,
                     workers=profile.workers if workers is None else workers, progress=progress,
+                    cpus_per_run=profile.cpus_per_run, gpus_per_run=profile.gpus_per_run,
                     desc=f"{pp.name} Table {t.number} ({profile.name})")
     metric = metric_of(value, t)
     ours = aggregate(cell_values(grid.runs, metric), ["row", "column"], value="value")

@@ -113,9 +113,12 @@ class Context:
                                notebook=self.notebook, **kwargs)
 
     def grid(self, cells: Iterable[dict], experiment: str, **kwargs: Any) -> GridResult:
-        """:func:`fedlib.repro.grid.run_grid` with this profile's seeds (for ``experiment``) and workers."""
+        """:func:`fedlib.repro.grid.run_grid` with this profile's seeds (for ``experiment``), workers and
+        resources per run."""
         kwargs.setdefault("seeds", self.profile.seeds_for(experiment))
         kwargs.setdefault("workers", self.profile.workers)
+        kwargs.setdefault("cpus_per_run", self.profile.cpus_per_run)
+        kwargs.setdefault("gpus_per_run", self.profile.gpus_per_run)
         kwargs.setdefault("progress", self.progress)
         kwargs.setdefault("desc", f"{self.paper.name} {experiment} ({self.profile.name})")
         return run_grid(cells, store=self.store, **kwargs)
