@@ -193,7 +193,7 @@ class _ConfigBase:
         if self.personal_eval_every is None:
             from .algorithms import build_algorithm
 
-            personalized = getattr(build_algorithm(self).personalization, "personalized", False)
+            personalized = build_algorithm(self).personalization.personalized
             object.__setattr__(self, "personal_eval_every", self.rounds if personalized else 0)
         if self.server_aux_per_class is None or self.server_unlabeled == "auto":
             _resolve_server_data(self)
@@ -310,7 +310,7 @@ def _resolve_server_data(c) -> None:
 
     from .algorithms import build_algorithm
 
-    needs = set(getattr(build_algorithm(c).server_training, "needs", ()))
+    needs = set(build_algorithm(c).server_training.needs)
     if c.server_aux_per_class is None:
         object.__setattr__(c, "server_aux_per_class", AUTO_AUX_PER_CLASS if "aux" in needs else 0)
     if c.server_unlabeled != "auto":

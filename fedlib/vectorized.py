@@ -222,9 +222,9 @@ def _expand(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 def vectorization_blocker(algorithm) -> str | None:
     """Why this algorithm cannot run on the vectorized engine (None: it can).  A part
-    that cannot be batched says so with a ``sequential_only`` attribute (the reason)."""
+    that cannot be batched says so in its ``sequential_only`` (the reason, :class:`fedlib.algorithms.kinds.Part`)."""
     for part in (algorithm.loss, algorithm.representation, algorithm.correction, algorithm.personalization):
-        reason = getattr(part, "sequential_only", None)
+        reason = part.sequential_only
         if reason:
             return f"{part.name}: {reason}"
     return None

@@ -18,43 +18,54 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ..discovery import import_modules
+from .kinds import (KINDS, Aggregator, ClientLoss, Correction, Part, Personalization, RepresentationLoss,
+                    ServerOptimizer, ServerTraining, Stages)
 from .registry import METHODS, PART_KINDS, MethodToken, method_params, parse_method, register_method
 
 __all__ = ["Algorithm", "build_algorithm", "METHODS", "PART_KINDS", "MethodToken", "method_params", "parse_method",
            "register_method", "default_parts"]
 
 
-import_modules(__name__, __path__, skip=("registry",))
+import_modules(__name__, __path__, skip=("registry", "kinds"))
 
 
 @dataclass(frozen=True)
 class Algorithm:
-    """One part of each kind of :data:`PART_KINDS`."""
+    """One part of each kind of :data:`PART_KINDS`, each an instance of its kind's class
+    (:data:`fedlib.algorithms.kinds.KINDS`)."""
 
-    loss: Any
-    representation: Any
-    correction: Any
-    personalization: Any
-    aggregator: Any
-    server_optimizer: Any
-    server_training: Any
-    stages: Any
+    loss: ClientLoss
+    representation: RepresentationLoss
+    correction: Correction
+    personalization: Personalization
+    aggregator: Aggregator
+    server_optimizer: ServerOptimizer
+    server_training: ServerTraining
+    stages: Stages
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            kind = KINDS[f.name]
+            if not isinstance(getattr(self, f.name), kind):
+                raise TypeError(f"the {f.name} part must be a fedlib.algorithms.kinds.{kind.__name__}, got "
+                                f"{type(getattr(self, f.name)).__name__}")
 
     @classmethod
     def compose(cls, **parts: Any) -> "Algorithm":
         """FedAvg with the given parts replaced, e.g. ``Algorithm.compose(loss=CalibratedLoss(tau=1))``."""
         return cls(**{**default_parts(), **parts})
 
+    def parts(self) -> dict[str, Part]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
     def describe(self) -> dict[str, str]:
-        return {f.name: getattr(self, f.name).name for f in fields(self)}
+        return {kind: part.name for kind, part in self.parts().items()}
 
     def extend_model(self, model):
         """The model a method trains: parts that add modules to it (a projection head,
         a personal head) do so here, in part order; most parts return it unchanged."""
-        for f in fields(self):
-            extend = getattr(getattr(self, f.name), "extend_model", None)
-            if extend is not None:
-                model = extend(model)
+        for part in self.parts().values():
+            model = part.extend_model(model)
         return model
 
 

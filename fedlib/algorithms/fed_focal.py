@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from ..losses import focal_loss
 from ..params import Param
+from .kinds import ClientLoss
 from .registry import register_method
 
 __all__ = ["FocalLoss"]
 
 
 @dataclass(frozen=True)
-class FocalLoss:
+class FocalLoss(ClientLoss):
     gamma: float = 2.0
     name = "focal"
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ..losses import NORMALIZATIONS, fedabc_loss
 from ..params import Param
 from .personalization import LocallyTrained
+from .kinds import ClientLoss
 from .registry import register_method
 
 #: FedABC_wi (Fig. 5): every positive and negative kept, no focal weight: one-vs-all BCE.
@@ -32,7 +33,7 @@ FEDABC_WI = {"fedabc_tau_pos": 1.0, "fedabc_tau_neg_present": 0.0, "fedabc_tau_n
 
 
 @dataclass(frozen=True)
-class BinaryLoss:
+class BinaryLoss(ClientLoss):
     tau_pos: float = 0.9
     tau_neg_present: float = 0.1
     tau_neg_absent: float = 0.1

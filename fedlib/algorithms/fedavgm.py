@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from .. import tree
 from ..params import Param
+from .kinds import ServerOptimizer
 from .registry import register_method
 
 __all__ = ["ServerMomentum"]
 
 
 @dataclass(frozen=True)
-class ServerMomentum:
+class ServerMomentum(ServerOptimizer):
     lr: float = 1.0
     beta: float = 0.2
     name = "momentum"

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import torch
 
 from ..losses import distillation_kl
+from .kinds import ServerTraining
 from .registry import register_method
 from .server_steps import DISTILL_PARAMS, adam_train, client_outputs, logits_of, sample_rows
-from .server_training import NoServerTraining
 
 __all__ = ["EnsembleDistillation", "distil"]
 
@@ -43,7 +43,7 @@ def distil(model, start: dict, teacher, unlabeled_x: torch.Tensor, steps: int, b
 
 
 @dataclass(frozen=True)
-class EnsembleDistillation(NoServerTraining):
+class EnsembleDistillation(ServerTraining):
     """FedDF's server step; FedBE's (:mod:`.fedbe`) changes the ensemble and how it is averaged."""
 
     steps: int = 100
@@ -51,7 +51,7 @@ class EnsembleDistillation(NoServerTraining):
     lr: float = 1e-3
     temperature: float = 1.0
     name = "feddf"
-    needs: tuple = ("unlabeled",)
+    needs = ("unlabeled",)
 
     def ensemble(self, ctx) -> list[dict]:
         """The teacher's members: the sampled clients' models."""

@@ -48,6 +48,7 @@ import torch
 
 from ..losses import calibrated_distillation_loss, cross_entropy
 from ..params import Param
+from .kinds import ServerTraining
 from .registry import register_method
 from .server_steps import adam_init, adam_train, client_outputs, logits_of, sample_rows
 
@@ -113,7 +114,7 @@ def init_calibration(num_classes: int, dim: int, a_e_init: float, gate_bias: boo
 
 # ------------------------------------------------------------------------------ the server step
 @dataclass(frozen=True)
-class FedicServer:
+class FedicServer(ServerTraining):
     ft: bool = True
     la: bool = True
     kd: bool = True

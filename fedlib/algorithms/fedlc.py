@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from ..losses import fedlc_loss
 from ..losses import DENOMINATORS, MARGINS, MISSING
 from ..params import Param
+from .kinds import ClientLoss
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class CalibratedLoss:
+class CalibratedLoss(ClientLoss):
     tau: float = 1.0
     denominator: str = "full"
     margin: str = "quarter_power"

@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import tree
+from .kinds import Aggregator
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class NormalizedAveraging:
+class NormalizedAveraging(Aggregator):
     name = "fednova"
 
     def combine(self, deltas, num_samples, steps):

@@ -17,11 +17,12 @@ import torch
 
 from .. import tree
 from ..params import Param
+from .kinds import ServerOptimizer
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class ServerAdam:
+class ServerAdam(ServerOptimizer):
     lr: float = 0.01
     beta1: float = 0.9
     beta2: float = 0.99

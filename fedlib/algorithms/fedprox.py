@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import tree
-from .fedavg import NoCorrection
 from ..params import Param
+from .kinds import Correction
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class Proximal(NoCorrection):
+class Proximal(Correction):
     mu: float = 0.01
     name = "fedprox"
 

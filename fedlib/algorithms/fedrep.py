@@ -16,12 +16,12 @@ from typing import Callable
 
 from ..models import head_keys
 from ..params import ConfigError, Param
-from .personalization import Phase, SharedModel
+from .kinds import Personalization, Phase
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class HeadThenBody(SharedModel):
+class HeadThenBody(Personalization):
     """The head (``head(model)``: the classifier) is local; E − b head epochs with the body
     frozen, then b body epochs (every other parameter) with the head frozen."""
 

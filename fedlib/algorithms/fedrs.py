@@ -10,11 +10,12 @@ from dataclasses import dataclass
 
 from ..losses import fedrs_loss
 from ..params import Param
+from .kinds import ClientLoss
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class RestrictedSoftmaxLoss:
+class RestrictedSoftmaxLoss(ClientLoss):
     alpha: float = 0.5
     name = "fedrs"
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 from ..models import layer_keys
 from ..params import Param
-from .personalization import SharedModel
+from .kinds import Personalization
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class LowerLayersLocal(SharedModel):
+class LowerLayersLocal(Personalization):
     """All but the top ``global_layers`` layers stay on the client."""
 
     global_layers: int = 2

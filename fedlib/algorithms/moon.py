@@ -45,6 +45,7 @@ from torch import Tensor, nn
 from ..losses import model_contrastive_loss
 from ..models import body_params  # the representation network: all but the output layer
 from ..params import Param
+from .kinds import RepresentationLoss
 from .registry import register_method
 
 __all__ = ["ModelContrastive", "ProjectedModel"]
@@ -70,7 +71,7 @@ class ProjectedModel(nn.Module):
 
 
 @dataclass(frozen=True)
-class ModelContrastive:
+class ModelContrastive(RepresentationLoss):
     mu: float = 1.0
     temperature: float = 0.5
     out_dim: int = 256

@@ -36,35 +36,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .kinds import Personalization, Phase
+
 __all__ = ["Phase", "SharedModel", "LocallyTrained", "KeepLocal"]
 
 
 @dataclass(frozen=True)
-class Phase:
-    """``epochs`` local epochs in which only ``trainable`` parameters change (None: all)."""
-
-    epochs: int
-    trainable: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class SharedModel:
+class SharedModel(Personalization):
     """Every parameter is shared and averaged; one phase trains everything (FedAvg)."""
 
     name = "shared"
     personalized = False
-
-    def local_keys(self, model) -> tuple[str, ...]:
-        return ()
-
-    def phases(self, model, local_epochs: int) -> tuple[Phase, ...]:
-        return (Phase(local_epochs),)
-
-    def global_logits(self, out):
-        return out
-
-    def personal_logits(self, out):
-        return out
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,9 @@ import torch
 from ..engine import ClientOptimizer, sgd_step
 from ..losses import cross_entropy
 from ..params import Param
+from .kinds import ServerTraining
 from .registry import register_method
 from .server_steps import features_of
-from .server_training import NoServerTraining
 
 __all__ = ["ClassifierRetraining", "TauNormalization", "WeightScaling", "tau_normalize", "train_head",
            "POSTHOC_PARAMS", "TAU_GRID"]
@@ -83,13 +83,13 @@ def train_head(head: dict, logits, h: torch.Tensor, y: torch.Tensor, epochs: int
 
 
 @dataclass(frozen=True)
-class _PostHoc(NoServerTraining):
+class _PostHoc(ServerTraining):
     epochs: int = 30
     batch_size: int = 128
     lr: float = 0.1
     momentum: float = 0.9
     weight_decay: float = 5e-4
-    needs: tuple = ("aux",)
+    needs = ("aux",)
 
     def _train(self, head, logits, h, y, ctx):
         return train_head(head, logits, h, y, self.epochs, self.batch_size, self.lr, self.momentum,
@@ -119,10 +119,10 @@ def tau_normalize(weight: torch.Tensor, tau: float) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class TauNormalization(NoServerTraining):
+class TauNormalization(ServerTraining):
     tau: float | None = None  # None: the τ of TAU_GRID with the best D_aux accuracy (the smallest on ties)
     name = "tau_norm"
-    needs: tuple = ("aux",)
+    needs = ("aux",)
 
     @torch.no_grad()
     def after_training(self, ctx, params, state):

@@ -51,15 +51,15 @@ import torch
 from ..losses import ratio_loss
 from ..losses.ratio import RATIO_NORMALIZATIONS
 from ..params import Param
+from .kinds import ClientLoss, ServerTraining
 from .registry import register_method
 from .server_steps import features_of
-from .server_training import NoServerTraining
 
 __all__ = ["RatioLoss", "RatioMonitor", "classifier_updates", "ratio_estimate"]
 
 
 @dataclass(frozen=True, eq=False)
-class RatioLoss:
+class RatioLoss(ClientLoss):
     """The clients' class-weighted CE; ``for_round`` puts in the weights the server estimated."""
 
     class_weights: torch.Tensor | None = None
@@ -108,13 +108,13 @@ def ratio_estimate(updates: torch.Tensor, share: float = 0.8, empty: float = 10.
 
 
 @dataclass(frozen=True)
-class RatioMonitor(NoServerTraining):
+class RatioMonitor(ServerTraining):
     alpha: float = 1.0
     beta: float = 0.1
     share: float = 0.8
     empty: float = 10.0
     name = "ratio_monitor"
-    needs: tuple = ("aux",)
+    needs = ("aux",)
 
     def init_state(self, params):
         return {"class_weights": torch.ones(params["classifier.weight"].shape[0])}

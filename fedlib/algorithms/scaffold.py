@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import tree
-from .fedavg import NoCorrection
+from .kinds import Correction
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class Scaffold(NoCorrection):
+class Scaffold(Correction):
     name = "scaffold"
 
     def init_server_state(self, params):

@@ -29,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .kinds import Stages
+
 __all__ = ["Stage", "SingleStage"]
 
 
@@ -50,7 +52,7 @@ class Stage:
 
 
 @dataclass(frozen=True)
-class SingleStage:
+class SingleStage(Stages):
     """One stage: ``config.rounds`` federated rounds of the method over all clients."""
 
     name = "single"
@@ -58,6 +60,3 @@ class SingleStage:
     def plan(self, experiment) -> list[Stage]:
         return [Stage("train", rounds=experiment.config.rounds,
                       finish=lambda sub, outputs, params: {"params": params})]
-
-    def final_model(self, model, config):
-        return model
