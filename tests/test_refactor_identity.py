@@ -7,7 +7,7 @@ no server share can be split off them).
 The reference (``tests/fixtures/refactor_identity.json``) was written by this module
 run as a script against the untouched base commit 0dc1e67::
 
-    PYTHONPATH=<checkout of 0dc1e67> python tests/test_refactor_identity.py --write
+    FEDLIB_BASE_COMMIT=0dc1e67 PYTHONPATH=<checkout of 0dc1e67> python tests/test_refactor_identity.py --write
 
 It holds, per case, the sha256 of the final parameters (float32 bytes, sorted names)
 and float64 summaries (sum, L2 norm, four fixed entries of the flattened parameters),
@@ -56,6 +56,9 @@ _TOKEN = {
 }
 # compositions whose parts meet in one round (a correction with a personalization, two losses' parts)
 _COMBOS = ("fedlc+scaffold", "fedprox+fedper", "moon+fedavgm", "fedrod+fednova")
+# the client SGD's momentum and weight decay (off above), with phases (FedRep) and a correction (SCAFFOLD)
+_SGD = dict(momentum=0.9, weight_decay=1e-3, local_epochs=2)
+_SGD_METHODS = ("fedavg", "fedrep", "scaffold", "fednova")
 
 
 def _methods() -> list[str]:
@@ -75,6 +78,10 @@ def cases() -> list[tuple[str, str, str, dict]]:
                 continue  # Synthetic(α, β) comes with its clients: it holds no server data
             for engine in ("sequential", "vectorized"):
                 out.append((method, dataset, engine, {**_TINY, **data, **extra, "method": method, "engine": engine}))
+    for method in _SGD_METHODS:
+        for engine in ("sequential", "vectorized"):
+            out.append((f"{method}@sgd", "fmnist", engine, {**_TINY, **_DATASETS["fmnist"], **_TOKEN.get(method, {}),
+                                                            **_SGD, "method": method, "engine": engine}))
     return out
 
 
@@ -153,7 +160,7 @@ def test_every_registered_token_is_covered(reference):
     """A token registered after the reference was written has no case: say so."""
     from fedlib.algorithms import METHODS
 
-    covered = {k.split("|")[0] for k in reference["cases"]}
+    covered = {k.split("|")[0].split("@")[0] for k in reference["cases"]}
     assert set(METHODS) <= covered, f"tokens without a reference case: {sorted(set(METHODS) - covered)}"
 
 
@@ -164,9 +171,7 @@ if __name__ == "__main__":
     if "--write" not in sys.argv:
         sys.exit("usage: PYTHONPATH=<base checkout> python tests/test_refactor_identity.py --write")
     os.environ.setdefault("FEDLIB_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    import fedlib
-
-    out = {"fingerprint": fingerprint(), "fedlib": str(Path(fedlib.__file__).parent), "cases": {}}
+    out = {"fingerprint": fingerprint(), "base_commit": os.environ.get("FEDLIB_BASE_COMMIT", "unknown"), "cases": {}}
     for method, dataset, engine, config in cases():
         t = time.perf_counter()
         out["cases"][_key(method, dataset, engine)] = compute(config)
