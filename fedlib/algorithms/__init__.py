@@ -22,7 +22,7 @@ from .kinds import (KINDS, Aggregator, ClientLoss, Correction, Part, Personaliza
                     ServerOptimizer, ServerTraining, Stages)
 from .registry import METHODS, PART_KINDS, MethodToken, method_params, parse_method, register_method
 
-__all__ = ["Algorithm", "build_algorithm", "METHODS", "PART_KINDS", "MethodToken", "method_params", "parse_method",
+__all__ = ["Algorithm", "build_algorithm", "method_part", "METHODS", "PART_KINDS", "MethodToken", "method_params", "parse_method",
            "register_method", "default_parts"]
 
 
@@ -83,3 +83,12 @@ def build_algorithm(config) -> Algorithm:
         for kind, build in token.parts.items():
             parts[kind] = build(config)
     return Algorithm(**parts)
+
+
+def method_part(config, kind: str) -> Part:
+    """The one part of kind ``kind`` of ``config.method`` (FedAvg's when no token sets it), built
+    alone: what a configuration reads from its method's parts (``personalized``, ``needs``)."""
+    for token in parse_method(config.method):
+        if kind in token.parts:
+            return token.parts[kind](config)
+    return default_parts(config.server_lr if config.server_lr is not None else 1.0)[kind]

@@ -49,4 +49,5 @@ register_method(
                   source="Reddi et al. 2021"),
             Param("server_eps", 1e-3, float, "FedAdam ε", check=lambda v: v > 0, allowed="> 0",
                   source="Reddi et al. 2021")),
+    defaults={"server_lr": 0.01},
     paper="Reddi et al., ICLR 2021", doc="server optimizer: Adam (FedAdam); server_lr defaults to 0.01")
