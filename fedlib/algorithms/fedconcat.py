@@ -325,8 +325,8 @@ class FedConcatStages(Stages):
     # -- stage 3
     def _classifier_experiment(self, exp, outputs):
         from ..data import FederatedData
+        from .composition import Algorithm
         from .fedavg import default_parts
-        from . import Algorithm
 
         encoders = [outputs[f"cluster_{i}"]["params"] for i in range(self.num_clusters)]
         d = exp.data
