@@ -72,7 +72,8 @@ def personalized_evaluation(exp, state: ServerState, round_: int, trainer=None) 
     if c.personalized_model == "local_update":
         models = [o.local for o in train_locally(exp, state, clients, round_, 3, trainer)]
     else:
-        models = [t.start if t.start is not None else state.params for t in client_tasks(exp, state, clients, round_, 3)]
+        models = [t.start if t.start is not None else state.params
+                  for t in client_tasks(exp, state, clients, round_, 3)]
     read = alg.personalization.personal_logits
     out = {}
     for name, sets in (("personalized", exp.client_test_indices), ("drift", exp.balanced_test_indices)):

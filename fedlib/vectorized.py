@@ -195,7 +195,8 @@ def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[Cl
             current = {k: v[:active] for k, v in params.items()}  # views: written in place below
             step_anchor = _slice(anchor, 0, active) if stacked_anchor else anchor
             masks = _trainable_masks(tasks, s, active, current, x.device)
-            step_buffers = {k: b[:active] for k, b in buffers.items()} if buffers is not None else dict.fromkeys(current)
+            step_buffers = ({k: b[:active] for k, b in buffers.items()} if buffers is not None
+                            else dict.fromkeys(current))
             new, new_buffers = local_step(algorithm.correction, opt, current, grads, step_anchor,
                                           _slice(context, 0, active), step_buffers,
                                           (lambda k: True) if masks is None else masks.__getitem__)
