@@ -50,7 +50,7 @@ class SharedModel(Personalization):
 
 
 @dataclass(frozen=True)
-class LocallyTrained(SharedModel):
+class LocallyTrained(Personalization):
     """Every parameter shared and averaged, as FedAvg; personalized models are evaluated by
     default (the PM is the locally trained model: FedRoD's observation, FedABC's protocol)."""
 
@@ -59,7 +59,7 @@ class LocallyTrained(SharedModel):
 
 
 @dataclass(frozen=True)
-class KeepLocal(SharedModel):
+class KeepLocal(Personalization):
     """The parameters selected by ``select(model) -> keys`` stay on the client; the rest is
     shared.  ``personalized``: evaluate personalized models by default."""
 

@@ -10,7 +10,7 @@ A stage is either
 * a **computation** (``rounds == 0``): ``compute(experiment, outputs)``
   returns its output, e.g. a clustering; or
 * **federated rounds**: ``build(experiment, outputs)`` returns the
-  :class:`~fedlib.simulation.Experiment` the rounds run on (which clients,
+  :class:`~fedlib.experiment.Experiment` the rounds run on (which clients,
   which data -- e.g. features of frozen encoders --, which model, which
   algorithm), ``initial(sub, outputs)`` its initial parameters (None: the
   sub-experiment's model as built), and ``finish(sub, outputs, params)`` its
