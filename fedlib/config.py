@@ -3,7 +3,13 @@
 A :class:`Config` is validated completely when it is built, before any data is
 loaded or any model is trained: unknown keys, wrong types and out-of-range
 values raise :class:`ConfigError`, whose message names the parameter and what
-is allowed.
+is allowed.  Building one validates and resolves its ``auto``/``None`` values
+and does nothing else: it reads what it needs from declarations (a token's
+``defaults``, the ``personalized`` of the method's personalization part and the
+``needs`` of its server-training part, each built alone from the parameters,
+:func:`fedlib.algorithms.method_part`; whether a dataset's files are present,
+:func:`fedlib.data.dataset_present`), never building the algorithm, a model or
+loading data.
 
 Two kinds of parameters make a configuration:
 
