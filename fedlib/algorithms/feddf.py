@@ -74,7 +74,6 @@ class EnsembleDistillation(ServerTraining):
 
 register_method(
     "feddf",
-    parts={"server_training": lambda c: EnsembleDistillation(
-        steps=c.distill_steps, batch_size=c.distill_batch_size, lr=c.distill_lr, temperature=c.distill_temperature)},
+    parts={"server_training": EnsembleDistillation},
     params=DISTILL_PARAMS, paper="Lin et al., NeurIPS 2020",
     doc="server training: distil the average of the clients' logits into the FedAvg model on D_ulb")

@@ -29,5 +29,5 @@ class NormalizedAveraging(Aggregator):
         return tree.weighted_sum(deltas, [tau_eff * pk / ak for pk, ak in zip(p, steps)])
 
 
-register_method("fednova", parts={"aggregator": lambda c: NormalizedAveraging()}, paper="Wang et al., NeurIPS 2020",
+register_method("fednova", parts={"aggregator": NormalizedAveraging}, paper="Wang et al., NeurIPS 2020",
                 doc="aggregator: normalized averaging")

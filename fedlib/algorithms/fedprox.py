@@ -40,7 +40,7 @@ class Proximal(Correction):
 
 
 register_method(
-    "fedprox", parts={"correction": lambda c: Proximal(mu=c.mu)},
+    "fedprox", parts={"correction": Proximal},
     params=(Param("mu", 0.01, float, "FedProx proximal weight μ", check=lambda v: v >= 0, allowed="≥ 0",
                   source="FedProx Eq. 2; value not in FedLC"),),
     paper="Li et al., MLSys 2020", doc="client correction: + μ(w − w^t)")

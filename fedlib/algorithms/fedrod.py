@@ -108,11 +108,10 @@ class GenericAndPersonalLoss(ClientLoss):
 
 register_method(
     "fedrod",
-    parts={"loss": lambda c: GenericAndPersonalLoss(),
-           "personalization": lambda c: PersonalHead(init=c.fedrod_personal_init)},
+    parts={"loss": GenericAndPersonalLoss, "personalization": PersonalHead},
     params=(Param("fedrod_personal_init", "generic", str, "FedRoD: the P-head starts as a copy of the initial "
                   "generic head ('generic') or at zero ('zeros')", choices=PERSONAL_INITS,
-                  source="PFLlib clientrod.py (copy of the predictor); not in FedABC"),),
+                  source="PFLlib clientrod.py (copy of the predictor); not in FedABC", field="init"),),
     paper="Chen & Chao, ICLR 2022 (linear mode)",
     doc="loss: balanced softmax on the generic head + CE on generic.detach() + personal; personalization: a "
         "linear personal head on detached features stays on the client")

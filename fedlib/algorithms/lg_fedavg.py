@@ -39,9 +39,9 @@ class LowerLayersLocal(Personalization):
 
 
 register_method(
-    "lg_fedavg", parts={"personalization": lambda c: LowerLayersLocal(global_layers=c.lg_global_layers)},
+    "lg_fedavg", parts={"personalization": LowerLayersLocal},
     params=(Param("lg_global_layers", 2, int, "LG-FedAvg: number of top layers that are global (averaged); the "
                   "layers below stay on the client", check=lambda v: v >= 0, allowed="an integer ≥ 0",
                   source="FedRep code's LG split (lgcollins/FedRep main_fedrep.py: fc2, fc3 global); "
-                         "not in FedABC"),),
+                         "not in FedABC", field="global_layers"),),
     paper="Liang et al. 2020", doc="personalization: lower layers local, top lg_global_layers layers global")

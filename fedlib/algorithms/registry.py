@@ -62,19 +62,17 @@ METHODS: dict[str, MethodToken] = {}
 def build_part(cls: type, config: Any, params: tuple[Param, ...] = ()) -> Any:
     """An instance of the part dataclass ``cls`` whose fields are filled by name: a field
     takes the value of the parameter among ``params`` that fills it (:attr:`Param.field_name`),
-    else of the configuration's core parameter of the same name (e.g. ``seed``), else
-    keeps its default."""
+    else, when the class lists it in ``from_core`` (e.g. ``seed``), of the configuration's core
+    parameter of that name; every other field keeps its default."""
     from dataclasses import fields as dataclass_fields
 
     by_field = {p.field_name: p.name for p in params}
-    values = {}
-    for f in dataclass_fields(cls):
-        if not f.init:
-            continue
-        if f.name in by_field:
-            values[f.name] = getattr(config, by_field[f.name])
-        elif hasattr(type(config), "__dataclass_fields__") and f.name in type(config).__dataclass_fields__:
-            values[f.name] = getattr(config, f.name)
+    names = {f.name for f in dataclass_fields(cls) if f.init}
+    unknown = set(cls.from_core) - names
+    if unknown:
+        raise TypeError(f"{cls.__name__}.from_core names {sorted(unknown)}, which are not fields of it")
+    values = {name: getattr(config, by_field[name]) for name in names if name in by_field}
+    values.update({name: getattr(config, name) for name in cls.from_core if name not in values})
     return cls(**values)
 
 

@@ -47,5 +47,5 @@ class Scaffold(Correction):
         return {"c": tree.add(server_state["c"], total)}  # c ← c + (1/N) Σ Δc_k   (line 17)
 
 
-register_method("scaffold", parts={"correction": lambda c: Scaffold()}, paper="Karimireddy et al., ICML 2020",
+register_method("scaffold", parts={"correction": Scaffold}, paper="Karimireddy et al., ICML 2020",
                 doc="client correction: + c − c_k, control variates (option II)")
