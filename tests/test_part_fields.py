@@ -45,7 +45,8 @@ TOKENS = sorted(n for n, t in METHODS.items() if _classes(t))
 
 
 def test_most_tokens_build_their_parts_by_name():
-    assert {"fedic", "fedlc", "fedabc", "moon", "feddf", "fedbe", "crt", "ratio_loss"} <= set(TOKENS)
+    assert {"fedic", "fedlc", "fedabc", "moon", "feddf", "fedbe", "crt", "ratio_loss", "fedopt"} <= set(TOKENS)
+    assert build_algorithm(Config(method="fedopt", server_lr=0.3)).server_optimizer.lr == 0.3
 
 
 @pytest.mark.parametrize("name", TOKENS)
@@ -78,4 +79,4 @@ def test_a_core_field_is_filled_only_when_the_part_asks_for_it():
 
     config = Config(dataset="fmnist", method="crt", seed=7, lr=0.3)
     assert build_part(ClassifierRetraining, config).lr == ClassifierRetraining().lr  # not the client's lr
-    assert build_part(FedicServer, config).seed == 7  # FedicServer.from_core = ("seed",)
+    assert build_part(FedicServer, config).seed == 7  # FedicServer.from_core = {"seed": "seed"}

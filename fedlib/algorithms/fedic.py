@@ -141,7 +141,7 @@ class FedicServer(ServerTraining):
     teacher_eval: str = "final"
     seed: int = 0
     name = "fedic"
-    from_core = ("seed",)
+    from_core = {"seed": "seed"}
 
     @property
     def needs(self) -> tuple[str, ...]:  # type: ignore[override]

@@ -19,8 +19,8 @@ Hooks every part has (:class:`Part`):
 A part's hyperparameters are dataclass fields named as its
 :class:`~fedlib.params.Param` declarations say (``Param.field``), so the method
 registry builds it from a configuration by name
-(:func:`fedlib.algorithms.registry.build_part`); ``from_core`` lists the fields
-filled from a core parameter of the same name (FEDIC's ``seed``).
+(:func:`fedlib.algorithms.registry.build_part`); ``from_core`` maps the fields
+filled from a core parameter (FEDIC's ``seed``, FedAdam's ``lr`` from ``server_lr``).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class Part:
 
     name: ClassVar[str] = ""
     sequential_only: ClassVar[str | None] = None
-    from_core: ClassVar[tuple[str, ...]] = ()  # fields filled from the core parameter of the same name
+    from_core: ClassVar[dict[str, str]] = {}  # field -> the core parameter that fills it
 
     def extend_model(self, model):
         return model

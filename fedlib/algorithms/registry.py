@@ -62,8 +62,9 @@ METHODS: dict[str, MethodToken] = {}
 def build_part(cls: type, config: Any, params: tuple[Param, ...] = ()) -> Any:
     """An instance of the part dataclass ``cls`` whose fields are filled by name: a field
     takes the value of the parameter among ``params`` that fills it (:attr:`Param.field_name`),
-    else, when the class lists it in ``from_core`` (e.g. ``seed``), of the configuration's core
-    parameter of that name; every other field keeps its default."""
+    else, when the class maps it in ``from_core`` (field → core parameter, e.g. FEDIC's
+    ``{"seed": "seed"}``, FedAdam's ``{"lr": "server_lr"}``), of that core parameter; every other
+    field keeps its default."""
     from dataclasses import fields as dataclass_fields
 
     by_field = {p.field_name: p.name for p in params}
@@ -72,7 +73,7 @@ def build_part(cls: type, config: Any, params: tuple[Param, ...] = ()) -> Any:
     if unknown:
         raise TypeError(f"{cls.__name__}.from_core names {sorted(unknown)}, which are not fields of it")
     values = {name: getattr(config, by_field[name]) for name in names if name in by_field}
-    values.update({name: getattr(config, name) for name in cls.from_core if name not in values})
+    values.update({name: getattr(config, core) for name, core in cls.from_core.items() if name not in values})
     return cls(**values)
 
 
