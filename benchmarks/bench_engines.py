@@ -36,7 +36,7 @@ from fedlib.losses import cross_entropy  # noqa: E402
 from fedlib.models import build_model  # noqa: E402
 from fedlib.partition import count_matrix, iid  # noqa: E402
 from fedlib import simulation  # noqa: E402
-from fedlib.simulation import Experiment, _initial_state, prepare, run_round  # noqa: E402
+from fedlib.simulation import Experiment, prepare, run_round  # noqa: E402
 
 ENGINES = ("sequential", "vectorized")
 
@@ -65,7 +65,7 @@ class _EngineClock:
 def time_rounds(exp: Experiment, timed: int) -> dict[str, tuple[float, float]]:
     """Per engine: (best seconds per round, engine seconds in that round).  One warm-up
     round each, then ``timed`` rounds with the engines interleaved round by round."""
-    runs = {e: (dataclasses.replace(exp, config=exp.config.replace(engine=e)), _initial_state(exp)) for e in ENGINES}
+    runs = {e: (dataclasses.replace(exp, config=exp.config.replace(engine=e)), exp.initial_state()) for e in ENGINES}
     best = {e: (float("inf"), float("inf")) for e in ENGINES}
     clock = _EngineClock()
     simulation.client_trainer = clock
@@ -74,7 +74,7 @@ def time_rounds(exp: Experiment, timed: int) -> dict[str, tuple[float, float]]:
             for engine, (run_exp, state) in runs.items():
                 clock.seconds = 0.0
                 start = time.perf_counter()
-                run_round(run_exp, state, round_)
+                runs[engine] = (run_exp, run_round(run_exp, state, round_).state)
                 took = time.perf_counter() - start
                 if round_ > 1 and took < best[engine][0]:
                     best[engine] = (took, clock.seconds)

@@ -265,9 +265,7 @@ def _local_model(exp, params: dict, client: int, round_: int) -> dict:
     mini-batches: stream 3 of ``round_``)."""
     from ...simulation import train_locally
 
-    state = {"params": params, "client_states": {},
-             "correction_state": exp.algorithm.correction.init_server_state(params)}
-    return train_locally(exp, state, [client], round_, 3)[0].local
+    return train_locally(exp, exp.initial_state(params), [client], round_, 3)[0].local
 
 
 def _fig2_setting(prof: Profile) -> tuple[str, float, int]:

@@ -107,9 +107,8 @@ def fig1_two_clients(profile: Profile | str | None = None, *, seed: int | None =
     with single_thread():
         exp = prepare(config)
         a, b = disjoint_pair(exp.class_counts)
-        params = exp.initial_params()
-        state = {"params": params, "client_states": {},
-                 "correction_state": exp.algorithm.correction.init_server_state(params)}
+        state = exp.initial_state()
+        params = state.params
         outs = train_locally(exp, state, [a, b], 1, 1)  # FedAvg's first round, its mini-batches
         n = [o.num_samples for o in outs]
         average = tree.weighted_sum([o.local for o in outs], [k / sum(n) for k in n])  # FedAvg's aggregation
