@@ -36,11 +36,12 @@ from fedlib.algorithms import build_algorithm  # noqa: E402
 from fedlib.config import Config  # noqa: E402
 from fedlib.data import FederatedData  # noqa: E402
 from fedlib.engine import sample_clients  # noqa: E402
+from fedlib.evaluation import evaluation_row  # noqa: E402
 from fedlib.losses import cross_entropy  # noqa: E402
 from fedlib.models import build_model  # noqa: E402
 from fedlib.partition import count_matrix, iid  # noqa: E402
 from fedlib import simulation  # noqa: E402
-from fedlib.simulation import Experiment, _initial_state, prepare, run_round  # noqa: E402
+from fedlib.simulation import Experiment, prepare, run_round  # noqa: E402
 
 ENGINES = ("sequential", "vectorized")
 
@@ -69,7 +70,7 @@ class _EngineClock:
 def time_rounds(exp: Experiment, timed: int) -> dict[str, tuple[float, float]]:
     """Per engine: (best seconds per round, engine seconds in that round).  One warm-up
     round each, then ``timed`` rounds with the engines interleaved round by round."""
-    runs = {e: (dataclasses.replace(exp, config=exp.config.replace(engine=e)), _initial_state(exp)) for e in ENGINES}
+    runs = {e: (dataclasses.replace(exp, config=exp.config.replace(engine=e)), exp.initial_state()) for e in ENGINES}
     best = {e: (float("inf"), float("inf")) for e in ENGINES}
     clock = _EngineClock()
     simulation.client_trainer = clock
@@ -78,7 +79,7 @@ def time_rounds(exp: Experiment, timed: int) -> dict[str, tuple[float, float]]:
             for engine, (run_exp, state) in runs.items():
                 clock.seconds = 0.0
                 start = time.perf_counter()
-                run_round(run_exp, state, round_)
+                runs[engine] = (run_exp, run_round(run_exp, state, round_).state)
                 took = time.perf_counter() - start
                 if round_ > 1 and took < best[engine][0]:
                     best[engine] = (took, clock.seconds)
@@ -124,7 +125,7 @@ def time_end_to_end(exp: Experiment, timed: int) -> dict[str, float]:
     sharing does not inflate as it does wall time), evaluation on the test set included (every
     round, as eval_every = 1): fedlib's engines through :func:`run_round` + the evaluation row,
     and :func:`peer_round` + :func:`peer_evaluate`; one warm-up round each, then in turns."""
-    runs = {e: (dataclasses.replace(exp, config=exp.config.replace(engine=e)), _initial_state(exp)) for e in ENGINES}
+    runs = {e: (dataclasses.replace(exp, config=exp.config.replace(engine=e)), exp.initial_state()) for e in ENGINES}
     torch.manual_seed(exp.config.seed)
     peer_model = copy.deepcopy(exp.model)
     best = {name: float("inf") for name in (*ENGINES, "peer")}
@@ -137,8 +138,9 @@ def time_end_to_end(exp: Experiment, timed: int) -> dict[str, float]:
                     peer_evaluate(peer_model, exp.data.test_x, exp.data.test_y)
                 else:
                     run_exp, state = runs[name]
-                    run_round(run_exp, state, round_, evaluating=True)
-                    simulation._evaluation_row(run_exp, state["params"], round_)
+                    state = run_round(run_exp, state, round_, evaluating=True).state
+                    evaluation_row(run_exp, state.params, round_)
+                    runs[name] = (run_exp, state)
                 took = time.process_time() - start
                 if round_ > 1:
                     best[name] = min(best[name], took)

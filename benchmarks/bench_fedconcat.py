@@ -22,7 +22,7 @@ import numpy as np
 from fedlib.algorithms import build_algorithm
 from fedlib.algorithms import fedconcat as fc
 from fedlib.config import Config
-from fedlib.simulation import _initial_state, evaluate, prepare, run_round, single_thread
+from fedlib.simulation import evaluate, prepare, run_round, single_thread
 
 
 def timed(fn):
@@ -38,9 +38,9 @@ def main(dataset: str = "fmnist", model: str = "simple_cnn", code_rounds: int = 
     res = {"dataset": dataset, "model": model}
     with single_thread():
         exp = prepare(Config(method="fedavg", **base))
-        state = _initial_state(exp)
-        res["fedavg_round_s"] = timed(lambda: run_round(exp, state, 1))[0]
-        res["evaluate_images_s"] = timed(lambda: evaluate(exp.model, state["params"], exp.data.test_x,
+        state = exp.initial_state()
+        res["fedavg_round_s"], state = timed(lambda: run_round(exp, state, 1).state)
+        res["evaluate_images_s"] = timed(lambda: evaluate(exp.model, state.params, exp.data.test_x,
                                                           exp.data.test_y, 10))[0]
 
         cfg = Config(method="fedconcat", num_clusters=5, encoder_rounds=1, classifier_rounds=1, **base)
@@ -51,21 +51,28 @@ def main(dataset: str = "fmnist", model: str = "simple_cnn", code_rounds: int = 
         res["stage2_round_s"] = 0.0
         for stage in plan[1:-1]:
             sub = stage.build(exp, outputs)
-            st = _initial_state(sub, stage.initial(sub, outputs))
-            res["stage2_round_s"] += timed(lambda: run_round(sub, st, 1))[0]
-            outputs[stage.name] = {"params": st["params"]}
+            st = sub.initial_state(stage.initial(sub, outputs))
+            dt, st = timed(lambda: run_round(sub, st, 1).state)
+            res["stage2_round_s"] += dt
+            outputs[stage.name] = {"params": st.params}
         encoders = [outputs[f"cluster_{i}"]["params"] for i in range(5)]
         res["features_train_s"] = timed(lambda: fc.concatenated_features(exp.model, encoders, exp.data.train_x))[0]
         res["features_once_s"], sub3 = timed(lambda: plan[-1].build(exp, outputs))  # train + test
-        st3 = _initial_state(sub3)
-        res["stage3_round_paper_s"] = timed(lambda: run_round(sub3, st3, 1))[0]
-        res["evaluate_features_s"] = timed(lambda: evaluate(sub3.model, st3["params"], sub3.data.test_x,
+        st3 = sub3.initial_state()
+        res["stage3_round_paper_s"], st3 = timed(lambda: run_round(sub3, st3, 1).state)
+        res["evaluate_features_s"] = timed(lambda: evaluate(sub3.model, st3.params, sub3.data.test_x,
                                                             sub3.data.test_y, 10))[0]
         code = cfg.replace(fedconcat_classifier_steps=3, fedconcat_classifier_weighting="uniform")
         exp_code = dataclasses.replace(exp, config=code, algorithm=build_algorithm(code))
         sub3c = exp_code.algorithm.stages.plan(exp_code)[-1].build(exp_code, outputs)
-        st3c = _initial_state(sub3c)
-        dt, _ = timed(lambda: [run_round(sub3c, st3c, r) for r in range(1, code_rounds + 1)])
+        st3c = sub3c.initial_state()
+
+        def code_rounds_from(state):
+            for r in range(1, code_rounds + 1):
+                state = run_round(sub3c, state, r).state
+            return state
+
+        dt, _ = timed(lambda: code_rounds_from(st3c))
         res["stage3_round_code_s"] = dt / code_rounds
     n_train = len(exp.data.train_y)
     touched_code = sum(min(3 * 64, len(ix)) for ix in exp.client_indices)

@@ -25,7 +25,7 @@ import warnings
 import torch
 
 from fedlib.config import Config
-from fedlib.simulation import _initial_state, _server_round, prepare, run_round, single_thread
+from fedlib.simulation import _server_round, prepare, run_round, single_thread
 
 
 def _config(model: str, method: str, epochs: int, steps: int, quick: bool) -> Config:
@@ -40,7 +40,7 @@ def _config(model: str, method: str, epochs: int, steps: int, quick: bool) -> Co
 
 def client_round(model: str, epochs: int, quick: bool) -> float:
     exp = prepare(_config(model, "fedavg", epochs, 1, quick))
-    state = _initial_state(exp)
+    state = exp.initial_state()
     start = time.perf_counter()
     run_round(exp, state, 1)
     return time.perf_counter() - start

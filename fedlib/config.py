@@ -3,7 +3,13 @@
 A :class:`Config` is validated completely when it is built, before any data is
 loaded or any model is trained: unknown keys, wrong types and out-of-range
 values raise :class:`ConfigError`, whose message names the parameter and what
-is allowed.
+is allowed.  Building one validates and resolves its ``auto``/``None`` values
+and does nothing else: it reads what it needs from declarations (a token's
+``defaults``, the ``personalized`` of the method's personalization part and the
+``needs`` of its server-training part, each built alone from the parameters,
+:func:`fedlib.algorithms.method_part`; whether a dataset's files are present,
+:func:`fedlib.data.dataset_present`), never building the algorithm, a model or
+loading data.
 
 Two kinds of parameters make a configuration:
 
@@ -29,7 +35,7 @@ import json
 from dataclasses import field, fields, make_dataclass
 from typing import Any
 
-from .algorithms.registry import all_method_params, method_params, parse_method
+from .algorithms.registry import all_method_params, method_params, parse_method, token_default
 from .data import DATASETS
 from .models import model_names
 from .metrics import GROUP_PARAMS
@@ -188,12 +194,12 @@ class _ConfigBase:
                                else "dirichlet")
         if self.model == "auto":
             object.__setattr__(self, "model", default_model(self.dataset))
-        if self.server_lr is None:
-            object.__setattr__(self, "server_lr", 0.01 if "fedopt" in self.method_tokens else 1.0)
+        if self.server_lr is None:  # a token may declare another default (FedAdam's 0.01)
+            object.__setattr__(self, "server_lr", token_default(self.method, "server_lr", 1.0))
         if self.personal_eval_every is None:
-            from .algorithms import build_algorithm
+            from .algorithms import method_part
 
-            personalized = getattr(build_algorithm(self).personalization, "personalized", False)
+            personalized = method_part(self, "personalization").personalized
             object.__setattr__(self, "personal_eval_every", self.rounds if personalized else 0)
         if self.server_aux_per_class is None or self.server_unlabeled == "auto":
             _resolve_server_data(self)
@@ -308,9 +314,9 @@ def _resolve_server_data(c) -> None:
     (its server-training part's ``needs``), see the parameters' docs."""
     import warnings
 
-    from .algorithms import build_algorithm
+    from .algorithms import method_part
 
-    needs = set(getattr(build_algorithm(c).server_training, "needs", ()))
+    needs = set(method_part(c, "server_training").needs)
     if c.server_aux_per_class is None:
         object.__setattr__(c, "server_aux_per_class", AUTO_AUX_PER_CLASS if "aux" in needs else 0)
     if c.server_unlabeled != "auto":
@@ -333,14 +339,10 @@ def _resolve_server_data(c) -> None:
 
 
 def _available(dataset: str, root) -> bool:
-    """Whether ``dataset``'s files are under the data root (loading it: loads are memoised)."""
-    from .data import DatasetNotFoundError, load_dataset
+    """Whether ``dataset``'s files are under the data root (their presence; nothing is read)."""
+    from .data import dataset_present
 
-    try:
-        load_dataset(dataset, root)
-    except DatasetNotFoundError:
-        return False
-    return True
+    return dataset_present(dataset, root)
 
 
 def _validate_server_data(c) -> None:

@@ -53,6 +53,7 @@ __all__ = [
     "cache_dir",
     "resolve_env_path",
     "load_dataset",
+    "dataset_present",
     "synthetic",
     "decode_image_folder",
     "decode_images",
@@ -134,6 +135,7 @@ class DatasetSpec:
     natural_clients: bool = False  # clients come with the data; partition must be "natural"
     memoize: bool = True
     unlabeled: str | None = None  # the paper's D_ulb for this dataset (FEDIC §3.1), if fedlib has it
+    files: tuple[str, ...] = ()  # paths under the data root whose presence means the dataset is there
 
 
 DATASETS: dict[str, DatasetSpec] = {}
@@ -561,7 +563,8 @@ register_dataset(DatasetSpec("fmnist", "FMNIST", 10, (1, 28, 28), 60_000, "cnn_m
 register_dataset(DatasetSpec("cifar10", "CIFAR-10", 10, (3, 32, 32), 50_000, "cnn_cifar", _cifar10,
                              ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)), unlabeled="cifar100"))
 register_dataset(DatasetSpec("cifar100", "CIFAR-100", 100, (3, 32, 32), 50_000, "cnn_cifar", _cifar100,
-                             ((0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762))))
+                             ((0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762)),
+                             files=("cifar-100-python/train", "cifar-100-python/test")))
 register_dataset(DatasetSpec("svhn", "SVHN", 10, (3, 32, 32), 73_257, "cnn_cifar", _svhn,
                              ((0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970))))
 register_dataset(DatasetSpec("femnist", "FEMNIST", 62, (1, 28, 28), None, "cnn_mnist", femnist,
@@ -587,6 +590,20 @@ def _load_images(name: str, root: str) -> tuple[torch.Tensor, ...]:
         return torch.from_numpy(np.asarray(y, dtype=np.int64))
 
     return tuple(to_y(a) if i % 2 else to_x(a) for i, a in enumerate(arrays))
+
+
+def dataset_present(name: str, root: str | os.PathLike | None = None) -> bool:
+    """Whether ``name``'s files are under the data root: the presence of the files its spec
+    declares (nothing is read); a dataset that declares none is loaded to find out (memoised)."""
+    spec = DATASETS[name]
+    if spec.files:
+        base = data_root(root)
+        return all((base / f).exists() for f in spec.files)
+    try:
+        load_dataset(name, root)
+    except DatasetNotFoundError:
+        return False
+    return True
 
 
 def load_dataset(name: str, root: str | os.PathLike | None = None, *, synthetic_alpha: float = 1.0,

@@ -10,6 +10,20 @@ the personalization need.
 Which mini-batches a client sees is fixed by :func:`client_batches` from
 (seed, round, client) alone, so any engine, and a run resumed from a
 checkpoint, replays exactly the same batches.
+
+A client's local training is defined once, here, and both engines use it:
+the mini-batches (:func:`client_batches`), the phase a step belongs to
+(:meth:`ClientTask.trainable_at`), the loss (:func:`objective`), the step
+(:func:`local_step`: the correction's gradient, then :func:`sgd_step` on the
+parameters the phase trains) and what is reported at the end
+(:func:`finish_client`).  What remains per engine is the loop: here one client
+after another with ordinary autograd; in :mod:`fedlib.vectorized` all clients
+of a group in lockstep, their parameters stacked and their gradients taken
+under ``vmap``.  The two loops are not merged into one because they cannot
+compute the same floats: the stacked loop pads batches and takes the loss as a
+sample-weighted mean (Σ wℓ / Σ w), the plain loop the plain mean; a shared loop
+would change one engine's numbers, and the sequential engine would no longer be
+an independent reference for the vectorized one (``tests/test_vectorized.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +40,7 @@ from . import tree
 from .tree import Params
 
 __all__ = ["ClientOptimizer", "ClientTask", "ClientOutput", "client_batches", "sample_clients", "local_update",
-           "train_clients_sequential", "objective", "features_and_output", "sgd_step"]
+           "train_clients_sequential", "objective", "features_and_output", "sgd_step", "local_step", "finish_client"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,15 @@ class ClientTask:
 
     def phase_list(self) -> list[tuple[int, tuple | None]]:
         return self.phases if self.phases is not None else [(len(self.batches), None)]
+
+    def trainable_at(self, step: int) -> tuple | None:
+        """The parameter names local step ``step`` (0-based) trains (None: all)."""
+        done = 0
+        for n, trainable in self.phase_list():
+            if step < done + n:
+                return trainable
+            done += n
+        return None
 
 
 @dataclass
@@ -165,6 +188,33 @@ def sgd_step(w: torch.Tensor, g: torch.Tensor, buf: torch.Tensor | None, opt: Cl
     return w - opt.lr * d, buf
 
 
+def local_step(correction, opt: ClientOptimizer, params: Params, grads: Params, anchor: Params, context: dict,
+               buffers: dict, trains) -> tuple[Params, dict]:
+    """One local step of a client's training, the one definition both engines use: the
+    correction's gradient ĝ = ``correction.adjust(g, w, anchor, context)`` (FedProx's
+    μ(w − w^t), SCAFFOLD's c − c_k), then :func:`sgd_step` on every parameter the
+    client's current phase trains.  ``trains(name)`` says which: True (train), False
+    (keep, buffer untouched) or, for stacked clients, a bool tensor [clients] (a
+    ``torch.where`` keeps the others' parameters and buffers).  ``buffers[name]`` is the
+    momentum buffer (None: none yet).  Works on one client's tensors and on tensors
+    with a leading client dimension alike.  Returns (new parameters, new buffers)."""
+    adjusted = correction.adjust(grads, params, anchor, context)
+    new, new_buffers = {}, {}
+    for k, w in params.items():
+        train = trains(k)
+        if train is False:
+            new[k], new_buffers[k] = w, buffers[k]
+            continue
+        w_new, b_new = sgd_step(w, adjusted[k], buffers[k], opt)
+        if train is not True:
+            mask = train.view(-1, *([1] * (w.ndim - 1)))
+            w_new = torch.where(mask, w_new, w)
+            if b_new is not None:
+                b_new = torch.where(mask, b_new, buffers[k])
+        new[k], new_buffers[k] = w_new, b_new
+    return new, new_buffers
+
+
 # ------------------------------------------------------------------------------ one client
 def local_update(model, algorithm, received: Params, task: ClientTask, server_correction_state: dict,
                  x: torch.Tensor, y: torch.Tensor, opt: ClientOptimizer) -> ClientOutput:
@@ -177,25 +227,19 @@ def local_update(model, algorithm, received: Params, task: ClientTask, server_co
     refs = rep.references(start, state.get("representation", {})) if rep.active else {}
     params = {k: v.detach().clone().requires_grad_(True) for k, v in start.items()}
     buffers: dict[str, torch.Tensor | None] = {k: None for k in params}
-    loss_sum, count, step = 0.0, 0, 0
-    for n_steps, trainable in task.phase_list():
-        for rows in task.batches[step:step + n_steps]:
-            loss = objective(model, algorithm, params, x[rows], y[rows], task.class_counts, refs)
-            grads = dict(zip(params, torch.autograd.grad(loss, list(params.values()), allow_unused=True)))
-            grads = {k: torch.zeros_like(params[k]) if g is None else g for k, g in grads.items()}
-            with torch.no_grad():
-                current = {k: v.detach() for k, v in params.items()}
-                grads = correction.adjust(grads, current, start, context)
-                new = {}
-                for k, w in current.items():
-                    if trainable is None or k in trainable:
-                        new[k], buffers[k] = sgd_step(w, grads[k], buffers[k], opt)
-                    else:
-                        new[k] = w
-                params = {k: w.requires_grad_(True) for k, w in new.items()}
-            loss_sum += float(loss.detach()) * len(rows)
-            count += len(rows)
-        step += n_steps
+    loss_sum, count = 0.0, 0
+    for step, rows in enumerate(task.batches):
+        loss = objective(model, algorithm, params, x[rows], y[rows], task.class_counts, refs)
+        grads = dict(zip(params, torch.autograd.grad(loss, list(params.values()), allow_unused=True)))
+        grads = {k: torch.zeros_like(params[k]) if g is None else g for k, g in grads.items()}
+        trainable = task.trainable_at(step)
+        with torch.no_grad():
+            current = {k: v.detach() for k, v in params.items()}
+            new, buffers = local_step(correction, opt, current, grads, start, context, buffers,
+                                      lambda k: trainable is None or k in trainable)
+            params = {k: w.requires_grad_(True) for k, w in new.items()}
+        loss_sum += float(loss.detach()) * len(rows)
+        count += len(rows)
     local = {k: v.detach() for k, v in params.items()}
     return finish_client(algorithm, task, received, start, local, correction_state, server_correction_state, opt,
                          loss_sum, count)

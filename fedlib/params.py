@@ -61,7 +61,9 @@ class Param:
     accepts, and is what an error message and the README show.  ``choices``
     is the shortcut for a string parameter with a fixed set of values.
     ``source`` names where the default comes from (a paper and equation, a
-    public implementation, or "not in paper").
+    public implementation, or "not in paper").  ``field`` is the field of the
+    algorithm part this parameter fills (default: a field of the parameter's own
+    name; see :func:`fedlib.algorithms.registry.build_part`).
     """
 
     name: str
@@ -73,6 +75,12 @@ class Param:
     choices: tuple | None = None
     optional: bool = False
     source: str = ""
+    field: str = ""
+
+    @property
+    def field_name(self) -> str:
+        """The part field this parameter fills."""
+        return self.field or self.name
 
     def __post_init__(self) -> None:
         if self.choices is not None and not self.allowed:

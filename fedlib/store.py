@@ -59,9 +59,10 @@ _NOT_TRAINING_MODULES = {"__main__.py", "store.py"}
 # only the ones it uses, so adding or editing a method keeps every other method's stored runs.
 _PER_RUN_PACKAGES = ("algorithms", "models", "losses")
 # ... except these, which every run uses (the part kinds and FedAvg's defaults, the registries).
-_SHARED = {"algorithms/__init__.py", "algorithms/registry.py", "algorithms/fedavg.py",
-           "algorithms/personalization.py", "algorithms/representation.py", "algorithms/server_training.py",
-           "algorithms/stages.py", "models/__init__.py", "models/registry.py", "models/_common.py",
+_SHARED = {"algorithms/__init__.py", "algorithms/registry.py", "algorithms/kinds.py", "algorithms/composition.py",
+           "algorithms/fedavg.py", "algorithms/personalization.py", "algorithms/representation.py",
+           "algorithms/server_training.py", "algorithms/stages.py", "models/__init__.py", "models/registry.py",
+           "models/_common.py",
            "losses/__init__.py", "losses/_common.py", "losses/cross_entropy.py"}
 
 

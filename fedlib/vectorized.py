@@ -1,25 +1,29 @@
 """The vectorized engine: the sampled clients of a round train together.
 
 Same mathematics as :func:`fedlib.engine.train_clients_sequential` (the
-reference it is tested against in ``tests/test_vectorized.py``), computed
-differently:
+reference it is tested against in ``tests/test_vectorized.py``), from the same
+definition of a client's local training (:mod:`fedlib.engine`: batches, phases,
+:func:`~fedlib.engine.objective`, :func:`~fedlib.engine.local_step`,
+:func:`~fedlib.engine.finish_client`), looped differently (why the two loops stay
+two: :mod:`fedlib.engine`'s docstring):
 
 * **stacked parameters.**  Every parameter gets a leading client dimension.
   A local step computes all clients' gradients with ``torch.func.vmap`` over
   ``torch.func.functional_call`` (a linear layer with per-client weights
   becomes one bmm, a conv one grouped conv) and one ordinary backward pass of
   Σ_k loss_k: loss_k depends on client k's parameters only, so
-  ∂(Σ_j loss_j)/∂w_k = ∂loss_k/∂w_k exactly.  The correction's ``adjust``
-  and the update w ← w − η(ĝ + λw) then run once on the stacked tensors (the
-  anchor, i.e. the global model, broadcasts; SCAFFOLD's c − c_k is stacked).
+  ∂(Σ_j loss_j)/∂w_k = ∂loss_k/∂w_k exactly.  The step
+  (:func:`~fedlib.engine.local_step`: the correction's ``adjust``, then
+  w ← w − η(ĝ + λw)) then runs once on the stacked tensors (the anchor, i.e.
+  the global model, broadcasts; SCAFFOLD's c − c_k is stacked).
 * **per-client starting models.**  A client of a personalized method starts
   from the global model with its own local parameters put in; the group's
   stacked parameters are then its clients' starting models, and the
   correction's anchor is stacked too.
 * **phases and momentum.**  A step updates, for each client, only the
   parameters its current phase trains (a ``torch.where`` on a per-client
-  mask), and keeps a stacked momentum buffer when μ > 0, exactly as
-  :func:`fedlib.engine.sgd_step`.
+  mask, in :func:`~fedlib.engine.local_step`), and keeps a stacked momentum
+  buffer when μ > 0 (zeros at the start: μ·0 + d is d).
 * **reference models.**  A representation loss (MOON) sees the reference
   models' parameters stacked per client, under the same ``vmap``.
 * **each client its own steps.**  Client k does exactly its τ_k steps on
@@ -51,7 +55,7 @@ import torch
 from torch.func import functional_call, vmap
 
 from . import tree
-from .engine import ClientOptimizer, ClientOutput, ClientTask, finish_client, objective
+from .engine import ClientOptimizer, ClientOutput, ClientTask, finish_client, local_step, objective
 from .tree import Params
 
 __all__ = ["train_clients_vectorized", "activation_bytes_per_sample", "group_size", "vectorization_blocker",
@@ -139,14 +143,7 @@ def _padded_batches(tasks: list[ClientTask], device) -> tuple[torch.Tensor, torc
 def _trainable_masks(tasks: list[ClientTask], step: int, active: int, keys, device) -> dict | None:
     """Per parameter, a bool [active] mask of the clients whose phase at ``step`` trains it
     (None when every active client trains every parameter)."""
-    phases = []
-    for t in tasks[:active]:
-        done = 0
-        for n, trainable in t.phase_list():
-            if step < done + n:
-                phases.append(trainable)
-                break
-            done += n
+    phases = [t.trainable_at(step) for t in tasks[:active]]
     if all(p is None for p in phases):
         return None
     return {k: torch.tensor([p is None or k in p for p in phases], device=device) for k in keys}
@@ -201,24 +198,18 @@ def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[Cl
                 grads = {k: b[:active] for k, b in buffer.items()}
             loss_sum[lo:hi] += losses.detach().double() * sizes[lo:hi, s]
         with torch.no_grad():
-            current = {k: v[:active] for k, v in params.items()}  # views: updated in place below
+            current = {k: v[:active] for k, v in params.items()}  # views: written in place below
             step_anchor = _slice(anchor, 0, active) if stacked_anchor else anchor
-            adjusted = algorithm.correction.adjust(grads, current, step_anchor, _slice(context, 0, active))
             masks = _trainable_masks(tasks, s, active, current, x.device) if phased else None
+            step_buffers = ({k: b[:active] for k, b in buffers.items()} if buffers is not None
+                            else dict.fromkeys(current))
+            new, new_buffers = local_step(algorithm.correction, opt, current, grads, step_anchor,
+                                          _slice(context, 0, active), step_buffers,
+                                          (lambda k: True) if masks is None else masks.__getitem__)
             for k, w in current.items():
-                # as engine.sgd_step: d = ĝ + λw; buf ← μ·buf + d; w ← w − η·buf  (λ = 0: d is exactly ĝ)
-                d = adjusted[k] + opt.weight_decay * w if opt.weight_decay else adjusted[k]
+                w.copy_(new[k])
                 if buffers is not None:
-                    b = buffers[k][:active]
-                    new_b = opt.momentum * b + d
-                    if masks is not None:
-                        new_b = torch.where(_expand(masks[k], w), new_b, b)
-                    b.copy_(new_b)
-                    d = b
-                if masks is None:
-                    w.sub_(opt.lr * d)
-                else:
-                    w.copy_(torch.where(_expand(masks[k], w), w - opt.lr * d, w))
+                    step_buffers[k].copy_(new_buffers[k])
     return params, loss_sum, sizes.sum(1)
 
 
@@ -229,15 +220,11 @@ def _rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     return x.index_select(0, rows)
 
 
-def _expand(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    return mask.view(-1, *([1] * (like.ndim - 1)))
-
-
 def vectorization_blocker(algorithm) -> str | None:
     """Why this algorithm cannot run on the vectorized engine (None: it can).  A part
-    that cannot be batched says so with a ``sequential_only`` attribute (the reason)."""
+    that cannot be batched says so in its ``sequential_only`` (the reason, :class:`fedlib.algorithms.kinds.Part`)."""
     for part in (algorithm.loss, algorithm.representation, algorithm.correction, algorithm.personalization):
-        reason = getattr(part, "sequential_only", None)
+        reason = part.sequential_only
         if reason:
             return f"{part.name}: {reason}"
     return None

@@ -85,3 +85,24 @@ def test_parse_value_converts_by_type():
         parse_value("num_clients", "seven")
     with pytest.raises(ConfigError, match="unknown parameter 'tua'"):
         parse_value("tua", "1")
+
+
+def test_building_a_config_builds_no_algorithm_and_reads_no_dataset(monkeypatch):
+    """Issue 18: a Config validates and resolves its 'auto'/None values from the parts' declarations
+    (the server-training part's needs, the personalization's `personalized`, a token's declared
+    server_lr) -- without building the algorithm, a model, or loading any dataset."""
+    import fedlib.algorithms as algorithms
+    import fedlib.data as data
+
+    def boom(*args, **kwargs):
+        raise AssertionError("building a Config must not call this")
+
+    monkeypatch.setattr(algorithms, "build_algorithm", boom)
+    monkeypatch.setattr(data, "load_dataset", boom)
+    fedic = Config(dataset="cifar10", method="fedic", long_tail_if=10.0, data_root="/nonexistent")
+    assert fedic.server_aux_per_class == 100
+    assert fedic.server_unlabeled == "long_tail_dropped"  # CIFAR-100's files are absent there
+    assert Config(dataset="cifar10", method="fedic", fedic_kd=False).server_unlabeled == "none"
+    assert Config(method="fedrep", rounds=7).personal_eval_every == 7
+    assert Config(method="fedavg", rounds=7).personal_eval_every == 0
+    assert Config(method="fedopt").server_lr == 0.01 and Config(method="fedavgm").server_lr == 1.0

@@ -213,10 +213,10 @@ def test_fedconcat_id_reusing_round_1_starts_clusters_from_the_members_average()
     r = run(**kw)
     assert r.summary["stage_rounds"]["cluster_0"] == 0  # T_e − 1 rounds
     exp = prepare(r.config)
-    from fedlib.simulation import _initial_state, train_locally
+    from fedlib.simulation import train_locally
 
     with single_thread():
-        local = [o.local for o in train_locally(exp, _initial_state(exp), list(range(10)), 0, 1)]
+        local = [o.local for o in train_locally(exp, exp.initial_state(), list(range(10)), 0, 1)]
     for i in range(2):
         members = [k for k, c in enumerate(r.clusters) if c == i]
         n = np.array([len(exp.client_indices[k]) for k in members], dtype=np.float64)

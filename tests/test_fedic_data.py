@@ -10,7 +10,7 @@ import torch
 from fedlib.config import Config, ConfigError
 from fedlib.data import DatasetNotFoundError, load_dataset
 from fedlib.partition import equal_sizes
-from fedlib.simulation import _as_inputs_of, prepare
+from fedlib.experiment import _as_inputs_of, prepare
 
 from conftest import have_dataset
 

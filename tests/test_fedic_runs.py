@@ -13,7 +13,7 @@ from fedlib.algorithms.ratio_loss import classifier_updates, ratio_estimate
 from fedlib.algorithms.server_training import ServerRound
 from fedlib.config import Config
 from fedlib.engine import features
-from fedlib.simulation import _initial_state, evaluate, prepare, round_algorithm, run_round, simulate, single_thread
+from fedlib.simulation import evaluate, prepare, round_algorithm, run_round, simulate, single_thread
 from fedlib.store import Store
 
 from conftest import Interrupted, have_dataset, interrupt_after
@@ -44,16 +44,16 @@ def test_fedic_without_calibration_and_lambda_0_is_fedavg_then_ce_finetuning_on_
     assert cfg.server_unlabeled == "long_tail_dropped"
     fedic = simulate(cfg, progress=False)
     exp = prepare(cfg.replace(method="fedavg"))
-    state = _initial_state(exp)
+    state = exp.initial_state()
     net = exp.model
     opt = None
     aux_x, aux_y = exp.server_data.aux_x, exp.server_data.aux_y
     with single_thread():
         for r in (1, 2):
-            run_round(exp, state, r)  # FedAvg's round
+            state = run_round(exp, state, r).state  # FedAvg's round
             with torch.no_grad():
                 for k, p in net.named_parameters():
-                    p.copy_(state["params"][k])
+                    p.copy_(state.params[k])
             opt = opt or torch.optim.Adam(net.parameters(), lr=1e-3, weight_decay=2e-4)
             g = ServerRound(r, None, [], [], None, None, cfg.seed).generator(3)
             for _ in range(4):
@@ -61,8 +61,8 @@ def test_fedic_without_calibration_and_lambda_0_is_fedavg_then_ce_finetuning_on_
                 opt.zero_grad()
                 F.cross_entropy(net(aux_x[rows]), aux_y[rows]).backward()
                 opt.step()
-            state["params"] = {k: v.detach().clone() for k, v in net.named_parameters()}
-    _close(fedic["params"], state["params"], 1e-4)
+            state.params = {k: v.detach().clone() for k, v in net.named_parameters()}
+    _close(fedic["params"], state.params, 1e-4)
 
 
 def test_fedavgm_with_zero_momentum_is_fedavg_and_ratio_loss_starts_as_fedavg():
@@ -80,16 +80,16 @@ def test_fedavgm_with_zero_momentum_is_fedavg_and_ratio_loss_starts_as_fedavg():
 def test_ratio_loss_clients_use_the_weights_the_monitor_estimated_on_the_global_model(normalization):
     cfg = _cfg(method="ratio_loss", ratio_loss_normalization=normalization)
     exp = prepare(cfg)
-    state = _initial_state(exp)
+    state = exp.initial_state()
     with single_thread():
-        run_round(exp, state, 1)
-    p = state["params"]
+        state = run_round(exp, state, 1).state
+    p = state.params
     h = features(exp.model, p, exp.server_data.aux_x)
     ra = ratio_estimate(classifier_updates(h, exp.server_data.aux_y, p["classifier.weight"], p["classifier.bias"]))
     expected = cfg.ratio_loss_alpha + cfg.ratio_loss_beta * ra
-    assert torch.allclose(state["server_training_state"]["class_weights"], expected)
-    client_loss = round_algorithm(exp.algorithm, state).loss
-    assert torch.equal(client_loss.class_weights, state["server_training_state"]["class_weights"])
+    assert torch.allclose(state.server_training_state["class_weights"], expected)
+    client_loss = round_algorithm(exp.algorithm, state.server_training_state).loss
+    assert torch.equal(client_loss.class_weights, state.server_training_state["class_weights"])
     assert client_loss.normalization == normalization  # the configured mean, every round
     assert (expected != expected[0]).any()  # the weights do differ between classes
 

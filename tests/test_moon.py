@@ -18,7 +18,8 @@ from fedlib.algorithms.representation import NoRepresentationLoss
 from fedlib.config import Config
 from fedlib.engine import ClientOptimizer, local_update
 from fedlib.losses import model_contrastive_loss
-from fedlib.simulation import _initial_state, _tasks, prepare, run_round, simulate, single_thread, train_locally
+from fedlib.client import client_tasks
+from fedlib.simulation import prepare, run_round, simulate, single_thread, train_locally
 from tests.conftest import have_dataset
 
 pytestmark = pytest.mark.skipif(not have_dataset("fmnist"), reason="FashionMNIST absent")
@@ -81,18 +82,18 @@ def test_local_update_equals_a_hand_written_loop_with_previous_model():
     """Round 2 (the client has a previous model) by hand: nn.Modules and torch.optim.SGD."""
     cfg = Config(**{**TINY, "momentum": 0.9, "weight_decay": 1e-4, "engine": "sequential"})
     exp = prepare(cfg)
-    state = _initial_state(exp)
+    state = exp.initial_state()
     with single_thread():
-        run_round(exp, state, 1)
+        state = run_round(exp, state, 1).state
         # the stored previous model is the client's round-1 local model (all but the output layer)
-        first = train_locally(exp, _initial_state(exp), [2], 1, 1)[0].local
-        previous = state["client_states"][2]["representation"]["previous"]
+        first = train_locally(exp, exp.initial_state(), [2], 1, 1)[0].local
+        previous = state.client_states[2]["representation"]["previous"]
         assert set(previous) == {k for k in first if not k.startswith("classifier")}
         for k, v in previous.items():
             assert torch.equal(v, first[k]), k
-        task = _tasks(exp, state, [2], 2, 1)[0]
+        task = client_tasks(exp, state, [2], 2, 1)[0]
         opt = ClientOptimizer(cfg.lr, cfg.momentum, cfg.weight_decay)
-        got = local_update(exp.model, exp.algorithm, state["params"], task, {}, exp.data.train_x, exp.data.train_y,
+        got = local_update(exp.model, exp.algorithm, state.params, task, {}, exp.data.train_x, exp.data.train_y,
                            opt).local
 
         def module(params):
@@ -100,7 +101,7 @@ def test_local_update_equals_a_hand_written_loop_with_previous_model():
             m.load_state_dict({**dict(m.named_parameters()), **params}, strict=True)
             return m
 
-        net, glob, prev = module(state["params"]), module(state["params"]), module(previous)
+        net, glob, prev = module(state.params), module(state.params), module(previous)
         sgd = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
         for rows in task.batches:
             x, y = exp.data.train_x[rows], exp.data.train_y[rows]

@@ -14,14 +14,14 @@ import torch
 
 from fedlib import run
 from fedlib.algorithms import Algorithm, register_method
-from fedlib.algorithms.personalization import KeepLocal, Phase, SharedModel
-from fedlib.algorithms.representation import NoRepresentationLoss
-from fedlib.algorithms.server_training import NoServerTraining
-from fedlib.algorithms.stages import Stage
+from fedlib.algorithms.kinds import Personalization, RepresentationLoss, ServerTraining, Stages
+from fedlib.algorithms.personalization import KeepLocal, Phase
+from fedlib.algorithms.stages import SingleStage, Stage
 from fedlib.config import Config
 from fedlib.engine import ClientOptimizer, local_update
 from fedlib.models import body_keys, head_keys
-from fedlib.simulation import _initial_state, _tasks, prepare, run_round, simulate, single_thread
+from fedlib.client import client_tasks
+from fedlib.simulation import prepare, run_round, simulate, single_thread
 from fedlib.store import Store
 
 SYNTH = dict(dataset="synthetic", synthetic_alpha=0.5, synthetic_beta=0.5, num_clients=8, batch_size=32, seed=0,
@@ -30,7 +30,7 @@ SYNTH = dict(dataset="synthetic", synthetic_alpha=0.5, synthetic_beta=0.5, num_c
 
 # ------------------------------------------------------------------------------ toy parts
 @dataclasses.dataclass(frozen=True)
-class _HeadThenBody(SharedModel):
+class _HeadThenBody(Personalization):
     """FedRep-like: the head stays local; E−1 epochs train the head, then 1 the body."""
 
     name = "toy_head_then_body"
@@ -44,7 +44,7 @@ class _HeadThenBody(SharedModel):
 
 
 @dataclasses.dataclass(frozen=True)
-class _PullToGlobal(NoRepresentationLoss):
+class _PullToGlobal(RepresentationLoss):
     """A representation term needing a reference model: μ·‖h − h_global‖² (per-sample mean), and a
     per-client state (how many local updates the client made)."""
 
@@ -66,7 +66,7 @@ class _PullToGlobal(NoRepresentationLoss):
 
 
 @dataclasses.dataclass(frozen=True)
-class _ShrinkOnServer(NoServerTraining):
+class _ShrinkOnServer(ServerTraining):
     """Server training with state: after aggregation, w ← w − s·(w − mean of the client models), s
     counting rounds; checks that the server sees every sampled client's own model."""
 
@@ -82,7 +82,7 @@ class _ShrinkOnServer(NoServerTraining):
 
 
 @dataclasses.dataclass(frozen=True)
-class _TwoStages:
+class _TwoStages(Stages):
     """Stage 1 computes a client split (even / odd clients); stage 2 trains FedAvg on the even clients only."""
 
     name = "toy_two_stages"
@@ -95,7 +95,7 @@ class _TwoStages:
             members = outputs["split"]["even"]
             return dataclasses.replace(e, client_indices=[e.client_indices[k] for k in members],
                                        class_counts=e.class_counts[members],
-                                       algorithm=dataclasses.replace(e.algorithm, stages=None))
+                                       algorithm=dataclasses.replace(e.algorithm, stages=SingleStage()))
 
         return [Stage("split", compute=split),
                 Stage("train", rounds=exp.config.rounds, build=build,
@@ -136,41 +136,41 @@ def test_personalized_methods_equal_on_both_engines(method):
 def test_local_parameters_never_leave_the_client_and_persist():
     cfg = _cfg(method="toy_fedper")
     exp = prepare(cfg)
-    state = _initial_state(exp)
-    initial_head = {k: state["params"][k].clone() for k in head_keys(exp.model)}
+    state = exp.initial_state()
+    initial_head = {k: state.params[k].clone() for k in head_keys(exp.model)}
     for r in (1, 2):
-        run_round(exp, state, r)
+        state = run_round(exp, state, r).state
     for k, v in initial_head.items():  # the server's copy of the head never moves
-        assert torch.equal(state["params"][k], v)
-    trained = [c for c, cs in state["client_states"].items() if "local" in cs]
-    assert trained and all(set(state["client_states"][c]["local"]) == set(initial_head) for c in trained)
+        assert torch.equal(state.params[k], v)
+    trained = [c for c, cs in state.client_states.items() if "local" in cs]
+    assert trained and all(set(state.client_states[c]["local"]) == set(initial_head) for c in trained)
     # a client's next update starts from its own head
-    task = _tasks(exp, state, [trained[0]], 3, 1)[0]
+    task = client_tasks(exp, state, [trained[0]], 3, 1)[0]
     for k in initial_head:
-        assert torch.equal(task.start[k], state["client_states"][trained[0]]["local"][k])
+        assert torch.equal(task.start[k], state.client_states[trained[0]]["local"][k])
 
 
 def test_phases_train_only_their_parameters():
     cfg = _cfg(method="toy_head_then_body",
                  local_epochs=3)
     exp = prepare(cfg)
-    state = _initial_state(exp)
-    task = _tasks(exp, state, [0], 1, 1)[0]
+    state = exp.initial_state()
+    task = client_tasks(exp, state, [0], 1, 1)[0]
     steps_per_epoch = len(task.batches) // 3
     assert task.phases == [(2 * steps_per_epoch, head_keys(exp.model)), (steps_per_epoch, body_keys(exp.model))]
     # the same update by hand: head-only steps, then body-only steps
     head_only = dataclasses.replace(task, phases=[(2 * steps_per_epoch, head_keys(exp.model))],
                                     batches=task.batches[:2 * steps_per_epoch])
     opt = ClientOptimizer(cfg.lr)
-    mid = local_update(exp.model, exp.algorithm, state["params"], head_only, {}, exp.data.train_x,
+    mid = local_update(exp.model, exp.algorithm, state.params, head_only, {}, exp.data.train_x,
                        exp.data.train_y, opt).local
     for k in body_keys(exp.model):
-        assert torch.equal(mid[k], task.start[k] if task.start is not None else state["params"][k])
+        assert torch.equal(mid[k], task.start[k] if task.start is not None else state.params[k])
     body_only = dataclasses.replace(task, start=mid, phases=[(steps_per_epoch, body_keys(exp.model))],
                                     batches=task.batches[2 * steps_per_epoch:])
-    by_hand = local_update(exp.model, exp.algorithm, state["params"], body_only, {}, exp.data.train_x,
+    by_hand = local_update(exp.model, exp.algorithm, state.params, body_only, {}, exp.data.train_x,
                            exp.data.train_y, opt).local
-    whole = local_update(exp.model, exp.algorithm, state["params"], task, {}, exp.data.train_x, exp.data.train_y,
+    whole = local_update(exp.model, exp.algorithm, state.params, task, {}, exp.data.train_x, exp.data.train_y,
                          opt).local
     for k in whole:
         assert torch.equal(whole[k], by_hand[k]), k
@@ -212,15 +212,15 @@ def test_server_training_sees_the_client_models_and_keeps_state(tmp_path):
     cfg = _cfg(method="toy_shrink",
                  checkpoint_every=1)
     exp = prepare(cfg)
-    state = _initial_state(exp)
-    before = {k: v.clone() for k, v in state["params"].items()}
+    state = exp.initial_state()
+    before = {k: v.clone() for k, v in state.params.items()}
     # reference: FedAvg's round, then the shrink towards the plain mean of the client models
     plain = prepare(cfg.replace(method="fedavg"))
-    ref_state = _initial_state(plain)
-    run_round(plain, ref_state, 1)
-    run_round(exp, state, 1)
-    assert float(state["server_training_state"]["rounds"]) == 1.0
-    assert any(not torch.equal(state["params"][k], ref_state["params"][k]) for k in before)
+    ref_state = plain.initial_state()
+    ref_state = run_round(plain, ref_state, 1).state
+    state = run_round(exp, state, 1).state
+    assert float(state.server_training_state["rounds"]) == 1.0
+    assert any(not torch.equal(state.params[k], ref_state.params[k]) for k in before)
     # resumable: interrupted after round 2 of 3 ends with the same model
     store = Store(tmp_path)
     whole = simulate(cfg, progress=False)
@@ -249,12 +249,12 @@ def test_two_stages_run_in_turn_and_resume_at_the_stage(tmp_path):
     # reference: FedAvg on the even clients alone, by hand
     exp = prepare(cfg.replace(method="fedavg"))
     sub = dataclasses.replace(exp, client_indices=exp.client_indices[::2], class_counts=exp.class_counts[::2])
-    state = _initial_state(sub)
+    state = sub.initial_state()
     with single_thread():  # as simulate runs
         for r in range(1, cfg.rounds + 1):
-            run_round(sub, state, r)
-    for k in state["params"]:
-        assert torch.equal(whole["params"][k], state["params"][k])
+            state = run_round(sub, state, r).state
+    for k in state.params:
+        assert torch.equal(whole["params"][k], state.params[k])
 
     class Stop(Exception):
         pass

@@ -25,6 +25,7 @@ from fedlib import run
 from fedlib.__main__ import main
 from fedlib.algorithms import Algorithm
 from fedlib.algorithms.fedabc import FEDABC_WI
+from fedlib.algorithms.kinds import ClientLoss
 from fedlib.algorithms.fedavg import CrossEntropyLoss
 from fedlib.algorithms.fedrep import HeadThenBody
 from fedlib.algorithms.fedrod import PersonalHead, WithPersonalHead
@@ -33,8 +34,8 @@ from fedlib.config import Config, ConfigError
 from fedlib.engine import client_batches, local_update, sample_clients
 from fedlib.losses import balanced_softmax_loss
 from fedlib.models import build_model, head_keys
-from fedlib.simulation import (_initial_state, _tasks, client_optimizer, personalized_evaluation, prepare, run_round,
-                               simulate, single_thread)
+from fedlib.client import client_optimizer, client_tasks
+from fedlib.simulation import personalized_evaluation, prepare, run_round, simulate, single_thread
 from fedlib.store import Store
 
 from conftest import Interrupted, have_dataset, interrupt_after
@@ -74,7 +75,7 @@ def _simulate64(config: Config, algorithm: Algorithm | None = None, store=None, 
     states = {}
 
     def keep(round_, state):
-        states["client_states"] = copy.deepcopy(state["client_states"])
+        states["client_states"] = copy.deepcopy(state.client_states)
         if on_round_end is not None:
             on_round_end(round_, state)
 
@@ -174,19 +175,19 @@ def test_fedavg_is_evaluated_through_locally_trained_models():
 def test_fedrep_phases_update_only_their_parameters():
     config = _cfg(method="fedrep", local_epochs=3, fedrep_body_epochs=1, participation=1.0)
     exp = _prepare64(config)
-    state = _initial_state(exp)
+    state = exp.initial_state()
     with single_thread():
-        run_round(exp, state, 1)
-    task = _tasks(exp, state, [2], 2, 1)[0]
+        state = run_round(exp, state, 1).state
+    task = client_tasks(exp, state, [2], 2, 1)[0]
     head = head_keys(exp.model)
     body = tuple(k for k in task.start if k not in head)
     per_epoch = len(task.batches) // 3
     assert task.phases == [(2 * per_epoch, head), (per_epoch, body)]
     opt = client_optimizer(config)
     x, y = exp.data.train_x, exp.data.train_y
-    whole = local_update(exp.model, exp.algorithm, state["params"], task, {}, x, y, opt).local
+    whole = local_update(exp.model, exp.algorithm, state.params, task, {}, x, y, opt).local
     head_phase = dataclasses.replace(task, phases=task.phases[:1], batches=task.batches[:2 * per_epoch])
-    mid = local_update(exp.model, exp.algorithm, state["params"], head_phase, {}, x, y, opt).local
+    mid = local_update(exp.model, exp.algorithm, state.params, head_phase, {}, x, y, opt).local
     for k in body:
         assert torch.equal(mid[k], task.start[k])  # the head epochs leave the body alone
     for k in head:
@@ -226,7 +227,7 @@ def test_lg_fedavg_keeps_the_lower_layers_local():
 
 
 @dataclasses.dataclass(frozen=True)
-class _OneVsAllBCE:
+class _OneVsAllBCE(ClientLoss):
     """Plain one-vs-all binary cross-entropy, summed over classes, mean over the batch."""
 
     name = "one_vs_all_bce"
@@ -246,7 +247,7 @@ def test_fedabc_wi_is_fedavg_with_one_vs_all_bce():
 
 
 @dataclasses.dataclass(frozen=True)
-class _BalancedSoftmax:
+class _BalancedSoftmax(ClientLoss):
     name = "balanced_softmax"
 
     def __call__(self, logits, targets, class_counts, sample_weight=None):
@@ -274,22 +275,22 @@ def test_fedrod_with_a_zero_frozen_personal_head_predicts_with_the_generic_head(
     config = _cfg(method="fedrod", fedrod_personal_init="zeros", personalized_model=personalized_model)
     exp = prepare(config)
     exp.algorithm = dataclasses.replace(exp.algorithm, personalization=_FrozenZeroHead(init="zeros"))
-    state = _initial_state(exp)
+    state = exp.initial_state()
     with single_thread():
         for r in (1, 2):
-            run_round(exp, state, r)
+            state = run_round(exp, state, r).state
         got = personalized_evaluation(exp, state, 2)
-    assert all(float(cs["local"][k].abs().max()) == 0 for cs in state["client_states"].values() for k in cs["local"])
+    assert all(float(cs["local"][k].abs().max()) == 0 for cs in state.client_states.values() for k in cs["local"])
     # reference: the plain base model with the generic parameters (after the same local update)
     generic = build_model(config.model, 10, exp.data.input_shape)
     plain = dataclasses.replace(exp, model=generic, algorithm=Algorithm.compose(
         loss=exp.algorithm.loss, personalization=KeepLocal(select=lambda m: ())))
     if personalized_model == "local_update":
-        tasks = _tasks(exp, state, list(range(exp.num_clients)), 2, 3)
-        models = [local_update(exp.model, exp.algorithm, state["params"], t, {}, exp.data.train_x, exp.data.train_y,
+        tasks = client_tasks(exp, state, list(range(exp.num_clients)), 2, 3)
+        models = [local_update(exp.model, exp.algorithm, state.params, t, {}, exp.data.train_x, exp.data.train_y,
                                client_optimizer(config)).local for t in tasks]
     else:
-        models = [state["params"]] * exp.num_clients
+        models = [state.params] * exp.num_clients
     models = {k: {n: v for n, v in m.items() if not n.startswith("personal_head")} for k, m in enumerate(models)}
     assert got["personalized_accuracy"] == _pooled_accuracy(plain.model, models, exp.client_test_indices,
                                                             exp.data.test_x, exp.data.test_y)
@@ -352,7 +353,7 @@ def test_personalized_methods_report_personal_metrics_and_fedavg_refuses_them(ca
     exp = prepare(plain.config)
     assert exp.client_test_indices is None
     with pytest.raises(ValueError, match="no per-client test sets"):
-        personalized_evaluation(exp, _initial_state(exp), 1)
+        personalized_evaluation(exp, exp.initial_state(), 1)
 
 
 def test_bad_method_parameters_are_refused_before_any_work():

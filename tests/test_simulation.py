@@ -228,7 +228,8 @@ def test_code_version_covers_training_code_only(tmp_path):
                 "models/resnet.py"):
         assert not edited(rel), rel
     for rel in ("losses/logit_calibration.py", "algorithms/fedlc.py", "algorithms/scaffold.py", "vectorized.py",
-                "engine.py", "simulation.py", "algorithms/fedavg.py", "models/fedlc_cnn.py"):
+                "engine.py", "simulation.py", "algorithms/fedavg.py", "models/fedlc_cnn.py", "algorithms/kinds.py",
+                "algorithms/composition.py", "client.py", "server.py", "state.py", "experiment.py", "evaluation.py"):
         assert edited(rel), rel
     (pkg / "algorithms" / "newmethod.py").write_text("x = 1\n")  # adding a method keeps the stored runs
     assert _code_digest(pkg, extra) == base
@@ -261,3 +262,19 @@ def test_an_entry_that_needs_more_than_weights_is_refused(tmp_path, capsys):
         assert store.load_checkpoint(key) is None
     assert "this must never run" not in capsys.readouterr().out
     assert not (entry / "checkpoint.pt").exists()
+
+
+def test_a_divergence_before_an_interrupt_is_still_reported_after_the_resume(tmp_path):
+    """The first non-finite round is part of the checkpoint (run_round reports it; the driver keeps it
+    with the run, not in the round state): a run interrupted after it reports the same round, once."""
+    from conftest import Interrupted, interrupt_after
+
+    cfg = Config(dataset="synthetic", num_clients=4, rounds=4, batch_size=32, lr=1e38, checkpoint_every=1)
+    store = Store(tmp_path)
+    with pytest.warns(RuntimeWarning, match="after round 1"), pytest.raises(Interrupted):
+        simulate(cfg, store=store, progress=False, on_round_end=interrupt_after(2))
+    assert store.load_checkpoint(store.key(cfg))["diverged"]["round"] == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the resumed stage knows it diverged already: no second warning
+        resumed = simulate(cfg, store=store, progress=False)
+    assert resumed["summary"]["diverged_round"] == 1

@@ -16,9 +16,9 @@ import torch
 import fedlib.vectorized as vectorized
 from fedlib import run
 from fedlib.config import Config
-from fedlib import simulation
 from fedlib.engine import ClientOptimizer, ClientTask, sample_clients, train_clients_sequential
-from fedlib.simulation import _initial_state, prepare, run_round
+from fedlib.client import client_tasks
+from fedlib.simulation import prepare, run_round
 from fedlib.vectorized import train_clients_vectorized
 
 from conftest import have_dataset
@@ -62,10 +62,10 @@ def test_several_rounds_with_partial_participation_equal_the_reference(method):
     assert vec.history["test_accuracy"].tolist() == seq.history["test_accuracy"].tolist()
 
 
-def _tasks(exp, state, round_):
+def _round_tasks(exp, state, round_):
     """A round's client tasks, built as :func:`fedlib.simulation.run_round` builds them."""
     c = exp.config
-    return simulation._tasks(exp, state, sample_clients(c.num_clients, c.participation, c.seed, round_), round_, 1)
+    return client_tasks(exp, state, sample_clients(c.num_clients, c.participation, c.seed, round_), round_, 1)
 
 
 def _assert_trees_close(a, b, tol):
@@ -97,14 +97,14 @@ def scaffold_round():
     """SCAFFOLD (client state, messages) after one round, so round 2 has non-zero control variates."""
     exp = prepare(Config(**{k: v for k, v in SYNTH.items() if k not in ("store", "progress")},
                          method="fedlc+scaffold", rounds=2, weight_decay=1e-3))
-    state = _initial_state(exp)
-    run_round(exp, state, 1)
-    return exp, state, _tasks(exp, state, 2)
+    state = exp.initial_state()
+    state = run_round(exp, state, 1).state
+    return exp, state, _round_tasks(exp, state, 2)
 
 
 def _train(engine, exp, state, tasks, **kw):
     c = exp.config
-    return engine(exp.model, exp.algorithm, state["params"], tasks, state["correction_state"], exp.data.train_x,
+    return engine(exp.model, exp.algorithm, state.params, tasks, state.correction_state, exp.data.train_x,
                   exp.data.train_y, ClientOptimizer(c.lr, c.momentum, c.weight_decay), **kw)
 
 
@@ -119,7 +119,7 @@ def test_every_client_output_matches_the_reference(scaffold_round):
 def test_group_splitting_gives_the_same_result_as_one_group(scaffold_round, budget_gb):
     exp, state, tasks = scaffold_round
     width = max(len(b) for t in tasks for b in t.batches)
-    size, _ = vectorized.group_size(exp.model, state["params"], exp.data.train_x, width,
+    size, _ = vectorized.group_size(exp.model, state.params, exp.data.train_x, width,
                                     max(len(t.batches) for t in tasks), budget_gb)
     assert size < len(tasks) and (size == 1) == (budget_gb < 1e-6), size
     one_group = _train(train_clients_vectorized, exp, state, tasks, memory_budget_gb=100.0)

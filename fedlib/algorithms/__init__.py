@@ -6,6 +6,9 @@ FedAvg's (:mod:`fedlib.algorithms.fedavg`).  So "FedLC + SCAFFOLD" of FedLC
 Table 7 is ``method="fedlc+scaffold"``: the calibrated loss with SCAFFOLD's
 control variates, and nothing new.
 
+The part kinds, every hook with its default, are declared in
+:mod:`~fedlib.algorithms.kinds`; an :class:`Algorithm` (one part of each kind)
+and how tokens compose it are in :mod:`~fedlib.algorithms.composition`.
 Each token is registered, with the parameters it reads, in the module that
 implements it; this package imports every module by discovery.
 ``python -m fedlib params`` lists the tokens, the parts they set and their
@@ -14,61 +17,12 @@ parameters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
-
 from ..discovery import import_modules
+from .composition import Algorithm, build_algorithm, default_parts, method_part
 from .registry import METHODS, PART_KINDS, MethodToken, method_params, parse_method, register_method
 
-__all__ = ["Algorithm", "build_algorithm", "METHODS", "PART_KINDS", "MethodToken", "method_params", "parse_method",
-           "register_method", "default_parts"]
+__all__ = ["Algorithm", "build_algorithm", "method_part", "METHODS", "PART_KINDS", "MethodToken", "method_params",
+           "parse_method", "register_method", "default_parts"]
 
 
-import_modules(__name__, __path__, skip=("registry",))
-
-
-@dataclass(frozen=True)
-class Algorithm:
-    """One part of each kind of :data:`PART_KINDS`."""
-
-    loss: Any
-    representation: Any
-    correction: Any
-    personalization: Any
-    aggregator: Any
-    server_optimizer: Any
-    server_training: Any
-    stages: Any
-
-    @classmethod
-    def compose(cls, **parts: Any) -> "Algorithm":
-        """FedAvg with the given parts replaced, e.g. ``Algorithm.compose(loss=CalibratedLoss(tau=1))``."""
-        return cls(**{**default_parts(), **parts})
-
-    def describe(self) -> dict[str, str]:
-        return {f.name: getattr(self, f.name).name for f in fields(self)}
-
-    def extend_model(self, model):
-        """The model a method trains: parts that add modules to it (a projection head,
-        a personal head) do so here, in part order; most parts return it unchanged."""
-        for f in fields(self):
-            extend = getattr(getattr(self, f.name), "extend_model", None)
-            if extend is not None:
-                model = extend(model)
-        return model
-
-
-def default_parts(server_lr: float = 1.0) -> dict[str, Any]:
-    """FedAvg's choice for every part kind (:mod:`fedlib.algorithms.fedavg`)."""
-    from . import fedavg
-
-    return fedavg.default_parts(server_lr)
-
-
-def build_algorithm(config) -> Algorithm:
-    """The algorithm named by ``config.method`` with the config's hyperparameters."""
-    parts = default_parts(config.server_lr)
-    for token in parse_method(config.method):
-        for kind, build in token.parts.items():
-            parts[kind] = build(config)
-    return Algorithm(**parts)
+import_modules(__name__, __path__, skip=("registry", "kinds", "composition"))

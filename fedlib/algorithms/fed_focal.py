@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 from ..losses import focal_loss
 from ..params import Param
+from .kinds import ClientLoss
 from .registry import register_method
 
 __all__ = ["FocalLoss"]
 
 
 @dataclass(frozen=True)
-class FocalLoss:
+class FocalLoss(ClientLoss):
     gamma: float = 2.0
     name = "focal"
 
@@ -29,9 +30,9 @@ class FocalLoss:
 
 
 register_method(
-    "fed_focal", parts={"loss": lambda c: FocalLoss(gamma=c.fed_focal_gamma)},
+    "fed_focal", parts={"loss": FocalLoss},
     params=(Param("fed_focal_gamma", 2.0, float, "Fed-Focal Loss focusing parameter γ (γ = 0: cross-entropy)",
                   check=lambda v: v >= 0, allowed="≥ 0",
                   source="Lin et al. 2017's default; not in FEDIC or Fed-Focal Loss (FEDIC's code has an unused "
-                  "gamma=0.1 of unknown meaning)"),),
+                  "gamma=0.1 of unknown meaning)", field="gamma"),),
     paper="Sarkar et al. 2020", doc="client loss: focal loss −(1 − p_y)^γ log p_y")

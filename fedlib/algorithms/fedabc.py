@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ..losses import NORMALIZATIONS, fedabc_loss
 from ..params import Param
 from .personalization import LocallyTrained
+from .kinds import ClientLoss
 from .registry import register_method
 
 #: FedABC_wi (Fig. 5): every positive and negative kept, no focal weight: one-vs-all BCE.
@@ -32,7 +33,7 @@ FEDABC_WI = {"fedabc_tau_pos": 1.0, "fedabc_tau_neg_present": 0.0, "fedabc_tau_n
 
 
 @dataclass(frozen=True)
-class BinaryLoss:
+class BinaryLoss(ClientLoss):
     tau_pos: float = 0.9
     tau_neg_present: float = 0.1
     tau_neg_absent: float = 0.1
@@ -45,30 +46,30 @@ class BinaryLoss:
                            self.gamma, normalization=self.normalization, sample_weight=sample_weight)
 
 
-def _probability(name: str, default: float, doc: str, grid: str) -> Param:
-    return Param(name, default, float, doc, check=lambda v: 0 <= v <= 1, allowed="in [0, 1]",
+def _probability(name: str, default: float, doc: str, grid: str, field: str) -> Param:
+    return Param(name, default, float, doc, check=lambda v: 0 <= v <= 1, allowed="in [0, 1]", field=field,
                  source=f"reconstructed: blank in FedABC's Configuration; middle of the notes' grid {grid} "
                         "(shared/papers/notes/fedabc.md §4)")
 
 
 register_method(
     "fedabc",
-    parts={"loss": lambda c: BinaryLoss(c.fedabc_tau_pos, c.fedabc_tau_neg_present, c.fedabc_tau_neg_absent,
-                                        c.fedabc_gamma, c.fedabc_normalization),
-           "personalization": lambda c: LocallyTrained()},
+    parts={"loss": BinaryLoss, "personalization": LocallyTrained},
     params=(
         _probability("fedabc_tau_pos", 0.9, "FedABC Eq. 4 τ_pos: a positive is kept while p < τ_pos (1 keeps all)",
-                     "{0.8, 0.9, 0.95}"),
+                     "{0.8, 0.9, 0.95}", field="tau_pos"),
         _probability("fedabc_tau_neg_present", 0.1, "FedABC Eq. 4 τ_neg^P: a negative of a class with local "
-                     "positives is kept while p > τ_neg^P (0 keeps all)", "{0.05, 0.1, 0.2}"),
+                     "positives is kept while p > τ_neg^P (0 keeps all)", "{0.05, 0.1, 0.2}", field="tau_neg_present"),
         _probability("fedabc_tau_neg_absent", 0.1, "FedABC Eq. 4 τ_neg^N: a negative of a class without local "
-                     "positives is kept while p > τ_neg^N (0 keeps all)", "{0.05, 0.1, 0.3}"),
+                     "positives is kept while p > τ_neg^N (0 keeps all)", "{0.05, 0.1, 0.3}", field="tau_neg_absent"),
         Param("fedabc_gamma", 2.0, float, "FedABC Eq. 5 γ, the focal exponent of hard-sample mining (0: none)",
               check=lambda v: v >= 0, allowed="≥ 0",
-              source="reconstructed: blank in FedABC; the focal-loss default (Lin et al. 2017; notes §4)"),
+              source="reconstructed: blank in FedABC; the focal-loss default (Lin et al. 2017; notes §4)",
+              field="gamma"),
         Param("fedabc_normalization", "batch", str, "FedABC Eq. 6 normalisation: the kept terms summed over "
               "classes and samples, divided by the batch size ('batch') or by the number of kept terms ('kept')",
-              choices=NORMALIZATIONS, source="reconstructed: the printed Eq. 6 is lost; 'batch' per notes §1"),
+              choices=NORMALIZATIONS, source="reconstructed: the printed Eq. 6 is lost; 'batch' per notes §1",
+              field="normalization"),
     ),
     paper="Wang et al., AAAI 2023",
     doc="loss: personalized one-vs-all binary loss (under-sampling, hard-sample mining); every parameter shared; "

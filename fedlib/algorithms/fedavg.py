@@ -19,6 +19,8 @@ An algorithm in fedlib is a few small parts (see :mod:`fedlib.algorithms`):
 * the **stages** of a multi-stage method; FedAvg is one stage of rounds.
 
 This module holds FedAvg's choice for each part; the other methods replace some.
+The kinds themselves, every hook with its default, are declared in
+:mod:`fedlib.algorithms.kinds`; FedAvg's parts are ordinary parts of them.
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ import torch
 from .. import tree
 from ..losses import cross_entropy
 from ..tree import Params
+from .kinds import Aggregator, ClientLoss, Correction, ServerOptimizer
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class CrossEntropyLoss:
+class CrossEntropyLoss(ClientLoss):
     """Plain softmax cross-entropy (the loss FedLC §3 analyses)."""
 
     name = "cross_entropy"
@@ -44,45 +47,14 @@ class CrossEntropyLoss:
 
 
 @dataclass(frozen=True)
-class NoCorrection:
-    """Local SGD on the client loss alone.  Subclasses override a hook each."""
+class NoCorrection(Correction):
+    """Local SGD on the client loss alone: every hook at its :class:`~fedlib.algorithms.kinds.Correction` default."""
 
     name = "none"
 
-    def init_server_state(self, params: Params) -> dict:
-        return {}
-
-    def init_client_state(self, params: Params) -> dict:
-        return {}
-
-    def client_context(self, server_state: dict, client_state: dict) -> dict:
-        """Tensors the client needs during its local steps (e.g. c − c_i)."""
-        return {}
-
-    def adjust(self, grads: Params, params: Params, anchor: Params, context: dict) -> Params:
-        """The gradient actually stepped along; ``anchor`` is the round's global model."""
-        return grads
-
-    def effective_steps(self, num_steps: int, lr: float, momentum: float = 0.0) -> float:
-        """a_k of FedNova (Wang et al. 2020, Eq. 6): the ℓ1 norm of the local
-        gradient-accumulation vector; τ_k for plain local SGD, and with momentum ρ
-        [τ − ρ(1 − ρ^τ)/(1 − ρ)] / (1 − ρ) (FedNova §4)."""
-        if not momentum:
-            return float(num_steps)
-        rho = momentum
-        return (num_steps - rho * (1.0 - rho**num_steps) / (1.0 - rho)) / (1.0 - rho)
-
-    def client_final(self, anchor: Params, local: Params, num_steps: int, lr: float,
-                     server_state: dict, client_state: dict) -> tuple[dict, dict]:
-        """(new client state, message to the server) after local training."""
-        return client_state, {}
-
-    def server_update(self, server_state: dict, messages: list[dict], num_total_clients: int) -> dict:
-        return server_state
-
 
 @dataclass(frozen=True)
-class WeightedMean:
+class WeightedMean(Aggregator):
     """FedAvg's aggregation: Δ = Σ_k p_k Δ_k with p_k = n_k / Σ_{k∈S} n_k."""
 
     name = "weighted_mean"
@@ -93,14 +65,11 @@ class WeightedMean:
 
 
 @dataclass(frozen=True)
-class ServerSGD:
+class ServerSGD(ServerOptimizer):
     """w ← w − η_g · (−Δ).  With η_g = 1 this is FedAvg's model averaging."""
 
     lr: float = 1.0
     name = "sgd"
-
-    def init(self, params: Params) -> dict:
-        return {}
 
     def apply(self, params: Params, pseudo_grad: Params, state: dict) -> tuple[Params, dict]:
         return tree.tree_map(lambda w, g: w - self.lr * g, params, pseudo_grad), state

@@ -14,16 +14,18 @@ from dataclasses import dataclass
 
 from .. import tree
 from ..params import Param
+from .kinds import ServerOptimizer
 from .registry import register_method
 
 __all__ = ["ServerMomentum"]
 
 
 @dataclass(frozen=True)
-class ServerMomentum:
+class ServerMomentum(ServerOptimizer):
     lr: float = 1.0
     beta: float = 0.2
     name = "momentum"
+    from_core = {"lr": "server_lr"}
 
     def init(self, params):
         return {"v": tree.zeros_like(params)}
@@ -34,8 +36,8 @@ class ServerMomentum:
 
 
 register_method(
-    "fedavgm", parts={"server_optimizer": lambda c: ServerMomentum(lr=c.server_lr, beta=c.fedavgm_beta)},
+    "fedavgm", parts={"server_optimizer": ServerMomentum},
     params=(Param("fedavgm_beta", 0.2, float, "FedAvgM server momentum β", check=lambda v: 0 <= v < 1,
                   allowed="in [0, 1)", source="FEDIC's code options.py:48 (init_belta=0.2 under 'FedAvgM', unused "
-                  "there); Hsu et al. tune β (0.9 common), CReFF uses 0.97"),),
+                  "there); Hsu et al. tune β (0.9 common), CReFF uses 0.97", field="beta"),),
     paper="Hsu et al. 2019", doc="server optimizer: SGD with momentum β on the pseudo-gradient")

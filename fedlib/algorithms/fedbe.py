@@ -87,15 +87,13 @@ class BayesianEnsemble(EnsembleDistillation):
 
 register_method(
     "fedbe",
-    parts={"server_training": lambda c: BayesianEnsemble(
-        samples=c.fedbe_samples, posterior=c.fedbe_posterior, dirichlet_alpha=c.fedbe_dirichlet_alpha,
-        steps=c.distill_steps, batch_size=c.distill_batch_size, lr=c.distill_lr, temperature=c.distill_temperature)},
+    parts={"server_training": BayesianEnsemble},
     params=(Param("fedbe_samples", 10, int, "FedBE: models M sampled from the posterior each round",
-                  check=lambda v: v >= 0, allowed="an integer ≥ 0", source="FedBE §5 (M = 10)"),
+                  check=lambda v: v >= 0, allowed="an integer ≥ 0", source="FedBE §5 (M = 10)", field="samples"),
             Param("fedbe_posterior", "gaussian", str, "FedBE: distribution fitted to the clients' models",
-                  choices=POSTERIORS, source="FedBE §4 (Gaussian by default; Dirichlet studied)"),
+                  choices=POSTERIORS, source="FedBE §4 (Gaussian by default; Dirichlet studied)", field="posterior"),
             Param("fedbe_dirichlet_alpha", 1.0, float, "FedBE Dirichlet posterior: concentration α of Dir(α·1)",
-                  check=lambda v: v > 0, allowed="> 0", source="not in FEDIC; FedBE §4"),
+                  check=lambda v: v > 0, allowed="> 0", source="not in FEDIC; FedBE §4", field="dirichlet_alpha"),
             *DISTILL_PARAMS),
     paper="Chen & Chao, ICLR 2021",
     doc="server training: distil a Bayesian ensemble (mean, clients, sampled models) into the FedAvg model on D_ulb")

@@ -87,6 +87,7 @@ from .. import tree
 from ..models import body_params
 from ..models.concatenated import ConcatenatedEncoders, encoder_of
 from ..params import ConfigError, Param
+from .kinds import Aggregator, Stages
 from .registry import register_method
 from .stages import SingleStage, Stage
 
@@ -135,7 +136,7 @@ class ConcatenatedModel(ConcatenatedEncoders):
 
 
 @dataclass(frozen=True)
-class UnweightedMean:
+class UnweightedMean(Aggregator):
     """Δ = (1/|S|) Σ_k Δ_k: the code's stage-3 averaging (every client took the same 3 steps)."""
 
     name = "unweighted_mean"
@@ -224,7 +225,7 @@ def concatenated_features(model: nn.Module, encoders: list[dict], x: Tensor, chu
 
 # ------------------------------------------------------------------------------ the stages part
 @dataclass(frozen=True)
-class FedConcatStages:
+class FedConcatStages(Stages):
     num_clusters: int = 5
     encoder_rounds: int = 50
     classifier_rounds: int = 1000
@@ -287,12 +288,9 @@ class FedConcatStages:
         """Algorithm 1 lines 4-7: every client trains the initial model f_g locally (one round's local
         update, the round-0 mini-batches), then its model is probed with r random inputs (Eq. 3)."""
         from ..data import DATASETS
-        from ..simulation import client_trainer, train_locally
+        from ..client import client_trainer, train_locally
 
-        params = exp.initial_params()
-        state = {"params": params, "client_states": {},
-                 "correction_state": exp.algorithm.correction.init_server_state(params)}
-        outputs = train_locally(exp, state, list(range(exp.num_clients)), 0, 1,
+        outputs = train_locally(exp, exp.initial_state(), list(range(exp.num_clients)), 0, 1,
                                 client_trainer(exp.config, exp.algorithm))
         locals_ = [o.local for o in outputs]
         spec = DATASETS[exp.config.dataset]
@@ -327,8 +325,8 @@ class FedConcatStages:
     # -- stage 3
     def _classifier_experiment(self, exp, outputs):
         from ..data import FederatedData
+        from .composition import Algorithm
         from .fedavg import default_parts
-        from . import Algorithm
 
         encoders = [outputs[f"cluster_{i}"]["params"] for i in range(self.num_clusters)]
         d = exp.data

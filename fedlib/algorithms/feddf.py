@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import torch
 
 from ..losses import distillation_kl
+from .kinds import ServerTraining
 from .registry import register_method
 from .server_steps import DISTILL_PARAMS, adam_train, client_outputs, logits_of, sample_rows
-from .server_training import NoServerTraining
 
 __all__ = ["EnsembleDistillation", "distil"]
 
@@ -43,7 +43,7 @@ def distil(model, start: dict, teacher, unlabeled_x: torch.Tensor, steps: int, b
 
 
 @dataclass(frozen=True)
-class EnsembleDistillation(NoServerTraining):
+class EnsembleDistillation(ServerTraining):
     """FedDF's server step; FedBE's (:mod:`.fedbe`) changes the ensemble and how it is averaged."""
 
     steps: int = 100
@@ -51,7 +51,7 @@ class EnsembleDistillation(NoServerTraining):
     lr: float = 1e-3
     temperature: float = 1.0
     name = "feddf"
-    needs: tuple = ("unlabeled",)
+    needs = ("unlabeled",)
 
     def ensemble(self, ctx) -> list[dict]:
         """The teacher's members: the sampled clients' models."""
@@ -74,7 +74,6 @@ class EnsembleDistillation(NoServerTraining):
 
 register_method(
     "feddf",
-    parts={"server_training": lambda c: EnsembleDistillation(
-        steps=c.distill_steps, batch_size=c.distill_batch_size, lr=c.distill_lr, temperature=c.distill_temperature)},
+    parts={"server_training": EnsembleDistillation},
     params=DISTILL_PARAMS, paper="Lin et al., NeurIPS 2020",
     doc="server training: distil the average of the clients' logits into the FedAvg model on D_ulb")

@@ -48,6 +48,7 @@ import torch
 
 from ..losses import calibrated_distillation_loss, cross_entropy
 from ..params import Param
+from .kinds import ServerTraining
 from .registry import register_method
 from .server_steps import adam_init, adam_train, client_outputs, logits_of, sample_rows
 
@@ -113,7 +114,10 @@ def init_calibration(num_classes: int, dim: int, a_e_init: float, gate_bias: boo
 
 # ------------------------------------------------------------------------------ the server step
 @dataclass(frozen=True)
-class FedicServer:
+class FedicServer(ServerTraining):
+    """FEDIC's server step (module doc).  Its fields are filled by name from
+    :data:`FEDIC_PARAMS` (``fedic_<field>``; λ is ``lam``) and the run's ``seed``."""
+
     ft: bool = True
     la: bool = True
     kd: bool = True
@@ -137,6 +141,7 @@ class FedicServer:
     teacher_eval: str = "final"
     seed: int = 0
     name = "fedic"
+    from_core = {"seed": "seed"}
 
     @property
     def needs(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -222,16 +227,22 @@ class FedicServer:
         return params
 
 
-def _bool(name: str, default: bool, doc: str, source: str) -> Param:
-    return Param(name, default, bool, doc, source=source)
+def _field(name: str) -> str:
+    """The :class:`FedicServer` field a ``fedic_…`` parameter fills: its name without the prefix."""
+    return name.removeprefix("fedic_")
+
+
+def _bool(name: str, default: bool, doc: str, source: str, field: str = "") -> Param:
+    return Param(name, default, bool, doc, source=source, field=field or _field(name))
 
 
 def _steps(name: str, doc: str, source: str) -> Param:
-    return Param(name, 100, int, doc, check=lambda v: v >= 0, allowed="an integer ≥ 0", source=source)
+    return Param(name, 100, int, doc, check=lambda v: v >= 0, allowed="an integer ≥ 0", source=source,
+                 field=_field(name))
 
 
 def _rate(name: str, default: float, doc: str, source: str) -> Param:
-    return Param(name, default, float, doc, check=lambda v: v >= 0, allowed="≥ 0", source=source)
+    return Param(name, default, float, doc, check=lambda v: v >= 0, allowed="≥ 0", source=source, field=_field(name))
 
 
 #: FEDIC's parameters: the paper's (λ, I, J, Adam 1e-3) and the released code's hidden settings (notes §4, §7.1).
@@ -242,18 +253,21 @@ FEDIC_PARAMS = (
     _bool("fedic_kd", True, "FEDIC: distil the teacher into the global model (KD of Table 3, Eq. 9)",
           "FEDIC §2.2, Table 3"),
     Param("fedic_lambda", 0.5, float, "FEDIC: λ of Eq. 9, the KL's weight (1 − λ on the CE)",
-          check=lambda v: 0 <= v <= 1, allowed="in [0, 1]", source="FEDIC §2.2 (λ = 0.5 in all experiments)"),
+          check=lambda v: 0 <= v <= 1, allowed="in [0, 1]", source="FEDIC §2.2 (λ = 0.5 in all experiments)",
+          field="lam"),
     Param("fedic_temperature", 2.0, float, "FEDIC: softmax temperature T of the KL", check=lambda v: v > 0,
-          allowed="> 0", source="code options.py:30 (not in the paper)"),
+          allowed="> 0", source="code options.py:30 (not in the paper)", field="temperature"),
     _bool("fedic_kd_t_squared", False, "FEDIC: multiply the KL by T² (Hinton et al.)",
-          "code main.py:209-211 has no T² (not in the paper)"),
+          "code main.py:209-211 has no T² (not in the paper)", field="t_squared"),
     _steps("fedic_finetune_steps", "FEDIC: Adam steps of the FT stage", "code main.py:132 (100; the paper's I)"),
     _steps("fedic_calibration_steps", "FEDIC: calibration steps I", "FEDIC §3.1 (I = 100)"),
     _steps("fedic_distill_steps", "FEDIC: distillation steps J", "FEDIC §3.1 (J = 100)"),
     Param("fedic_aux_batch_size", 20, int, "FEDIC: D_aux samples per server step (FT, calibration, the CE of Eq. 9)",
-          check=lambda v: v >= 1, allowed="an integer ≥ 1", source="code options.py:22 (not in the paper)"),
+          check=lambda v: v >= 1, allowed="an integer ≥ 1", source="code options.py:22 (not in the paper)",
+          field="aux_batch_size"),
     Param("fedic_ulb_batch_size", 128, int, "FEDIC: D_ulb samples per distillation step",
-          check=lambda v: v >= 1, allowed="an integer ≥ 1", source="code options.py:23 (not in the paper)"),
+          check=lambda v: v >= 1, allowed="an integer ≥ 1", source="code options.py:23 (not in the paper)",
+          field="ulb_batch_size"),
     _rate("fedic_finetune_lr", 1e-3, "FEDIC: Adam learning rate of FT", "code main.py:106 (not in the paper)"),
     _rate("fedic_finetune_weight_decay", 2e-4, "FEDIC: Adam weight decay of FT", "code main.py:106"),
     _rate("fedic_calibration_lr", 1e-3, "FEDIC: Adam learning rate of the calibration", "code main.py:105"),
@@ -267,19 +281,14 @@ FEDIC_PARAMS = (
     _bool("fedic_gate_bias", False, "FEDIC: the gate σ = sigmoid(uᵀv + b) has a bias b",
           "paper Eq. 6 has none (default); the code's Linear(256→1) has one (main.py:32)"),
     Param("fedic_client_weight_init", 1.0, float, "FEDIC: initial a_e = this·1 (b_e = 0) of Eq. 4",
-          source="code main.py:27 (ones; not in the paper)"),
+          source="code main.py:27 (ones; not in the paper)", field="client_weight_init"),
     Param("fedic_teacher_eval", "final", str, "FEDIC: when the teacher's test accuracy is reported (Table 3 rows "
           "a-d): at the last round, at every evaluated round, or never", choices=TEACHER_EVAL,
-          source="FEDIC §3.3 (round 200)"),
+          source="FEDIC §3.3 (round 200)", field="teacher_eval"),
 )
 
 register_method(
     "fedic",
-    parts={"server_training": lambda c: FedicServer(
-        c.fedic_ft, c.fedic_la, c.fedic_kd, c.fedic_lambda, c.fedic_temperature, c.fedic_kd_t_squared,
-        c.fedic_finetune_steps, c.fedic_calibration_steps, c.fedic_distill_steps, c.fedic_aux_batch_size,
-        c.fedic_ulb_batch_size, c.fedic_finetune_lr, c.fedic_finetune_weight_decay, c.fedic_calibration_lr,
-        c.fedic_calibration_weight_decay, c.fedic_distill_lr, c.fedic_distill_weight_decay,
-        c.fedic_persist_optimizers, c.fedic_gate_bias, c.fedic_client_weight_init, c.fedic_teacher_eval, c.seed)},
+    parts={"server_training": FedicServer},  # its fields filled by name from FEDIC_PARAMS and the run's seed
     params=FEDIC_PARAMS, paper="Shang et al., ICME 2022",
     doc="server training: FT on D_aux, calibrated ensemble (Eqs. 4-8), distillation with (1−λ)CE + λKL (Eq. 9)")

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from ..losses import fedlc_loss
 from ..losses import DENOMINATORS, MARGINS, MISSING
 from ..params import Param
+from .kinds import ClientLoss
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class CalibratedLoss:
+class CalibratedLoss(ClientLoss):
     tau: float = 1.0
     denominator: str = "full"
     margin: str = "quarter_power"
@@ -36,15 +37,15 @@ class CalibratedLoss:
 
 register_method(
     "fedlc",
-    parts={"loss": lambda c: CalibratedLoss(tau=c.tau, denominator=c.fedlc_denominator, margin=c.fedlc_margin,
-                                            missing=c.fedlc_missing, min_count=c.fedlc_min_count)},
+    parts={"loss": CalibratedLoss},
     params=(Param("tau", 1.0, float, "FedLC calibration strength τ (Eqs. 6–7)", check=lambda v: v >= 0,
                   allowed="≥ 0", source="not given in FedLC"),
             Param("fedlc_denominator", "full", str, "'full': standard logit-adjusted CE; 'exclude_true': Eq. 7 as "
-                  "printed (unbounded below)", choices=DENOMINATORS),
+                  "printed (unbounded below)", choices=DENOMINATORS, field="denominator"),
             Param("fedlc_margin", "quarter_power", str, "Eq. 6: τ·n_y^(−1/4); 'log_prior': Eq. 5, τ·log γ_y",
-                  choices=MARGINS),
+                  choices=MARGINS, field="margin"),
             Param("fedlc_missing", "clamp", str, "classes with n_y = 0: 'clamp' (n_y := fedlc_min_count) or 'mask' "
-                  "(left out of the softmax)", choices=MISSING),
-            Param("fedlc_min_count", 1.0, float, "clamp floor for n_y", check=lambda v: v > 0, allowed="> 0")),
+                  "(left out of the softmax)", choices=MISSING, field="missing"),
+            Param("fedlc_min_count", 1.0, float, "clamp floor for n_y", check=lambda v: v > 0, allowed="> 0",
+            field="min_count")),
     paper="Zhang et al., ICML 2022", doc="client loss: calibrated cross-entropy (τ)")

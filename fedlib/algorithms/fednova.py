@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import tree
+from .kinds import Aggregator
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class NormalizedAveraging:
+class NormalizedAveraging(Aggregator):
     name = "fednova"
 
     def combine(self, deltas, num_samples, steps):
@@ -28,5 +29,5 @@ class NormalizedAveraging:
         return tree.weighted_sum(deltas, [tau_eff * pk / ak for pk, ak in zip(p, steps)])
 
 
-register_method("fednova", parts={"aggregator": lambda c: NormalizedAveraging()}, paper="Wang et al., NeurIPS 2020",
+register_method("fednova", parts={"aggregator": NormalizedAveraging}, paper="Wang et al., NeurIPS 2020",
                 doc="aggregator: normalized averaging")

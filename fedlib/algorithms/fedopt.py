@@ -17,16 +17,18 @@ import torch
 
 from .. import tree
 from ..params import Param
+from .kinds import ServerOptimizer
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class ServerAdam:
+class ServerAdam(ServerOptimizer):
     lr: float = 0.01
     beta1: float = 0.9
     beta2: float = 0.99
     eps: float = 1e-3
     name = "adam"
+    from_core = {"lr": "server_lr"}
 
     def init(self, params):
         return {"m": tree.zeros_like(params), "v": tree.zeros_like(params)}
@@ -40,12 +42,12 @@ class ServerAdam:
 
 register_method(
     "fedopt",
-    parts={"server_optimizer": lambda c: ServerAdam(lr=c.server_lr, beta1=c.server_beta1, beta2=c.server_beta2,
-                                                   eps=c.server_eps)},
+    parts={"server_optimizer": ServerAdam},
     params=(Param("server_beta1", 0.9, float, "FedAdam β1", check=lambda v: 0 <= v < 1, allowed="in [0, 1)",
-                  source="Reddi et al. 2021"),
+                  source="Reddi et al. 2021", field="beta1"),
             Param("server_beta2", 0.99, float, "FedAdam β2", check=lambda v: 0 <= v < 1, allowed="in [0, 1)",
-                  source="Reddi et al. 2021"),
+                  source="Reddi et al. 2021", field="beta2"),
             Param("server_eps", 1e-3, float, "FedAdam ε", check=lambda v: v > 0, allowed="> 0",
-                  source="Reddi et al. 2021")),
+                  source="Reddi et al. 2021", field="eps")),
+    defaults={"server_lr": 0.01},
     paper="Reddi et al., ICLR 2021", doc="server optimizer: Adam (FedAdam); server_lr defaults to 0.01")

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import tree
-from .fedavg import NoCorrection
 from ..params import Param
+from .kinds import Correction
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class Proximal(NoCorrection):
+class Proximal(Correction):
     mu: float = 0.01
     name = "fedprox"
 
@@ -40,7 +40,7 @@ class Proximal(NoCorrection):
 
 
 register_method(
-    "fedprox", parts={"correction": lambda c: Proximal(mu=c.mu)},
+    "fedprox", parts={"correction": Proximal},
     params=(Param("mu", 0.01, float, "FedProx proximal weight μ", check=lambda v: v >= 0, allowed="≥ 0",
                   source="FedProx Eq. 2; value not in FedLC"),),
     paper="Li et al., MLSys 2020", doc="client correction: + μ(w − w^t)")

@@ -16,12 +16,12 @@ from typing import Callable
 
 from ..models import head_keys
 from ..params import ConfigError, Param
-from .personalization import Phase, SharedModel
+from .kinds import Personalization, Phase
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class HeadThenBody(SharedModel):
+class HeadThenBody(Personalization):
     """The head (``head(model)``: the classifier) is local; E − b head epochs with the body
     frozen, then b body epochs (every other parameter) with the head frozen."""
 
@@ -46,9 +46,9 @@ def _check(config) -> None:
 
 
 register_method(
-    "fedrep", parts={"personalization": lambda c: HeadThenBody(body_epochs=c.fedrep_body_epochs)}, check=_check,
+    "fedrep", parts={"personalization": HeadThenBody}, check=_check,
     params=(Param("fedrep_body_epochs", 1, int, "FedRep: local epochs that train the body (the last ones; the "
                   "E − fedrep_body_epochs before them train the head)", check=lambda v: v >= 0,
                   allowed="an integer in [0, local_epochs]",
-                  source="FedRep code (local_rep_ep = 1); not in FedABC"),),
+                  source="FedRep code (local_rep_ep = 1); not in FedABC", field="body_epochs"),),
     paper="Collins et al., ICML 2021", doc="personalization: head local; head epochs, then body epochs")

@@ -29,7 +29,7 @@ from torch import Tensor, nn
 
 from ..losses import balanced_softmax_loss, cross_entropy
 from ..params import Param
-from .personalization import SharedModel
+from .kinds import ClientLoss, Personalization
 from .registry import register_method
 
 PERSONAL_INITS = ("generic", "zeros")
@@ -73,7 +73,7 @@ def _split(out: Tensor) -> tuple[Tensor, Tensor]:
 
 
 @dataclass(frozen=True)
-class PersonalHead(SharedModel):
+class PersonalHead(Personalization):
     """The P-head stays on the client; the model's output is read as z_G (global) or z_G + z_P."""
 
     init: str = "generic"
@@ -95,7 +95,7 @@ class PersonalHead(SharedModel):
 
 
 @dataclass(frozen=True)
-class GenericAndPersonalLoss:
+class GenericAndPersonalLoss(ClientLoss):
     """Balanced softmax on z_G (body and G-head) + CE on z_G.detach() + z_P (P-head only)."""
 
     name = "fedrod"
@@ -108,11 +108,10 @@ class GenericAndPersonalLoss:
 
 register_method(
     "fedrod",
-    parts={"loss": lambda c: GenericAndPersonalLoss(),
-           "personalization": lambda c: PersonalHead(init=c.fedrod_personal_init)},
+    parts={"loss": GenericAndPersonalLoss, "personalization": PersonalHead},
     params=(Param("fedrod_personal_init", "generic", str, "FedRoD: the P-head starts as a copy of the initial "
                   "generic head ('generic') or at zero ('zeros')", choices=PERSONAL_INITS,
-                  source="PFLlib clientrod.py (copy of the predictor); not in FedABC"),),
+                  source="PFLlib clientrod.py (copy of the predictor); not in FedABC", field="init"),),
     paper="Chen & Chao, ICLR 2022 (linear mode)",
     doc="loss: balanced softmax on the generic head + CE on generic.detach() + personal; personalization: a "
         "linear personal head on detached features stays on the client")

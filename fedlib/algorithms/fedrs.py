@@ -10,11 +10,12 @@ from dataclasses import dataclass
 
 from ..losses import fedrs_loss
 from ..params import Param
+from .kinds import ClientLoss
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class RestrictedSoftmaxLoss:
+class RestrictedSoftmaxLoss(ClientLoss):
     alpha: float = 0.5
     name = "fedrs"
 
@@ -24,7 +25,7 @@ class RestrictedSoftmaxLoss:
 
 
 register_method(
-    "fedrs", parts={"loss": lambda c: RestrictedSoftmaxLoss(alpha=c.fedrs_alpha)},
+    "fedrs", parts={"loss": RestrictedSoftmaxLoss},
     params=(Param("fedrs_alpha", 0.5, float, "FedRS scaling α of missing-class logits", check=lambda v: 0 <= v <= 1,
-                  allowed="in [0, 1]", source="not in FedLC"),),
+                  allowed="in [0, 1]", source="not in FedLC", field="alpha"),),
     paper="Li & Zhan, KDD 2021", doc="client loss: restricted softmax (α)")

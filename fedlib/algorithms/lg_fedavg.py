@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 from ..models import layer_keys
 from ..params import Param
-from .personalization import SharedModel
+from .kinds import Personalization
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class LowerLayersLocal(SharedModel):
+class LowerLayersLocal(Personalization):
     """All but the top ``global_layers`` layers stay on the client."""
 
     global_layers: int = 2
@@ -39,9 +39,9 @@ class LowerLayersLocal(SharedModel):
 
 
 register_method(
-    "lg_fedavg", parts={"personalization": lambda c: LowerLayersLocal(global_layers=c.lg_global_layers)},
+    "lg_fedavg", parts={"personalization": LowerLayersLocal},
     params=(Param("lg_global_layers", 2, int, "LG-FedAvg: number of top layers that are global (averaged); the "
                   "layers below stay on the client", check=lambda v: v >= 0, allowed="an integer ≥ 0",
                   source="FedRep code's LG split (lgcollins/FedRep main_fedrep.py: fc2, fc3 global); "
-                         "not in FedABC"),),
+                         "not in FedABC", field="global_layers"),),
     paper="Liang et al. 2020", doc="personalization: lower layers local, top lg_global_layers layers global")

@@ -45,6 +45,7 @@ from torch import Tensor, nn
 from ..losses import model_contrastive_loss
 from ..models import body_params  # the representation network: all but the output layer
 from ..params import Param
+from .kinds import RepresentationLoss
 from .registry import register_method
 
 __all__ = ["ModelContrastive", "ProjectedModel"]
@@ -70,7 +71,7 @@ class ProjectedModel(nn.Module):
 
 
 @dataclass(frozen=True)
-class ModelContrastive:
+class ModelContrastive(RepresentationLoss):
     mu: float = 1.0
     temperature: float = 0.5
     out_dim: int = 256
@@ -95,12 +96,14 @@ class ModelContrastive:
 
 register_method(
     "moon",
-    parts={"representation": lambda c: ModelContrastive(c.moon_mu, c.moon_temperature, c.moon_out_dim)},
+    parts={"representation": ModelContrastive},
     params=(Param("moon_mu", 1.0, float, "MOON weight μ of the model-contrastive loss (Eq. 4)", check=lambda v: v >= 0,
-                  allowed="≥ 0", source="MOON code default (main.py:42); paper: 5 on CIFAR-10, 1 on CIFAR-100"),
+                  allowed="≥ 0", source="MOON code default (main.py:42); paper: 5 on CIFAR-10, 1 on CIFAR-100",
+                  field="mu"),
             Param("moon_temperature", 0.5, float, "MOON temperature τ of Eq. 3", check=lambda v: v > 0, allowed="> 0",
-                  source="MOON paper §4.1 / code default (main.py:44)"),
+                  source="MOON paper §4.1 / code default (main.py:44)", field="temperature"),
             Param("moon_out_dim", 256, int, "output dimension of MOON's projection head (2-layer MLP)",
-                  check=lambda v: v >= 1, allowed="an integer ≥ 1", source="MOON code default (main.py:43)")),
+                  check=lambda v: v >= 1, allowed="an integer ≥ 1", source="MOON code default (main.py:43)",
+                  field="out_dim")),
     paper="Li, He, Song, CVPR 2021", doc="representation loss: μ·model-contrastive loss (global vs previous local "
                                          "model) on a projection head")

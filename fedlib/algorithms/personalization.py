@@ -36,39 +36,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .kinds import Personalization, Phase
+
 __all__ = ["Phase", "SharedModel", "LocallyTrained", "KeepLocal"]
 
 
 @dataclass(frozen=True)
-class Phase:
-    """``epochs`` local epochs in which only ``trainable`` parameters change (None: all)."""
-
-    epochs: int
-    trainable: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class SharedModel:
+class SharedModel(Personalization):
     """Every parameter is shared and averaged; one phase trains everything (FedAvg)."""
 
     name = "shared"
     personalized = False
 
-    def local_keys(self, model) -> tuple[str, ...]:
-        return ()
-
-    def phases(self, model, local_epochs: int) -> tuple[Phase, ...]:
-        return (Phase(local_epochs),)
-
-    def global_logits(self, out):
-        return out
-
-    def personal_logits(self, out):
-        return out
-
 
 @dataclass(frozen=True)
-class LocallyTrained(SharedModel):
+class LocallyTrained(Personalization):
     """Every parameter shared and averaged, as FedAvg; personalized models are evaluated by
     default (the PM is the locally trained model: FedRoD's observation, FedABC's protocol)."""
 
@@ -77,7 +59,7 @@ class LocallyTrained(SharedModel):
 
 
 @dataclass(frozen=True)
-class KeepLocal(SharedModel):
+class KeepLocal(Personalization):
     """The parameters selected by ``select(model) -> keys`` stay on the client; the rest is
     shared.  ``personalized``: evaluate personalized models by default."""
 

@@ -34,9 +34,9 @@ import torch
 from ..engine import ClientOptimizer, sgd_step
 from ..losses import cross_entropy
 from ..params import Param
+from .kinds import ServerTraining
 from .registry import register_method
 from .server_steps import features_of
-from .server_training import NoServerTraining
 
 __all__ = ["ClassifierRetraining", "TauNormalization", "WeightScaling", "tau_normalize", "train_head",
            "POSTHOC_PARAMS", "TAU_GRID"]
@@ -45,15 +45,16 @@ TAU_GRID = tuple(round(0.1 * i, 1) for i in range(21))  # τ ∈ {0, 0.1, …, 2
 
 POSTHOC_PARAMS = (
     Param("posthoc_epochs", 30, int, "cRT/LWS: epochs over D_aux", check=lambda v: v >= 1, allowed="an integer ≥ 1",
-          source="not in FEDIC; Kang et al. use 10 epochs of a large set, more passes suit the 1,000-sample D_aux"),
+          source="not in FEDIC; Kang et al. use 10 epochs of a large set, more passes suit the 1,000-sample D_aux",
+          field="epochs"),
     Param("posthoc_batch_size", 128, int, "cRT/LWS: mini-batch size", check=lambda v: v >= 1,
-          allowed="an integer ≥ 1", source="not in FEDIC (FEDIC's local batch)"),
+          allowed="an integer ≥ 1", source="not in FEDIC (FEDIC's local batch)", field="batch_size"),
     Param("posthoc_lr", 0.1, float, "cRT/LWS: initial SGD learning rate (cosine decay to 0)", check=lambda v: v > 0,
-          allowed="> 0", source="not in FEDIC; Kang et al. §4 use 0.2 for batch 512 with cosine decay"),
+          allowed="> 0", source="not in FEDIC; Kang et al. §4 use 0.2 for batch 512 with cosine decay", field="lr"),
     Param("posthoc_momentum", 0.9, float, "cRT/LWS: SGD momentum", check=lambda v: 0 <= v < 1, allowed="in [0, 1)",
-          source="Kang et al. §4"),
+          source="Kang et al. §4", field="momentum"),
     Param("posthoc_weight_decay", 5e-4, float, "cRT/LWS: SGD weight decay", check=lambda v: v >= 0, allowed="≥ 0",
-          source="Kang et al. §4"),
+          source="Kang et al. §4", field="weight_decay"),
 )
 
 
@@ -83,13 +84,13 @@ def train_head(head: dict, logits, h: torch.Tensor, y: torch.Tensor, epochs: int
 
 
 @dataclass(frozen=True)
-class _PostHoc(NoServerTraining):
+class _PostHoc(ServerTraining):
     epochs: int = 30
     batch_size: int = 128
     lr: float = 0.1
     momentum: float = 0.9
     weight_decay: float = 5e-4
-    needs: tuple = ("aux",)
+    needs = ("aux",)
 
     def _train(self, head, logits, h, y, ctx):
         return train_head(head, logits, h, y, self.epochs, self.batch_size, self.lr, self.momentum,
@@ -119,10 +120,10 @@ def tau_normalize(weight: torch.Tensor, tau: float) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class TauNormalization(NoServerTraining):
+class TauNormalization(ServerTraining):
     tau: float | None = None  # None: the τ of TAU_GRID with the best D_aux accuracy (the smallest on ties)
     name = "tau_norm"
-    needs: tuple = ("aux",)
+    needs = ("aux",)
 
     @torch.no_grad()
     def after_training(self, ctx, params, state):
@@ -148,19 +149,14 @@ class WeightScaling(_PostHoc):
         return {**params, "classifier.weight": scale[:, None] * w, "classifier.bias": scale * b}
 
 
-def _posthoc(cls):
-    return lambda c: cls(epochs=c.posthoc_epochs, batch_size=c.posthoc_batch_size, lr=c.posthoc_lr,
-                         momentum=c.posthoc_momentum, weight_decay=c.posthoc_weight_decay)
-
-
 _PAPER = "Kang et al., ICLR 2020 (on FedAvg's final model, as FEDIC's baselines)"
-register_method("crt", parts={"server_training": _posthoc(ClassifierRetraining)}, params=POSTHOC_PARAMS,
+register_method("crt", parts={"server_training": ClassifierRetraining}, params=POSTHOC_PARAMS,
                 paper=_PAPER, doc="FedAvg, then the classifier re-initialised and re-trained on D_aux")
-register_method("lws", parts={"server_training": _posthoc(WeightScaling)}, params=POSTHOC_PARAMS, paper=_PAPER,
+register_method("lws", parts={"server_training": WeightScaling}, params=POSTHOC_PARAMS, paper=_PAPER,
                 doc="FedAvg, then per-class logit scales learnt on D_aux (features and classifier frozen)")
 register_method(
-    "tau_norm", parts={"server_training": lambda c: TauNormalization(tau=c.tau_norm_tau)},
+    "tau_norm", parts={"server_training": TauNormalization},
     params=(Param("tau_norm_tau", None, float, "τ-norm exponent τ; None: chosen on D_aux from {0, 0.1, …, 2}",
                   check=lambda v: v >= 0, allowed="≥ 0 or None", optional=True,
-                  source="Kang et al. §3 choose τ on a balanced validation set; not in FEDIC"),),
+                  source="Kang et al. §3 choose τ on a balanced validation set; not in FEDIC", field="tau"),),
     paper=_PAPER, doc="FedAvg, then classifier rows normalised w_i/‖w_i‖^τ (bias kept)")

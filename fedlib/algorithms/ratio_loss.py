@@ -51,15 +51,15 @@ import torch
 from ..losses import ratio_loss
 from ..losses.ratio import RATIO_NORMALIZATIONS
 from ..params import Param
+from .kinds import ClientLoss, ServerTraining
 from .registry import register_method
 from .server_steps import features_of
-from .server_training import NoServerTraining
 
 __all__ = ["RatioLoss", "RatioMonitor", "classifier_updates", "ratio_estimate"]
 
 
 @dataclass(frozen=True, eq=False)
-class RatioLoss:
+class RatioLoss(ClientLoss):
     """The clients' class-weighted CE; ``for_round`` puts in the weights the server estimated."""
 
     class_weights: torch.Tensor | None = None
@@ -108,13 +108,13 @@ def ratio_estimate(updates: torch.Tensor, share: float = 0.8, empty: float = 10.
 
 
 @dataclass(frozen=True)
-class RatioMonitor(NoServerTraining):
+class RatioMonitor(ServerTraining):
     alpha: float = 1.0
     beta: float = 0.1
     share: float = 0.8
     empty: float = 10.0
     name = "ratio_monitor"
-    needs: tuple = ("aux",)
+    needs = ("aux",)
 
     def init_state(self, params):
         return {"class_weights": torch.ones(params["classifier.weight"].shape[0])}
@@ -130,21 +130,22 @@ class RatioMonitor(NoServerTraining):
 
 register_method(
     "ratio_loss",
-    parts={"loss": lambda c: RatioLoss(normalization=c.ratio_loss_normalization),
-           "server_training": lambda c: RatioMonitor(alpha=c.ratio_loss_alpha, beta=c.ratio_loss_beta,
-                                                     share=c.ratio_loss_share, empty=c.ratio_loss_empty)},
+    parts={"loss": RatioLoss, "server_training": RatioMonitor},
     params=(Param("ratio_loss_alpha", 1.0, float, "Ratio Loss: base class weight α in α + β·Ra",
-                  check=lambda v: v >= 0, allowed="≥ 0", source="Wang et al. 2021's code (Fed.py: 1.0 + 0.1·ratio)"),
+                  check=lambda v: v >= 0, allowed="≥ 0", source="Wang et al. 2021's code (Fed.py: 1.0 + 0.1·ratio)",
+                  field="alpha"),
             Param("ratio_loss_beta", 0.1, float, "Ratio Loss: weight β of the estimated ratio Ra",
-                  check=lambda v: v >= 0, allowed="≥ 0", source="Wang et al. 2021's code (Fed.py)"),
+                  check=lambda v: v >= 0, allowed="≥ 0", source="Wang et al. 2021's code (Fed.py)", field="beta"),
             Param("ratio_loss_normalization", "class_weights", str, "Ratio Loss: the batch mean's denominator, the sum "
                   "of the batch's class weights (torch's weighted CE) or the batch size (the authors' plain mean, "
                   "which diverges at lr 0.1 on FashionMNIST-LT)",
-                  choices=RATIO_NORMALIZATIONS, source="fedlib's choice (Wang et al. 2021's code: 'samples')"),
+                  choices=RATIO_NORMALIZATIONS, source="fedlib's choice (Wang et al. 2021's code: 'samples')",
+                  field="normalization"),
             Param("ratio_loss_share", 0.8, float, "Ratio Loss monitor: an entry of W is owned by the class with the "
                   "largest update unless another class's update exceeds this share of it",
-                  check=lambda v: 0 < v < 1, allowed="in (0, 1)", source="Wang et al. 2021's code (Fed.py: 0.8)"),
+                  check=lambda v: 0 < v < 1, allowed="in (0, 1)", source="Wang et al. 2021's code (Fed.py: 0.8)",
+                  field="share"),
             Param("ratio_loss_empty", 10.0, float, "Ratio Loss monitor: Ra of a class that owns no entry",
-                  check=lambda v: v >= 0, allowed="≥ 0", source="Wang et al. 2021's code (Fed.py: 10)")),
+                  check=lambda v: v >= 0, allowed="≥ 0", source="Wang et al. 2021's code (Fed.py: 10)", field="empty")),
     paper="Wang et al., AAAI 2021",
     doc="client loss: CE weighted by α + β·Ra, Ra estimated each round by the server on D_aux")

@@ -3,9 +3,12 @@
 A method is written as tokens joined by ``+`` (``"fedlc+scaffold"``).  Every
 token is registered once, in the module that implements it, with
 
-* ``parts``: for each part kind it sets (see :data:`PART_KINDS`), a builder
-  ``config -> part``;
-* ``params``: the :class:`~fedlib.params.Param` objects its builders read;
+* ``parts``: for each part kind it sets (see :data:`PART_KINDS`), the part's
+  class (a dataclass of :mod:`fedlib.algorithms.kinds`, whose fields the
+  configuration fills by name, :func:`build_part`) or a builder ``config -> part``;
+* ``params``: the :class:`~fedlib.params.Param` objects its parts read;
+* ``defaults`` (optional): core parameters whose ``None`` default this token
+  resolves otherwise (FedAdam's ``server_lr`` of 0.01);
 * ``check`` (optional): ``config -> None``, raising
   :class:`~fedlib.params.ConfigError` for values that are wrong only together
   (e.g. more clusters than clients); it runs when the configuration is built,
@@ -25,7 +28,7 @@ from typing import Any, Callable
 from ..params import ConfigError, Param
 
 __all__ = ["PART_KINDS", "MethodToken", "METHODS", "register_method", "method_params", "all_method_params",
-           "parse_method"]
+           "parse_method", "build_part", "token_default"]
 
 #: The kinds of parts an algorithm is made of, in the order a round uses them.
 PART_KINDS = {
@@ -50,16 +53,40 @@ class MethodToken:
     alone: bool = False  # a token that may not be combined with others (fedavg, the empty composition)
     module: str = ""  # the module that registered it (its code is part of its runs' code version)
     check: Callable[[Any], None] | None = None  # config -> None, raises ConfigError (joint checks)
+    defaults: dict = field(default_factory=dict)  # core parameter -> the value its None default means for this token
 
 
 METHODS: dict[str, MethodToken] = {}
 
 
-def register_method(name: str, *, parts: dict[str, Callable[[Any], Any]] | None = None,
+def build_part(cls: type, config: Any, params: tuple[Param, ...] = ()) -> Any:
+    """An instance of the part dataclass ``cls`` whose fields are filled by name: a field
+    takes the value of the parameter among ``params`` that fills it (:attr:`Param.field_name`),
+    else, when the class maps it in ``from_core`` (field → core parameter, e.g. FEDIC's
+    ``{"seed": "seed"}``, FedAdam's ``{"lr": "server_lr"}``), of that core parameter; every other
+    field keeps its default."""
+    from dataclasses import fields as dataclass_fields
+
+    by_field = {p.field_name: p.name for p in params}
+    names = {f.name for f in dataclass_fields(cls) if f.init}
+    unknown = set(cls.from_core) - names
+    if unknown:
+        raise TypeError(f"{cls.__name__}.from_core names {sorted(unknown)}, which are not fields of it")
+    values = {name: getattr(config, by_field[name]) for name in names if name in by_field}
+    values.update({name: getattr(config, core) for name, core in cls.from_core.items() if name not in values})
+    return cls(**values)
+
+
+def register_method(name: str, *, parts: dict[str, Callable[[Any], Any] | type] | None = None,
                     params: tuple[Param, ...] = (), paper: str = "", doc: str = "", alone: bool = False,
-                    check: Callable[[Any], None] | None = None) -> MethodToken:
-    """Register the method token ``name`` (call it at import time of the module that implements it)."""
-    parts = dict(parts or {})
+                    check: Callable[[Any], None] | None = None, defaults: dict | None = None) -> MethodToken:
+    """Register the method token ``name`` (call it at import time of the module that implements it).
+    A part given as a class is built by :func:`build_part` from the token's ``params``."""
+    import functools
+
+    params = tuple(params)
+    parts = {kind: functools.partial(build_part, part, params=params) if isinstance(part, type) else part
+             for kind, part in (parts or {}).items()}
     unknown = set(parts) - set(PART_KINDS)
     if unknown:
         raise ValueError(f"method {name!r}: unknown part kind(s) {sorted(unknown)}; known: {list(PART_KINDS)}")
@@ -68,7 +95,8 @@ def register_method(name: str, *, parts: dict[str, Callable[[Any], Any]] | None 
     import sys
 
     module = sys._getframe(1).f_globals.get("__name__", "")
-    token = MethodToken(name, parts, tuple(params), paper, doc, alone, module=module, check=check)
+    token = MethodToken(name, parts, params, paper, doc, alone, module=module, check=check,
+                        defaults=dict(defaults or {}))
     if name in METHODS and METHODS[name] != token:
         raise ValueError(f"method token {name!r} is registered twice")
     METHODS[name] = token
@@ -113,6 +141,15 @@ def parse_method(method: str) -> tuple[MethodToken, ...]:
                                   f"{PART_KINDS[kind]}; at most one token per part")
             setter[kind] = t.name
     return tokens
+
+
+def token_default(method: str, name: str, fallback: Any) -> Any:
+    """The value a ``None`` core parameter ``name`` takes for ``method``: the one a token of it
+    declares in ``defaults``, else ``fallback``."""
+    for t in parse_method(method):
+        if name in t.defaults:
+            return t.defaults[name]
+    return fallback
 
 
 def method_params(method: str) -> tuple[Param, ...]:

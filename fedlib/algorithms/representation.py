@@ -21,19 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .kinds import RepresentationLoss
+
 __all__ = ["NoRepresentationLoss"]
 
 
 @dataclass(frozen=True)
-class NoRepresentationLoss:
+class NoRepresentationLoss(RepresentationLoss):
     name = "none"
     active = False
 
-    def references(self, received: dict, state: dict) -> dict:
-        return {}
-
-    def __call__(self, h, refs: dict, targets, sample_weight=None):
-        return 0.0
-
-    def state_after(self, local: dict, state: dict) -> dict:
-        return state
+    """No representation term (FedAvg): every hook at its default."""

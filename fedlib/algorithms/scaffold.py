@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import tree
-from .fedavg import NoCorrection
+from .kinds import Correction
 from .registry import register_method
 
 
 @dataclass(frozen=True)
-class Scaffold(NoCorrection):
+class Scaffold(Correction):
     name = "scaffold"
 
     def init_server_state(self, params):
@@ -47,5 +47,5 @@ class Scaffold(NoCorrection):
         return {"c": tree.add(server_state["c"], total)}  # c ← c + (1/N) Σ Δc_k   (line 17)
 
 
-register_method("scaffold", parts={"correction": lambda c: Scaffold()}, paper="Karimireddy et al., ICML 2020",
+register_method("scaffold", parts={"correction": Scaffold}, paper="Karimireddy et al., ICML 2020",
                 doc="client correction: + c − c_k, control variates (option II)")

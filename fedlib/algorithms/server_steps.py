@@ -103,11 +103,13 @@ _POSITIVE_INT = dict(check=lambda v: v >= 1, allowed="an integer ≥ 1")
 #: shared by both tokens.  Values of FEDIC's author's own FedDF prototype (FDFT:main.py).
 DISTILL_PARAMS = (
     Param("distill_steps", 100, int, "FedDF/FedBE: server distillation steps per round", **_POSITIVE_INT,
-          source="FEDIC's author's FedDF prototype (FDFT:main.py:38,99-109); FedDF itself uses early stopping"),
+          source="FEDIC's author's FedDF prototype (FDFT:main.py:38,99-109); FedDF itself uses early stopping",
+          field="steps"),
     Param("distill_batch_size", 128, int, "FedDF/FedBE: D_ulb samples per distillation step", **_POSITIVE_INT,
-          source="FDFT:main.py:40"),
+          source="FDFT:main.py:40", field="batch_size"),
     Param("distill_lr", 1e-3, float, "FedDF/FedBE: Adam learning rate of the distillation", check=lambda v: v > 0,
-          allowed="> 0", source="FDFT:main.py:44; FedDF §4 (Adam 1e-3); FEDIC §3.1 for its own distillation"),
+          allowed="> 0", source="FDFT:main.py:44; FedDF §4 (Adam 1e-3); FEDIC §3.1 for its own distillation",
+          field="lr"),
     Param("distill_temperature", 1.0, float, "FedDF/FedBE: softmax temperature T of the KL", check=lambda v: v > 0,
-          allowed="> 0", source="FDFT:main.py:47 (T = 1)"),
+          allowed="> 0", source="FDFT:main.py:47 (T = 1)", field="temperature"),
 )

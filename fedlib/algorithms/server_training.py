@@ -34,6 +34,8 @@ from typing import Any, Callable
 
 import torch
 
+from .kinds import ServerTraining
+
 __all__ = ["ServerData", "ServerRound", "NoServerTraining"]
 
 
@@ -77,15 +79,7 @@ class ServerRound:
 
 
 @dataclass(frozen=True)
-class NoServerTraining:
+class NoServerTraining(ServerTraining):
+    """No server training (FedAvg): every hook at its default."""
+
     name = "none"
-    needs: tuple[str, ...] = ()
-
-    def init_state(self, params: dict) -> dict:
-        return {}
-
-    def after_round(self, ctx: ServerRound, params: dict, state: dict) -> tuple[dict, dict]:
-        return params, state
-
-    def after_training(self, ctx: ServerRound, params: dict, state: dict) -> dict:
-        return params

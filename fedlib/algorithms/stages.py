@@ -10,7 +10,7 @@ A stage is either
 * a **computation** (``rounds == 0``): ``compute(experiment, outputs)``
   returns its output, e.g. a clustering; or
 * **federated rounds**: ``build(experiment, outputs)`` returns the
-  :class:`~fedlib.simulation.Experiment` the rounds run on (which clients,
+  :class:`~fedlib.experiment.Experiment` the rounds run on (which clients,
   which data -- e.g. features of frozen encoders --, which model, which
   algorithm), ``initial(sub, outputs)`` its initial parameters (None: the
   sub-experiment's model as built), and ``finish(sub, outputs, params)`` its
@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from .kinds import Stages
 
 __all__ = ["Stage", "SingleStage"]
 
@@ -50,7 +52,7 @@ class Stage:
 
 
 @dataclass(frozen=True)
-class SingleStage:
+class SingleStage(Stages):
     """One stage: ``config.rounds`` federated rounds of the method over all clients."""
 
     name = "single"
@@ -58,6 +60,3 @@ class SingleStage:
     def plan(self, experiment) -> list[Stage]:
         return [Stage("train", rounds=experiment.config.rounds,
                       finish=lambda sub, outputs, params: {"params": params})]
-
-    def final_model(self, model, config):
-        return model

@@ -1,0 +1,94 @@
+"""Evaluation: the global model on the test set, and every client's personalized model
+on its own test sets.
+
+* :func:`evaluate` / :func:`evaluate_predictor`: accuracy and per-class accuracy of
+  a model (or any ``x -> logits``) on a test set;
+* :func:`evaluation_row`: the global model's history row of a round;
+* :func:`personalized_evaluation`: FedABC Eq. 7 and Eq. 8, every client's
+  personalized model on its own test set and on a class-balanced one.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .client import client_tasks, train_locally
+from .state import ServerState
+
+__all__ = ["evaluate", "evaluate_predictor", "evaluation_row", "personalized_evaluation"]
+
+
+def evaluate(model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor, num_classes: int,
+             batch_size: int = 2048, logits: Callable | None = None) -> tuple[float, np.ndarray]:
+    """Test accuracy and per-class accuracy (NaN for a class absent from the test set).
+    ``logits`` reads the model's output (default: the output itself)."""
+    def predict(xb):
+        out = torch.func.functional_call(model, params, (xb,))
+        return logits(out) if logits is not None else out
+
+    return evaluate_predictor(predict, x, y, num_classes, batch_size)
+
+
+@torch.no_grad()
+def evaluate_predictor(predict: Callable, x: torch.Tensor, y: torch.Tensor, num_classes: int,
+                       batch_size: int = 2048) -> tuple[float, np.ndarray]:
+    """:func:`evaluate` for any ``predict(x) -> logits`` (e.g. an ensemble)."""
+    correct = torch.zeros(num_classes, dtype=torch.float64)
+    total = torch.zeros(num_classes, dtype=torch.float64)
+    for i in range(0, len(y), batch_size):
+        out = predict(x[i:i + batch_size])
+        yb = y[i:i + batch_size]
+        hit = (out.argmax(1) == yb).to(torch.float64).cpu()
+        correct.index_add_(0, yb.cpu(), hit)
+        total.index_add_(0, yb.cpu(), torch.ones_like(hit))
+    per_class = np.where(total.numpy() > 0, correct.numpy() / np.maximum(total.numpy(), 1), np.nan)
+    return float(correct.sum() / max(float(total.sum()), 1.0)), per_class
+
+
+def evaluation_row(exp, params: dict, round_: int) -> dict:
+    """The global model's test accuracy and per-class accuracy as a history row."""
+    acc, per_class = evaluate(exp.model, params, exp.data.test_x, exp.data.test_y, exp.data.num_classes,
+                              logits=exp.algorithm.personalization.global_logits)
+    row = {"round": round_, "test_accuracy": acc}
+    row.update({f"acc_class_{k}": (None if np.isnan(v) else float(v)) for k, v in enumerate(per_class)})
+    return row
+
+
+def personalized_evaluation(exp, state: ServerState, round_: int, trainer=None) -> dict:
+    """FedABC Eq. 7 and Eq. 8: every client's personalized model (PM) on its own
+    test set (pooled accuracy Σ correct / Σ samples) and on its class-balanced
+    local test set.  The PM is the client's model after a local update from the
+    current server state (``personalized_model="local_update"``, stream 3 batches,
+    nothing kept) or the global model with its stored local parameters
+    (``"stored"``).  Returns ``{"personalized_accuracy", "drift_accuracy",
+    "personalized_per_client", "drift_per_client"}``."""
+    if exp.client_test_indices is None:
+        raise ValueError("this experiment has no per-client test sets (personal_eval_every = 0)")
+    c, alg = exp.config, exp.algorithm
+    clients = list(range(exp.num_clients))
+    if c.personalized_model == "local_update":
+        models = [o.local for o in train_locally(exp, state, clients, round_, 3, trainer)]
+    else:
+        models = [t.start if t.start is not None else state.params
+                  for t in client_tasks(exp, state, clients, round_, 3)]
+    read = alg.personalization.personal_logits
+    out = {}
+    for name, sets in (("personalized", exp.client_test_indices), ("drift", exp.balanced_test_indices)):
+        correct = total = 0
+        per_client = []
+        for k, rows in enumerate(sets):
+            if len(rows) == 0:
+                per_client.append(None)
+                continue
+            r = torch.as_tensor(rows)
+            acc, _ = evaluate(exp.model, models[k], exp.data.test_x[r], exp.data.test_y[r], exp.data.num_classes,
+                              logits=read)
+            correct += acc * len(rows)
+            total += len(rows)
+            per_client.append(acc)
+        out[f"{name}_accuracy"] = correct / max(total, 1)
+        out[f"{name}_per_client"] = per_client
+    return out
