@@ -35,15 +35,15 @@ def evaluate(model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Ten
 @torch.no_grad()
 def evaluate_predictor(predict: Callable, x: torch.Tensor, y: torch.Tensor, num_classes: int,
                        batch_size: int = 2048) -> tuple[float, np.ndarray]:
-    """:func:`evaluate` for any ``predict(x) -> logits`` (e.g. an ensemble)."""
-    correct = torch.zeros(num_classes, dtype=torch.float64)
-    total = torch.zeros(num_classes, dtype=torch.float64)
+    """:func:`evaluate` for any ``predict(x) -> logits`` (e.g. an ensemble).  The counts stay on
+    the data's device and come to the host once (they are whole numbers: exact in float64)."""
+    correct = torch.zeros(num_classes, dtype=torch.float64, device=y.device)
     for i in range(0, len(y), batch_size):
         out = predict(x[i:i + batch_size])
         yb = y[i:i + batch_size]
-        hit = (out.argmax(1) == yb).to(torch.float64).cpu()
-        correct.index_add_(0, yb.cpu(), hit)
-        total.index_add_(0, yb.cpu(), torch.ones_like(hit))
+        correct.index_add_(0, yb, (out.argmax(1) == yb).to(torch.float64))
+    correct = correct.cpu()
+    total = torch.bincount(y, minlength=num_classes).to(torch.float64).cpu()
     per_class = np.where(total.numpy() > 0, correct.numpy() / np.maximum(total.numpy(), 1), np.nan)
     return float(correct.sum() / max(float(total.sum()), 1.0)), per_class
 
