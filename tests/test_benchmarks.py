@@ -9,7 +9,8 @@ from conftest import REPO
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", ["bench_engines.py", "bench_threads.py"])
+@pytest.mark.parametrize("script", ["bench_engines.py", "bench_threads.py", "bench_memory_format.py",
+                                    "bench_quick_units.py"])
 def test_benchmark_script_runs(script):
     before = sorted(p.name for p in (REPO / "benchmarks").iterdir())
     proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--quick"], capture_output=True,
