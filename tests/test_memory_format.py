@@ -8,7 +8,7 @@ from conftest import have_dataset
 
 import fedlib
 from fedlib.models import MODELS, build_model, memory_format, register_model
-from fedlib.simulation import prepare
+from fedlib.experiment import prepare
 from fedlib.store import run_modules
 from fedlib.vectorized import _rows
 
