@@ -14,10 +14,12 @@ from ...repro import figures as F
 from ...repro.compare import add_column_param
 from . import PAPER
 from . import reported as paper
+from .experiments import (CALIBRATION_LABELS, LOSS_NAMES, ON_CIFAR10, STAND_IN, Calibration, skew_label,
+                          stand_in_cells, stand_in_comparison, stand_in_findings, tau_cells, toy_panels)
 
 __all__ = ["ROLE_COLORS", "fig1_bars", "fig2_before_after", "fig3_toy", "deviation_bound", "calibration_bars",
            "tau_curve", "partitions", "profile_partitions", "table_curve", "fig5_curves", "stand_in_effects",
-           "fig6_before_after", "fig7_tsne", "table7_curve"]
+           "fig6_before_after", "fig7_tsne", "table7_curve", "tau_sweep", "stand_in_check"]
 
 #: Colours of a client's class roles (Definition 2).
 ROLE_COLORS = {"majority": "#0173b2", "minority": "#de8f05", "missing": "#cc78bc"}
@@ -88,8 +90,6 @@ def fig3_toy(ctx, toy):
     clients' local models and FedAvg), the global optimum dashed."""
     import matplotlib.pyplot as plt
 
-    from .experiments import toy_panels
-
     xx, yy = np.meshgrid(np.linspace(-5.5, 5.5, 300), np.linspace(-5.5, 5.5, 300))
     grid_pts = np.c_[xx.ravel(), yy.ravel()]
     cmap = plt.matplotlib.colors.ListedColormap(_palette()[:4])
@@ -122,8 +122,6 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
     """§3-4: D_jr against n_j/n_r for CE and FedLC (deviated or not), and the deviation rate
     against (n_j/n_r)/D_jr (Theorem 1)."""
     import matplotlib.pyplot as plt
-
-    from .experiments import LOSS_NAMES
 
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     for ax, (loss, name) in zip(axes[:2], LOSS_NAMES.items()):
@@ -165,8 +163,6 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
 def calibration_bars(ctx, calib):
     """§4: accuracy of every loss variant per setting (horizontal bars; dashed: FedAvg)."""
     import matplotlib.pyplot as plt
-
-    from .experiments import CALIBRATION_LABELS
 
     plot = calib.var.copy()
     order = list(dict.fromkeys(plot.label))
@@ -296,8 +292,6 @@ def fig5_curves(ctx, curves):
 
 def stand_in_effects(ctx, effects: pd.DataFrame, stand_in: str, datasets):
     """The stand-in check: the paper's effects on the paper, the stand-in and CIFAR-10."""
-    from .experiments import ON_CIFAR10, STAND_IN
-
     fig = F.plot_effects(effects, sources=["paper", STAND_IN, ON_CIFAR10],
                          title=f"The paper's effects on the paper, the {stand_in} stand-in and CIFAR-10")
     ctx.save_figure(fig, "stand_in_effects_bars", experiment="stand_in", datasets=datasets,
@@ -379,3 +373,43 @@ def table7_curve(ctx, comp7: pd.DataFrame, grid7):
     ctx.save_figure(fig, "table7_curve", experiment="table7", title="Table 7 as curves: FedAvg → FedLC → FedLC + X",
                     caption=_OURS_VS_PAPER, datasets=grid7.runs.dataset_used.dropna().unique())
     return fig
+
+
+# ----------------------------------------------------------------------------- tables with their figure
+def tau_sweep(ctx, calib: Calibration) -> pd.DataFrame:
+    """§4: accuracy against τ for the two full-softmax margins (figure and table)."""
+    taus = ctx.grid(tau_cells(ctx.profile), "calibration")
+    tau_tab = taus.aggregate(["variant", "label", "tau"])
+    var = calib.var
+    base = var[var.variant.isin(["fedavg", "fedrs"])
+               & (var.setting == skew_label(ctx.profile.experiment("calibration")["tau_setting"]))]
+    tau_curve(ctx, taus, tau_tab, base)
+    best_tau = tau_tab.loc[tau_tab.groupby("variant").ours_mean.idxmax().dropna()]
+    tau_tab = tau_tab[["variant", "label", "tau", "ours_mean", "ours_std", "n_seeds", "dataset_used"]]
+    ctx.save_table(tau_tab, "calibration_tau", experiment="calibration", title="§4: accuracy (%) against τ",
+                   datasets=taus.runs.dataset_used.dropna().unique(),
+                   findings=[f"{r.label}: best τ = {r.tau:g} ({r.ours_mean:.2f}%)" for r in best_tau.itertuples()])
+    return tau_tab
+
+
+def stand_in_check(ctx) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The stand-in check: Tables 1-2's CIFAR-10 cells on the stand-in and on CIFAR-10 (two tables
+    and a figure); None when the profile trains on CIFAR-10 itself."""
+    check = ctx.grid(stand_in_cells(ctx.profile), "stand_in")
+    if not len(check.runs):
+        print(f"profile {ctx.profile.name!r} trains Tables 1–2 on CIFAR-10 itself: no stand-in to check")
+        return None
+    acc, effects = stand_in_comparison(check)
+    stand_in = ", ".join(paper.DATASET_LABELS.get(d, d) for d in
+                         check.runs.loc[check.runs.trained_on == STAND_IN, "dataset_used"].dropna().unique())
+    datasets = check.runs.dataset_used.dropna().unique()
+    ctx.save_table(acc.round(2), "stand_in_accuracy", experiment="stand_in", datasets=datasets,
+                   title="Stand-in check: accuracy (%) of Tables 1–2's CIFAR-10 cells on the stand-in and on CIFAR-10",
+                   caption=f"Paper: Tables 1–2 (400 rounds, Table 9 CNN); ours: this profile, on {stand_in} "
+                           "(stand-in) and on CIFAR-10 with the model listed in the deviations.")
+    ctx.save_table(effects.round(2), "stand_in_effects", experiment="stand_in", datasets=datasets,
+                   title="Stand-in check: the paper's effects (pp) on the paper, the stand-in and CIFAR-10",
+                   caption="'same sign': whether the stand-in and CIFAR-10 agree on the effect's direction.",
+                   findings=stand_in_findings(effects, stand_in))
+    stand_in_effects(ctx, effects, stand_in, datasets)
+    return acc.round(2), effects.round(2)
