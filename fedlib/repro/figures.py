@@ -232,9 +232,13 @@ def _out(out_dir) -> Path:
 
 
 def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, title: str = "", caption: str = "",
-                close: bool = False, placeholder: bool = False, **meta: Any) -> dict[str, Path] | None:
+                close: bool = False, placeholder: bool = False, waive: dict[str, str] | None = None,
+                **meta: Any) -> dict[str, Path] | None:
     """Write ``fig`` as ``<out_dir>/<name>.pdf`` and ``.png`` (vector and raster) plus the
-    ``.json`` sidecar.
+    ``.json`` sidecar, once it obeys the figure rules (:mod:`fedlib.repro.figure_rules`):
+    a figure that breaks one raises the rule's :class:`~fedlib.repro.figure_rules.FigureRuleError`
+    before any file is written; ``waive`` (``{rule: reason}``) lets a known break through,
+    recorded in the sidecar.
 
     ``meta`` goes to :func:`provenance` (profile, experiment, parameters, seeds,
     datasets, deviations, ...).  ``placeholder=True`` marks a figure made without
@@ -242,10 +246,13 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
     the same name, and returns None when it was not written.  Returns the three
     paths by suffix.
     """
+    from .figure_rules import check_figure
+
     out = _out(out_dir)
     sidecar = _claim(out, name, "figure")
     if placeholder and _existing_is_real(sidecar):
         return None
+    checks = check_figure(fig, name=name, caption=caption, seeds=meta.get("seeds"), waive=waive)
     import matplotlib
 
     with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
@@ -254,7 +261,9 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
         fig.savefig(paths["png"], bbox_inches="tight", dpi=_RC["savefig.dpi"])
     body = provenance(**meta)
     body.update({"name": name, "kind": "figure", "title": title, "caption": caption, "placeholder": placeholder,
-                 "files": {k: p.name for k, p in paths.items()}})
+                 "files": {k: p.name for k, p in paths.items()}, "figure_checks": checks})
+    if waive:
+        body["figure_waivers"] = dict(waive)
     paths["json"] = _write_sidecar(sidecar, body)
     if close:
         import matplotlib.pyplot as plt
