@@ -19,7 +19,7 @@ from fedlib.config import Config
 from fedlib.repro.grid import GridResult
 from fedlib.models import build_model
 from fedlib.papers.fedconcat import PAPER
-from fedlib.papers.fedconcat import communication as C
+from fedlib.papers.fedconcat import analysis as C
 from fedlib.papers.fedconcat import experiments as E
 from fedlib.papers.fedconcat import reported as paper
 from fedlib.papers.fedconcat.profiles import BUDGET_VARIANTS

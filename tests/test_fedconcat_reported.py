@@ -8,7 +8,7 @@ import re
 import pytest
 
 from conftest import REPO
-from fedlib.papers.fedconcat import communication, reported
+from fedlib.papers.fedconcat import analysis as communication, reported
 from fedlib.config import Config
 
 SLIDES = REPO.parent / "shared" / "papers" / "fedconcat_aaai2024_slides.txt"

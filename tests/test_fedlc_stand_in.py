@@ -10,7 +10,7 @@ import pytest
 from fedlib.papers.fedlc import experiments as E
 from fedlib.config import Config
 from fedlib.papers.fedlc import reported as paper
-from fedlib.papers.fedlc.experiments import get_profile
+from fedlib.papers.fedlc import PAPER
 from fedlib.repro.compare import table_cells
 from fedlib.repro.grid import GridResult
 
@@ -20,7 +20,7 @@ def _strip(cfg):
 
 
 def test_quick_cells_share_the_tables_runs_and_differ_only_in_dataset_and_model():
-    q = get_profile("quick")
+    q = PAPER.profile("quick")
     opts = q.experiment("stand_in")
     cells = E.stand_in_cells(q)
     settings, methods = opts["settings"], opts["methods"]
@@ -47,12 +47,12 @@ def test_no_check_when_the_profile_trains_on_cifar10():
     assert E.stand_in_cells("paper") == []
     import dataclasses
 
-    q = get_profile("quick")
+    q = PAPER.profile("quick")
     assert E.stand_in_cells(dataclasses.replace(q, datasets={})) == []
 
 
 def test_quick_deviations_name_the_model_and_not_a_substitution():
-    devs = get_profile("quick").deviations("stand_in")
+    devs = PAPER.profile("quick").deviations("stand_in")
     assert any(d.startswith("model cnn_mnist") and "Table 9 CNN" in d for d in devs)
     assert not any("replaced by" in d for d in devs)
     assert any("communication rounds" in d for d in devs)

@@ -1,11 +1,26 @@
 """The paper companions: one package per paper, found by discovery.
 
 Each subpackage ``fedlib/papers/<name>/`` is the companion of one paper and
-defines ``PAPER``, a :class:`fedlib.repro.paper.Paper`.  A companion has the same
-modules in every paper: ``reported`` (the paper's numbers), ``profiles`` (smoke, quick,
-paper), ``experiments`` (its grids), ``deviations`` (how its runs differ from the paper,
-read by the profiles), ``plots`` (its figures), and optionally ``analysis``.  Its notebooks are
-``notebooks/<name>/NN_<section>.ipynb`` and its outputs ``figures/<name>/<profile>/``.
+defines ``PAPER``, a :class:`fedlib.repro.paper.Paper` (``Paper.from_modules(reported, profiles, ...)``).
+A companion has the same modules in every paper:
+
+* ``reported`` -- the paper's numbers as data: ``TABLES``, ``METHOD_LABELS``, ``SETUP``, ``SEEDS`` and
+  ``METHOD_ORDER`` (the paper's methods in its row order: :attr:`Paper.method_order`, from which
+  :attr:`Paper.method_colors` gives every figure of the paper the same colour per method);
+* ``deviations`` -- how fedlib departs from the paper: ``DEVIATIONS`` (one dict per departure: what,
+  paper, code, fedlib, param) and ``NOTES`` (experiment -> the deviation lines every profile lists;
+  ``"*"``: every experiment).  Read the same way in every paper: ``profiles`` imports ``NOTES`` and
+  each profile's notes are ``NOTES`` or ``merge_notes(NOTES, {<its own lines>})``;
+* ``profiles`` -- ``smoke``, ``quick``, ``paper`` (:class:`fedlib.repro.profiles.Profile`);
+* ``experiments`` -- its grids and studies: functions of a profile (``PAPER.profile(profile)``, the
+  one way to resolve a profile name) or of a notebook's :class:`fedlib.repro.context.Context`,
+  returning frames and saving tables;
+* ``plots`` -- its figures: functions that draw (and save) from the frames of ``experiments``;
+* optionally ``analysis`` -- a paper-specific computation (FedLC's deviation bound, FedConcat's
+  communication budget).
+
+Its notebooks are ``notebooks/<name>/NN_<section>.ipynb`` (20 to 40 code lines: a parameters
+cell, calls into the companion, a table or a figure) and its outputs ``figures/<name>/<profile>/``.
 
 Adding a paper is adding one folder in each of those three places: neither the training core
 nor the reproduction machinery (:mod:`fedlib.repro`) names a paper.

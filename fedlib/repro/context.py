@@ -47,7 +47,8 @@ class Context:
                  progress: bool = True):
         paper_name, _, section = notebook.partition("/")
         if not section:
-            raise ValueError(f"notebook must be '<paper>/<section>', e.g. 'fedlc/01_motivation', got {notebook!r}")
+            raise ValueError(f"notebook must be '<paper>/<section>' (a companion in fedlib/papers/ and one of its "
+                             f"notebooks, e.g. '<paper>/01_motivation'), got {notebook!r}")
         self.paper = get_paper(paper_name)
         prof = self.paper.profile(profile)
         changes: dict[str, Any] = {}

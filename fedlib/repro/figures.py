@@ -27,16 +27,13 @@ from typing import Any, Iterable
 from ..data import repo_root
 
 __all__ = [
-    "PALETTE", "METHOD_ORDER", "use_style", "method_colors", "repo_root", "default_output_dir", "git_commit",
+    "PALETTE", "use_style", "method_colors", "repo_root", "default_output_dir", "git_commit",
     "relative_to_repo", "is_placeholder", "scrub_paths",
     "provenance", "save_figure", "save_table", "frame_to_markdown", "read_sidecar", "plot_paper_vs_ours",
     "plot_histories", "heatmap_counts", "plot_effects",
 ]
 
 PALETTE = "colorblind"
-#: Plot order of methods (and so their colours): the paper's row order.
-METHOD_ORDER = ("fedavg", "fedprox", "scaffold", "fednova", "fedopt", "fedrs", "fedlc",
-                "fedlc+scaffold", "fedlc+fedprox")
 
 _RC = {
     "pdf.fonttype": 42,  # TrueType, embedded (not Type 3)
@@ -67,18 +64,21 @@ def use_style() -> None:
     matplotlib.rcParams.update(_RC)
 
 
-def method_colors(methods: Iterable[str] | None = None) -> dict[str, tuple]:
-    """A fixed colour per method, the same in every figure: FedLC's methods first, then every other
-    registered method token in registration order."""
+def method_colors(order: Iterable[str] = (), extra: Iterable[str] | None = None) -> dict[str, tuple]:
+    """A fixed colour per method, given an order: the methods of ``order`` first (a paper's
+    :attr:`fedlib.repro.paper.Paper.method_order`), then every other registered method token in
+    registration order, then the ``extra`` names not among them; colours from :data:`PALETTE`
+    in that order (cycling after its 10 colours)."""
     import seaborn as sns
 
     from ..algorithms import METHODS
 
-    order = list(METHOD_ORDER) + [m for m in METHODS if m not in METHOD_ORDER and not m.startswith("toy_")]
+    order = list(dict.fromkeys(order))
+    order += [m for m in METHODS if m not in order and not m.startswith("toy_")]
     colors = sns.color_palette(PALETTE, len(order))
     table = dict(zip(order, colors))
-    extra = [m for m in (methods or ()) if m not in table]
-    for m, c in zip(extra, sns.color_palette(PALETTE, len(order) + len(extra))[len(order):]):
+    more = [m for m in (extra or ()) if m not in table]
+    for m, c in zip(more, sns.color_palette(PALETTE, len(order) + len(more))[len(order):]):
         table[m] = c
     return table
 
@@ -319,10 +319,11 @@ def _method_of(row: str) -> str:
 
 def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: str = "", x_log: bool = False,
                        series: str = "method", title: str = "", ylabel: str = "test accuracy (%)",
-                       panel_labels: dict | None = None, sharey: bool = False):
+                       panel_labels: dict | None = None, sharey: bool = False, paper=None):
     """One panel per ``panel`` value; in each, accuracy against ``x`` (a column of
     ``comparison`` holding numbers) for every method: ours solid with filled
     markers (error bars: std over seeds), the paper dashed with open markers.
+    ``paper`` (a :class:`fedlib.repro.paper.Paper`) gives the methods' colours and labels.
     Returns the figure."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -333,7 +334,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         df["method"] = df["row"].map(_method_of)
     panels = list(dict.fromkeys(df[panel]))
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False, sharey=sharey)
-    colors = method_colors(df[series].unique())
+    colors = _colors(paper, df[series].unique())
     shown = []
     for ax, pv in zip(axes[0], panels):
         sub = df[df[panel] == pv].sort_values(x)
@@ -358,7 +359,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         ax.xaxis.set_minor_formatter(NullFormatter())
     axes[0][0].set_ylabel(ylabel)
     handles = [Line2D([], [], color=colors.get(m), lw=2) for m in shown]
-    labels = [_label(m) for m in shown]
+    labels = [_label(m, paper) for m in shown]
     handles += [Line2D([], [], color="0.3", marker="o", lw=1.6), Line2D([], [], color="0.3", ls="--", marker="o",
                                                                          mfc="none", lw=1)]
     labels += ["ours", "paper"]
@@ -369,29 +370,30 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     return fig
 
 
-def _label(method: str) -> str:
-    from .paper import all_papers
+def _colors(paper, methods) -> dict:
+    """The methods' colours: the paper's (its method order), else the registration order."""
+    return method_colors(paper.method_order if paper is not None else (), methods)
 
-    for paper in all_papers().values():
-        if method in paper.method_labels:
-            return paper.method_labels[method].replace(" (ours)", "")
-    return method
+
+def _label(method: str, paper=None) -> str:
+    """A method's label in ``paper`` (without " (ours)"); the token itself without a paper."""
+    return paper.method_label(method).replace(" (ours)", "") if paper is not None else method
 
 
 def plot_histories(histories, *, panel: str = "setting", hue: str = "method", title: str = "",
-                   ylabel: str = "test accuracy (%)"):
+                   ylabel: str = "test accuracy (%)", paper=None):
     """Test accuracy per round, one panel per ``panel`` value, one line per ``hue``
-    (mean over seeds, band = min..max)."""
+    (mean over seeds, band = min..max); ``paper`` gives the colours and labels."""
     import matplotlib.pyplot as plt
 
     panels = list(dict.fromkeys(histories[panel]))
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.0), squeeze=False, sharey=False)
-    colors = method_colors(histories[hue].unique())
+    colors = _colors(paper, histories[hue].unique())
     for ax, pv in zip(axes[0], panels):
         sub = histories[histories[panel] == pv]
         for m in dict.fromkeys(sub[hue]):
             s = sub[sub[hue] == m].groupby("round").test_accuracy.agg(["mean", "min", "max"])
-            ax.plot(s.index, s["mean"], color=colors.get(m), label=_label(m), lw=1.6)
+            ax.plot(s.index, s["mean"], color=colors.get(m), label=_label(m, paper), lw=1.6)
             if len(sub[sub[hue] == m].seed.unique()) > 1:
                 ax.fill_between(s.index, s["min"], s["max"], color=colors.get(m), alpha=0.2, lw=0)
         ax.set_title(str(pv))

@@ -40,6 +40,7 @@ class Paper:
     unsupported: dict[str, str] = field(default_factory=dict)  # dataset -> why its cells are never run
     metric: str = "test accuracy (%)"  # what the tables report
     notes: tuple[str, ...] = ()
+    method_order: tuple[str, ...] = ()  # the paper's methods in its row order: their order and colours in figures
 
     @classmethod
     def from_modules(cls, reported, profiles, **fields) -> "Paper":
@@ -48,13 +49,14 @@ class Paper:
         ``headline``, …; any field given here wins).
 
         From ``reported``: ``PAPER`` (the citation), ``TABLES``, ``METHOD_LABELS``,
-        ``DATASET_LABELS``, ``SETUP``, ``SEEDS``, ``UNSUPPORTED_DATASETS``, ``NOTES``;
+        ``DATASET_LABELS``, ``SETUP``, ``SEEDS``, ``UNSUPPORTED_DATASETS``, ``NOTES``, ``METHOD_ORDER``;
         from ``profiles``: ``PROFILES``, ``EXPERIMENTS``, ``EXPERIMENT_DATASETS``,
         ``MODEL_LABELS``.  Names a module lacks take the field's default."""
         names = {"citation": (reported, "PAPER"), "tables": (reported, "TABLES"),
                  "method_labels": (reported, "METHOD_LABELS"), "dataset_labels": (reported, "DATASET_LABELS"),
                  "setup": (reported, "SETUP"), "seeds": (reported, "SEEDS"),
                  "unsupported": (reported, "UNSUPPORTED_DATASETS"), "notes": (reported, "NOTES"),
+                 "method_order": (reported, "METHOD_ORDER"),
                  "profiles": (profiles, "PROFILES"), "experiments": (profiles, "EXPERIMENTS"),
                  "experiment_datasets": (profiles, "EXPERIMENT_DATASETS"), "model_labels": (profiles, "MODEL_LABELS")}
         found = {f: getattr(module, attr) for f, (module, attr) in names.items() if hasattr(module, attr)}
@@ -79,6 +81,14 @@ class Paper:
         if name not in self.profiles:
             raise KeyError(f"{self.name}: unknown profile {name!r}; known: {', '.join(self.profiles)}")
         return self.profiles[name]
+
+    @property
+    def method_colors(self) -> dict:
+        """A fixed colour per method in every figure of this paper: :attr:`method_order` first,
+        then every other registered method (:func:`fedlib.repro.figures.method_colors`)."""
+        from .figures import method_colors
+
+        return method_colors(self.method_order)
 
     def dataset_label(self, name: str) -> str:
         from ..data import DATASETS

@@ -280,7 +280,8 @@ def get_profile(profile: "str | Profile | None" = None, paper: str | None = None
     if isinstance(profile, Profile):
         return profile
     if paper is None:
-        raise ValueError("get_profile needs the paper a profile name belongs to (e.g. paper='fedlc')")
+        raise ValueError("get_profile needs the paper a profile name belongs to "
+                         "(paper=<a companion in fedlib/papers/>)")
     from .paper import get_paper
 
     return get_paper(paper).profile(profile)

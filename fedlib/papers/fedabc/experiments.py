@@ -28,11 +28,11 @@ import pandas as pd
 
 from ...algorithms.fedabc import FEDABC_WI
 from ...repro.profiles import Profile
-from ...repro.profiles import get_profile as _get_profile
+from . import PAPER
 from . import reported as paper
 
 __all__ = [
-    "get_profile", "HYPERPARAMETERS", "column_key", "cell_config", "fedabc_setting", "text_claims",
+    "HYPERPARAMETERS", "column_key", "cell_config", "fedabc_setting", "text_claims",
     "heterogeneity", "class_roles", "skewed_client", "fig2_cells", "fig2_per_class", "FIG2_MODELS", "fig5_cells",
     "fig5_summary", "sensitivity_cells", "sensitivity_summary", "claim_findings", "gain_table",
     "heterogeneity_stats", "fig2_findings", "fig5_findings", "sensitivity_findings", "ROLES",
@@ -42,10 +42,6 @@ __all__ = [
 HYPERPARAMETERS = {"fedabc_tau_pos": "τ_pos", "fedabc_tau_neg_present": "τ_neg^P",
                    "fedabc_tau_neg_absent": "τ_neg^N", "fedabc_gamma": "γ"}
 
-
-def get_profile(profile: "Profile | str | None" = None) -> Profile:
-    """A FedABC profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a Profile passes through."""
-    return _get_profile(profile, paper="fedabc")
 
 
 def column_key(dataset: str, beta: float) -> str:
@@ -59,7 +55,7 @@ def cell_config(profile: "Profile | str | None", method: str, dataset: str, beta
     ``profile``, with ``experiment``'s overrides and then ``extra`` on top (``extra`` wins: a
     study's own values); ``(None, why)`` when it is not run.  An experiment with the table's
     overrides gets exactly the table's cell, so the store shares the run."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     cfg, note = prof.config(paper.TABLE1.config(method, column_key(dataset, beta)), experiment)
     return (None, note) if cfg is None else ({**cfg, **extra}, note)
 
@@ -198,7 +194,7 @@ def heterogeneity(profile: "Profile | str | None", dataset: str, *, seed: int | 
     from ...config import Config
     from ...simulation import prepare
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     seed = prof.seeds_for("fig4")[0] if seed is None else int(seed)
     rows = []
     for beta in prof.setting("fig4", "betas", paper.BETAS):
@@ -280,7 +276,7 @@ def _fig2_setting(prof: Profile) -> tuple[str, float, int]:
 def fig2_cells(profile: "Profile | str | None" = None) -> list[dict]:
     """The Table 1 runs whose personalized models Fig. 2 reads (FedAvg, FedABC), with their seed:
     run them as a grid first (in parallel) and :func:`fig2_per_class` finds them in the store."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     dataset, beta, seed = _fig2_setting(prof)
     cells = []
     for label, params in FIG2_MODELS.items():
@@ -308,7 +304,7 @@ def fig2_per_class(profile: "Profile | str | None" = None, *, store: Any = None,
     from ...repro.grid import default_store
     from ...simulation import evaluate, prepare
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig2")
     dataset, beta, seed = _fig2_setting(prof)
     rows = []
@@ -360,7 +356,7 @@ def fig5_cells(profile: "Profile | str | None" = None) -> list[dict]:
     """FedABC and FedABC_wi (no under-sampling, no hard-sample mining: :data:`FEDABC_WI`) on
     each of the experiment's datasets (the paper: CIFAR-10) and Dir(β); FedABC's cells are
     Table 1's."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig5")
     cells = []
     for ds in opts.get("datasets", ("cifar10",)):
@@ -413,7 +409,7 @@ def sensitivity_cells(profile: "Profile | str | None" = None) -> list[dict]:
     held out, varying one hyperparameter at a time around ``center`` over ``grid``; plus the
     profile's own setting, FedABC_wi and FedAvg (the references).  Labels: factor (a
     parameter, ``"setting"`` or ``"reference"``), value, label."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("sensitivity")
     dataset, beta = opts.get("dataset", "mnist"), float(opts.get("beta", 0.3))
     center = dict(opts.get("center", {}))
@@ -454,7 +450,7 @@ def sensitivity_summary(grid, profile: "Profile | str | None" = None) -> tuple[p
     τ_pos < 1, τ_neg > 0: the paper's FedABC uses under-sampling and hard-sample mining; the
     values that switch one off are shown, not chosen); the profile's setting and whether it is
     ``chosen`` (``agree``)."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("sensitivity")
     center = {k: float(v) for k, v in opts.get("center", {}).items()}
     agg = grid.aggregate(["factor", "value", "label"], value="personalized_accuracy")

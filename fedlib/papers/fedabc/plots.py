@@ -8,11 +8,21 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...repro.figures import method_colors
+from . import PAPER
 from .experiments import HYPERPARAMETERS, ROLES
 from .reported import METHOD_LABELS
 
-__all__ = ["bubble_plot", "per_class_bars", "role_summary", "fig5_bars", "sensitivity_plot"]
+__all__ = ["placeholder", "bubble_plot", "per_class_bars", "role_summary", "fig5_bars", "sensitivity_plot"]
+
+
+def placeholder(text: str):
+    """A blank figure that says why it is empty (its data is not run in this profile)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 2))
+    ax.text(0.5, 0.5, text, ha="center", va="center")
+    ax.set_axis_off()
+    return fig
 
 
 def bubble_plot(counts: pd.DataFrame, *, title: str = "", max_size: float = 60.0):
@@ -83,7 +93,7 @@ def fig5_bars(summary: pd.DataFrame, *, title: str = ""):
 
     datasets = list(dict.fromkeys(summary.dataset))
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.6 * len(datasets), 3.3), squeeze=False)
-    colors = method_colors(["fedabc"])
+    colors = PAPER.method_colors
     for ax, ds in zip(axes[0], datasets):
         sub = summary[summary.dataset == ds].sort_values("beta")
         x = np.arange(len(sub))

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from ...algorithms.fedabc import FEDABC_WI
 from ...repro.profiles import Profile, changed, merge_notes
-from .deviations import DEVIATIONS
-from .reported import BETAS, LR, RECONSTRUCTED, ROUNDS
+from .deviations import DEFAULTS, NOTES, SEEDS, TUNED, TUNED_WHY
+from .reported import BETAS
 
 __all__ = ["PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "EXPERIMENTS", "EXPERIMENT_DATASETS", "MODEL_LABELS",
-           "SEEDS", "TUNED", "DEFAULTS"]
+           "SEEDS", "TUNED", "TUNED_WHY", "DEFAULTS"]
 
 #: Experiment names: the paper's tables and figures and the notebooks' own study.
 EXPERIMENTS = {
@@ -54,53 +54,8 @@ MODEL_LABELS = {"mnist": "MLP 784-260-200-10 (mlp)", "cifar10": "ConvNet conv 64
 EXPERIMENT_DATASETS = {"fig2": ("mnist",), "fig4": ("mnist", "cifar10"), "fig5": ("cifar10",),
                        "sensitivity": ("mnist",)}
 
-#: Seeds: the paper does not say how many runs a cell averages; 3 (notes §4).
-SEEDS = (0, 1, 2)
-
-#: FedABC's hyperparameters as fedlib's defaults (the middle of the notes' grids, γ = 2).
-DEFAULTS = {"fedabc_tau_pos": 0.9, "fedabc_tau_neg_present": 0.1, "fedabc_tau_neg_absent": 0.1,
-            "fedabc_gamma": 2.0}
-#: The setting the profiles use: the sensitivity study's choice (see TUNED_WHY).
-TUNED = {"fedabc_tau_pos": 0.9, "fedabc_tau_neg_present": 0.2, "fedabc_tau_neg_absent": 0.1, "fedabc_gamma": 1.0}
-TUNED_WHY = ("chosen by the sensitivity study, notebook 06: PFL accuracy on a held-out 20 % of every client's "
-             "training data, MNIST Dir(0.3) at the quick scale, one factor at a time around fedlib's defaults "
-             "(0.9, 0.1, 0.1, 2) among the values that keep under-sampling and hard-sample mining on: γ = 1 scored "
-             "+0.22 pp over γ = 2 (γ = 0, mining off, +0.32), τ_neg^P = 0.2 +0.06 pp, τ_pos and τ_neg^N moved it by "
-             "less than 0.05 pp; one seed, so differences this small are within run-to-run noise and the choice is "
-             "weakly determined (re-run at commit a3afab7: the same numbers); one setting for every dataset and α, as in "
-             "the paper")
-
 _GRID = {"fedabc_tau_pos": (0.8, 0.9, 0.95, 1.0), "fedabc_tau_neg_present": (0.0, 0.05, 0.1, 0.2),
          "fedabc_tau_neg_absent": (0.0, 0.05, 0.1, 0.3), "fedabc_gamma": (0.0, 1.0, 2.0, 4.0)}
-
-
-def _setup_line() -> str:
-    r = RECONSTRUCTED
-    return (f"setup blank in the paper, reconstructed (notes §2, §4): {r['num_clients']} clients, participation "
-            f"{r['participation']}, E = {r['local_epochs']} local epochs, SGD with momentum {r['momentum']} and "
-            f"weight decay {r['weight_decay']} (on every parameter); MNIST: lr {LR['mnist']}, {ROUNDS['mnist']} "
-            f"rounds; CIFAR-10: lr {LR['cifar10']}, {ROUNDS['cifar10']} rounds; {len(SEEDS)} seeds; batch 64 as "
-            "stated")
-
-
-def _hyper_line(setting: dict) -> str:
-    return ("FedABC's four hyperparameters are blank in the paper: τ_pos = {fedabc_tau_pos:g}, τ_neg^P = "
-            "{fedabc_tau_neg_present:g}, τ_neg^N = {fedabc_tau_neg_absent:g}, γ = {fedabc_gamma:g}, "
-            .format(**setting) + TUNED_WHY)
-
-
-# Every reconstructed choice, listed under every table and figure.
-_RECONSTRUCTED = (_setup_line(), _hyper_line(TUNED)) + tuple(
-    f"{d['what']}: {d['fedlib']}" + (f" (parameter {d['param']})" if d["param"] else "")
-    for d in DEVIATIONS if d["what"] not in ("FedABC's four hyperparameters", "federation and optimiser"))
-
-_ALWAYS = {
-    "*": _RECONSTRUCTED,
-    "fig2": ("Fig. 2 is a schematic in the paper; here it is measured on one skewed client of MNIST.",),
-    "fig4": ("Fig. 4: drawn with the partition code every run uses (same seeds and clients).",),
-    "sensitivity": ("not in the paper, which gives no values; tuned on a held-out 20 % of every client's "
-                    "training data (validation_fraction), never on a test set",),
-}
 
 _TABLE_SETTING = {"overrides": dict(TUNED)}
 
@@ -128,7 +83,7 @@ PAPER_PROFILE = Profile(
         "sensitivity": {"dataset": "mnist", "beta": 0.3, "validation_fraction": 0.2, "center": DEFAULTS,
                         "grid": _GRID, "table": "table1", **_TABLE_SETTING},
     },
-    notes=_ALWAYS,
+    notes=NOTES,
     workers=1,
 )
 
@@ -158,7 +113,7 @@ QUICK = Profile(
         "lr": "the MLP's rate on MNIST (CIFAR-10's 0.01 is the ConvNet's)",
         "local_epochs": "a shorter personalized evaluation, more rounds for the same cost",
     },
-    notes=merge_notes(_ALWAYS, {exp: (_STAND_IN,) for exp in ("table1", "table2", "fig5")}),
+    notes=merge_notes(NOTES, {exp: (_STAND_IN,) for exp in ("table1", "table2", "fig5")}),
     workers=2,
     budget_minutes=60,
 )
@@ -188,7 +143,7 @@ SMOKE = Profile(
                         "grid": {"fedabc_gamma": (0.0,)}, "table": "table1",
                         "overrides": {**TUNED, "balanced_test": "full"}},
     },
-    notes=merge_notes(_ALWAYS, {"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}),
+    notes=merge_notes(NOTES, {"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}),
     workers=1,
     budget_minutes=5,
 )

@@ -33,13 +33,16 @@ from ...algorithms.fedabc import FEDABC_WI
 from ...repro.reported import Cell, Column, PaperTable, Row, parse_columns
 
 __all__ = ["Cell", "Column", "Row", "PaperTable", "TABLES", "TABLE1", "TABLE2", "METRICS", "SETUP", "STATED",
-           "RECONSTRUCTED", "RECONSTRUCTED_SOURCES", "LR", "ROUNDS", "METHODS", "METHOD_LABELS", "BETAS", "DATASETS",
-           "FIGURE_CLAIMS", "TEXT_CLAIMS", "NOTES"]
+           "RECONSTRUCTED", "RECONSTRUCTED_SOURCES", "LR", "ROUNDS", "METHODS", "METHOD_ORDER", "METHOD_LABELS",
+           "BETAS", "DATASETS", "FIGURE_CLAIMS", "TEXT_CLAIMS", "NOTES"]
 
 PAPER = "Wang et al., FedABC: Targeting Fair Competition in Personalized Federated Learning, AAAI 2023"
 
 #: The nine methods in the paper's column order, as fedlib method tokens.
 METHODS = ("local", "fedavg", "fedprox", "scaffold", "lg_fedavg", "fedper", "fedrep", "fedrod", "fedabc")
+#: The methods in the paper's row order (Tables 1-2):
+#: their order and colours in every figure.
+METHOD_ORDER = METHODS
 METHOD_LABELS = {"local": "Local only", "fedavg": "FedAvg", "fedprox": "FedProx", "scaffold": "Scaffold",
                  "lg_fedavg": "LG_FedAvg", "fedper": "FedPer", "fedrep": "FedRep", "fedrod": "FedRod",
                  "fedabc": "FedABC", "fedabc_wi": "FedABC_wi"}

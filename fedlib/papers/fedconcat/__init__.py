@@ -2,10 +2,11 @@
 Concatenation", AAAI 2024.
 
 * :mod:`.reported` -- Tables 1-3 as data (from the AAAI slides);
-* :mod:`.communication` -- the baselines' round budget ("same communication cost") from the model sizes;
+* :mod:`.analysis` -- the communication analysis: the baselines' round budget ("same communication cost")
+  from the model sizes;
 * :mod:`.deviations` -- where fedlib's FedConcat, MOON and models depart from the paper or its code;
 * :mod:`.profiles` -- ``paper``, ``quick``, ``smoke``;
-* :mod:`.experiments` -- the grids and studies the notebooks run.
+* :mod:`.experiments` -- the grids, studies and tables the notebooks run; :mod:`.plots` -- their figures.
 
 The method itself is :mod:`fedlib.algorithms.fedconcat` (tokens ``fedconcat``, ``fedconcat_id``).
 Notebooks: ``notebooks/fedconcat/``; outputs: ``figures/fedconcat/<profile>/``.

@@ -1,12 +1,13 @@
 """Where fedlib's FedConcat, MOON and models depart from the paper or from the public code.
 
 Each entry: what, the paper, the code (notes/fedconcat.md), fedlib's default,
-and the parameter that selects the other behaviour ("" when none).
+and the parameter that selects the other behaviour ("" when none).  :data:`NOTES` are the lines
+every profile lists under the tables and figures (each profile adds its budget lines).
 """
 
 from __future__ import annotations
 
-__all__ = ["DEVIATIONS"]
+__all__ = ["DEVIATIONS", "NOTES"]
 
 DEVIATIONS: tuple[dict, ...] = (
     {"what": "stage-3 local training", "paper": "FedAvg (Algorithm 1 line 15): E local epochs",
@@ -71,3 +72,26 @@ DEVIATIONS: tuple[dict, ...] = (
     {"what": "data preprocessing", "paper": "—", "code": "ToTensor only (FMNIST, SVHN); CIFAR-10 random crop + flip",
      "fedlib": "per-channel normalisation, no augmentation (fedlib's data layer)", "param": ""},
 )
+
+#: The deviation lines every profile lists (``"*"``: under every table and figure).
+NOTES: dict[str, tuple[str, ...]] = {
+    "*": ("the paper's setup section was not available: the setup is the public code's (run.sh and defaults), "
+          "the model the simple CNN (inferred from the Centralized column; run.sh names VGG-9), data normalised per "
+          "channel without augmentation (the code: random crop and flip on CIFAR-10)",
+          "not stated by FedConcat: MOON μ = 1, τ = 0.5, projection 256 (MOON's code defaults), FedProx μ = 1 (the "
+          "FedConcat code's default), FedRS α = 0.5, FedLC τ = 1.0 (fedlib's defaults)"),
+    "fig1": ("Fig. 1 gives no numbers and no setting: measured on two clients of Table 1's CIFAR-10 #C=2 partition "
+             "with disjoint classes, one local training of E epochs each from the same initial model",),
+    "fig3": ("'without clustering' is not in the code: fedconcat_clustering='random' deals the clients at random "
+             "into K groups of near-equal size; the figure's partition is not stated",),
+    "fig4": ("Fig. 4 has no code: the baselines train the registered model concat5_simple_cnn (5 freshly "
+             "initialised simple-CNN encoders + one linear layer, FedConcat's final architecture); the paper does "
+             "not state their rounds",),
+    "clusters": ("a view fedlib adds: the paper shows no cluster assignment",),
+    "budget": ("the paper states no round budget: R is computed from the model sizes (see the deviations of "
+               "Table 1); the other ways of counting are fedlib's",),
+    "fedlc_third_party": ("FedLC's paper and FedConcat's Table 1 use different clients, rounds and skews: #C=2 is set "
+                          "beside FedLC's Q(α=2), Dir(β) beside D(β)",),
+    "table3": ("ResNet-50 (BatchNorm) is not in fedlib: fedlib's ResNet-18 with GroupNorm runs instead; the paper "
+               "reports the last 10 rounds' mean ± std, fedlib the final round's accuracy",),
+}

@@ -28,37 +28,23 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from . import PAPER
 from . import reported as paper
-from .communication import budget_of, model_sizes, rounds_for_model
+from .analysis import budget_of, model_sizes, rounds_for_model
 from ...repro.profiles import Profile
-from ...repro.profiles import get_profile as _get_profile
 
 __all__ = [
-    "get_profile", "method_colors", "table1_config", "FIG1_MODELS", "FIG1_TESTS", "fig1_two_clients", "disjoint_pair", "budget_table", "budget_variants",
+    "table1_config", "FIG1_MODELS", "FIG1_TESTS", "fig1_two_clients", "disjoint_pair", "budget_table", "budget_variants",
     "accuracy_at_rounds", "budget_sensitivity", "ranking_summary", "BASELINES", "FEDLC_EQUIVALENTS", "fedlc_gaps",
     "fedlc_companion_gaps", "fedlc_findings", "load_runs", "cluster_view", "cluster_agreement", "fig3_cells",
     "fig4_cells", "fig4_rounds", "communication_curves", "partition_label",
+    "budget_rounds_table", "budget_sensitivity_table", "third_party_gaps", "clusters_summary", "fig3_table",
+    "fig4_table",
 ]
 
 #: The baselines of Tables 1-2 (trained for the round budget; FedConcat and Centralized are not).
 BASELINES = ("fedavg", "fedprox", "moon", "fedrs", "fedlc")
 _FEDCONCAT = ("fedconcat", "fedconcat_id")
-
-
-def method_colors() -> dict[str, tuple]:
-    """One colour per method of FedConcat's tables (its column order, seaborn's colour-blind palette), the
-    same in every FedConcat figure.  (:func:`fedlib.repro.figures.method_colors` cycles its 10 colours over every
-    registered token, so MOON and FedConcat-ID would share FedProx's and FedAvg's.)"""
-    import seaborn as sns
-
-    from ...repro.figures import PALETTE
-
-    return dict(zip(paper.METHODS, sns.color_palette(PALETTE, len(paper.METHODS))))
-
-
-def get_profile(profile: "Profile | str | None" = None) -> Profile:
-    """A FedConcat profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a Profile passes through."""
-    return _get_profile(profile, paper="fedconcat")
 
 
 def partition_label(column: str) -> str:
@@ -71,7 +57,7 @@ def table1_config(profile: Profile | str | None, column: str, method: str, **ext
     """Table 1's configuration of the row ``method`` in ``column`` under the profile (None: not run in
     it), with ``extra`` on top; without ``extra`` it is exactly the table's cell, so the store shares
     the run."""
-    cfg, _ = get_profile(profile).config(paper.TABLE1.config(method, column), "table1")
+    cfg, _ = PAPER.profile(profile).config(paper.TABLE1.config(method, column), "table1")
     return None if cfg is None else {**cfg, **extra}
 
 
@@ -110,7 +96,7 @@ def fig1_two_clients(profile: Profile | str | None = None, *, seed: int | None =
     from ...config import Config
     from ...simulation import evaluate, prepare, single_thread, train_locally
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig1")
     cfg = table1_config(prof, opts.get("column", "cifar10_c2"), "fedavg")
     if cfg is None:
@@ -151,7 +137,7 @@ def budget_table(profile: Profile | str | None = None,
     K, T_e, T_c and at the profile's, for each dataset's model (notes §2)."""
     from ...data import DATASETS
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     scales = [("paper", {})] + ([(prof.name, prof.image)] if prof.name != "paper" else [])
     rows = []
     for scale, image in scales:
@@ -172,7 +158,7 @@ def budget_table(profile: Profile | str | None = None,
 
 def budget_variants(config: dict, variants: dict) -> pd.DataFrame:
     """The baselines' round budget of a configuration under each way of counting
-    (``variants``: name -> :func:`.communication.budget_of` keywords)."""
+    (``variants``: name -> :func:`.analysis.budget_of` keywords)."""
     rows = []
     for name, kw in variants.items():
         b = budget_of(config, **kw)
@@ -384,7 +370,7 @@ def cluster_agreement(view: pd.DataFrame, reference_clusters: Sequence[int] | No
 def fig3_cells(profile: Profile | str | None = None) -> list[dict]:
     """FedConcat with K-means (Table 1's run) and with random groups
     (``fedconcat_clustering="random"``) in each of the experiment's columns."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     cells = []
     for column in prof.setting("fig3", "columns", ()):
         for clustering, label in (("kmeans", "with clustering (K-means)"), ("random", "without (random groups)")):
@@ -411,7 +397,7 @@ def fig4_cells(profile: Profile | str | None = None) -> list[dict]:
     """Fig. 4: each baseline on FedConcat's final architecture (the experiment's ``model``) for the
     experiment's ``budget``, beside the same baseline on one cluster model (Table 1's run) and FedConcat
     (Table 1's run), in the experiment's ``column``."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig4")
     column, model = opts.get("column", "cifar10_c2"), opts.get("model", "concat5_simple_cnn")
     cells = []
@@ -454,3 +440,130 @@ def _model_params(config: dict) -> int:
 
     spec = DATASETS[config["dataset"]]
     return model_sizes(config["model"], spec.num_classes, tuple(spec.input_shape))["model_params"]
+
+
+# ------------------------------------------------------------------ the notebooks' tables
+# Each function below computes one table of a notebook from its Context ``ctx`` (and the frames
+# of earlier cells), saves it (``ctx.save_table``) and returns it; the figures are in :mod:`.plots`.
+
+def budget_rounds_table(ctx) -> pd.DataFrame:
+    """The baselines' round budget (:func:`budget_table`), saved."""
+    budget = budget_table(ctx.profile)
+    ctx.save_table(budget, "budget_rounds", experiment="budget",
+                   title="The baselines' round budget: FedConcat's communication per client in rounds of one cluster "
+                         "model",
+                   caption="stage 2 = T_e; broadcast = K·|E|/(2M); stage 3 = T_c·|C|/M; R = the total, rounded. "
+                           "Parameter counts of fedlib's simple CNN (notes/fedconcat.md §1a).",
+                   floatfmt=".2f", findings=[f"same communication cost at the paper's K, T_e, T_c: "
+                                             f"{r['R (baseline rounds)']} baseline rounds on {r.dataset}"
+                                             for _, r in budget[budget.scale == "paper"].iterrows()])
+    return budget
+
+
+def budget_sensitivity_table(ctx, grid1, variants: dict, configs: dict, rounds: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 under other round budgets: FedConcat's rank and margin per (column, way of counting),
+    saved with its findings."""
+    summary = ranking_summary(budget_sensitivity(grid1, variants, configs))
+    default = next(iter(variants))
+    ranks = summary.dropna(subset=["FedConcat rank"])
+    findings = []
+    if len(ranks):
+        first = ranks[ranks["FedConcat rank"] == 1]
+        findings.append(f"FedConcat is the best method in {len(first)} of {len(ranks)} (column, budget) pairs "
+                        f"measured ({int((first.variant == default).sum())} of "
+                        f"{int((ranks.variant == default).sum())} columns at the default budget)")
+        changed = [c for c, g in ranks.groupby("column") if g["FedConcat rank"].nunique() > 1]
+        findings.append(f"FedConcat's rank changes with the way of counting in {len(changed)} of "
+                        f"{ranks.column.nunique()} columns" + (f" ({', '.join(changed)})" if changed else ""))
+    ctx.save_table(summary, "budget_sensitivity", experiment="budget",
+                   title="Table 1 under other round budgets: FedConcat's rank and its margin over the best baseline",
+                   caption="R per way of counting; baselines read at round R of their run (not measured beyond it); "
+                           "FedConcat and FedConcat-ID at their end. Rank 1 = best of the methods measured.",
+                   datasets=grid1.runs.dataset_used.dropna().unique(), findings=findings,
+                   parameters={"variants": variants, "rounds": rounds.to_dict("records")})
+    return summary
+
+
+def third_party_gaps(ctx, comp1: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """FedLC − FedAvg from the FedLC paper, FedConcat's Table 1, ours and (when its outputs for
+    this profile exist, beside ours or committed) the FedLC companion's stand-in check; and a note
+    naming that last source."""
+    from ...repro.figures import repo_root
+
+    gaps = fedlc_gaps(comp1[comp1.column.isin(ctx.profile.setting("fedlc_third_party", "columns", ()))])
+    candidates = [ctx.out_dir.parent.parent / "fedlc" / ctx.profile.name,
+                  repo_root() / "figures" / "fedlc" / ctx.profile.name]
+    companion_dir = next((p for p in candidates if (p / "stand_in_effects.csv").exists()), None)
+    companion = fedlc_companion_gaps(companion_dir)
+    if companion is not None:
+        gaps = gaps.merge(companion, on=["dataset", "partition"], how="left")
+        source_note = (f"the FedLC companion's stand-in check "
+                       f"({companion_dir.relative_to(companion_dir.parents[2])}/stand_in_effects.csv)")
+    else:
+        source_note = ("the FedLC companion's stand-in check is not in this figures folder (run notebooks/fedlc/06 "
+                       "under this profile)")
+    return gaps, source_note
+
+
+def clusters_summary(ctx, cluster_stats: pd.DataFrame, grid) -> pd.DataFrame:
+    """The clusters' sizes, spread and FedConcat-ID's agreement with K-means, saved."""
+    ari = cluster_stats.dropna(subset=["ARI vs K-means on Eq. 2"])
+    ari = ari[ari.method == "FedConcat-ID"]
+    ctx.save_table(cluster_stats, "clusters_summary", experiment="clusters",
+                   title="The clusters: sizes, spread, and FedConcat-ID against K-means on the true distributions",
+                   caption="within-cluster L1: mean over clusters of the mean L1 distance of a member's true label "
+                           "distribution to its cluster's mean; ARI: adjusted Rand index against FedConcat's clusters.",
+                   floatfmt=".3f", datasets=grid.runs.dataset_used.dropna().unique(),
+                   findings=[f"FedConcat-ID's clusters agree with K-means on the true distributions with ARI "
+                             f"{r['ARI vs K-means on Eq. 2']:.2f} at {r.column} (its inferred rows correlate "
+                             f"{r['correlation with the true distributions']:.2f} with the true ones)"
+                             for _, r in ari.iterrows()])
+    return cluster_stats
+
+
+def fig3_table(ctx, f3) -> pd.DataFrame:
+    """Fig. 3: final accuracy with and without clustering, and the random groups' spread, saved."""
+    from ...simulation import prepare
+
+    final3 = f3.aggregate(["partition", "clustering"])
+    rand = [c for c in fig3_cells(ctx.profile) if c["config"] and c["clustering"].startswith("without")]
+    spread = []
+    for c in rand:
+        res = load_runs([{**c, "method": "random"}], ctx.store).get((c["column"], "random"))
+        if res is not None:
+            spread.append({"partition": c["partition"], "within-cluster L1, random groups":
+                           cluster_agreement(cluster_view(res, prepare(res.config).class_counts))["within_cluster_l1"]})
+    pivot = final3.pivot(index="partition", columns="clustering", values="ours_mean")
+    findings = [f"Fig. 3 at {p}: FedConcat ends at {r.iloc[0]:.2f}% with K-means and {r.iloc[1]:.2f}% with random "
+                f"groups ({r.iloc[0] - r.iloc[1]:+.2f} pp for clustering; the paper shows clustering ahead)"
+                for p, r in pivot.iterrows() if r.notna().all()]
+    table3f = final3[["partition", "clustering", "ours_mean", "ours_std", "n_seeds", "dataset_used"]]
+    if spread:
+        table3f = table3f.merge(pd.DataFrame(spread), on="partition", how="left")
+    ctx.save_table(table3f, "fig3_final_accuracy", experiment="fig3",
+                   title="Fig. 3: final accuracy (%) with and without clustering",
+                   caption="The within-cluster L1 spread of the random groups' true label distributions is in the "
+                           "last column (compare with the K-means clusters' in the clusters table).",
+                   datasets=f3.runs.dataset_used.dropna().unique(), findings=findings)
+    return table3f
+
+
+def fig4_table(ctx, final4: pd.DataFrame, grid4, cells4: Sequence[dict]) -> pd.DataFrame:
+    """Fig. 4: the baselines on one cluster model and on FedConcat's final architecture, saved."""
+    fc = final4[final4.method == "fedconcat"].ours_mean
+    base = final4[final4.method != "fedconcat"]
+    archs = list(dict.fromkeys(base.architecture))
+    rounds4 = {(c["method"], c["architecture"]): (c["config"] or {}).get("rounds") for c in cells4}
+    findings = []
+    for m in dict.fromkeys(base.method):
+        d = base[base.method == m].set_index("architecture").ours_mean
+        if d.notna().all() and len(fc) and pd.notna(fc.iloc[0]):
+            r = rounds4[(m, archs[1])]
+            findings.append(f"Fig. 4: {paper.METHOD_LABELS[m]} reaches {d.iloc[1]:.2f}% on FedConcat's final "
+                            f"architecture ({r} round{'s' * (r != 1)}) and {d.iloc[0]:.2f}% on one cluster model; "
+                            f"FedConcat {fc.iloc[0]:.2f}%")
+    table4 = final4[["label", "architecture", "rounds", "ours_mean", "ours_std", "n_seeds", "status", "note"]]
+    ctx.save_table(table4, "fig4_final_accuracy", experiment="fig4",
+                   title="Fig. 4: final accuracy (%) of the baselines on one cluster model and on FedConcat's final "
+                         "architecture", datasets=grid4.runs.dataset_used.dropna().unique(), findings=findings)
+    return table4

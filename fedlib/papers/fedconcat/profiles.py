@@ -3,7 +3,7 @@ in under an hour) and ``smoke`` (seconds, for CI), as :class:`FedConcatProfile` 
 
 **The baselines' rounds.**  Table 1 compares the baselines "with same communication cost"
 and states no number; every cell without its own ``rounds`` gets the budget that FedConcat's
-own K, T_e and T_c imply for its model (:func:`.communication.with_budget`):
+own K, T_e and T_c imply for its model (:func:`.analysis.with_budget`):
 R = T_e + K·|E|/(2M) + T_c·|C|/M rounds of one cluster model (147 on FMNIST and 120 on
 CIFAR-10/SVHN at the paper's K = 5, T_e = 50, T_c = 1000).  The Centralized column is one
 client training 10 epochs on the whole training set (the code's ``alg=all_in``).  The
@@ -48,7 +48,8 @@ from dataclasses import dataclass
 
 from ...repro.profiles import Profile, changed, merge_notes
 from . import reported
-from .communication import CENTRALIZED_EPOCHS, budget_of, with_budget
+from .deviations import NOTES
+from .analysis import CENTRALIZED_EPOCHS, budget_of, with_budget
 from .reported import DATASET_LABELS, SETUP
 
 __all__ = ["FedConcatProfile", "PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "EXPERIMENTS", "EXPERIMENT_DATASETS",
@@ -58,7 +59,7 @@ __all__ = ["FedConcatProfile", "PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "E
 @dataclass(frozen=True)
 class FedConcatProfile(Profile):
     """A :class:`fedlib.repro.profiles.Profile` whose cells also get the rounds Table 1's "same
-    communication cost" implies (:func:`.communication.with_budget`): a cell that sets no
+    communication cost" implies (:func:`.analysis.with_budget`): a cell that sets no
     ``rounds`` gets FedConcat's communication in rounds of its model; a centralized cell (one
     client) 10 epochs in one round."""
 
@@ -114,39 +115,17 @@ def budget_lines(image: dict) -> tuple[str, ...]:
     return (f"baselines (FedAvg, FedProx, MOON, FedRS, FedLC) run R rounds, FedConcat's own communication per client "
             f"with K = {knobs['num_clusters']}, T_e = {knobs['encoder_rounds']}, T_c = {knobs['classifier_rounds']} "
             f"(the paper's 'same communication cost' states no number; R = T_e + K·|E|/(2M) + T_c·|C|/M, "
-            f"fedlib.papers.fedconcat.communication): {text}",
+            f"fedlib.papers.fedconcat.analysis): {text}",
             f"Centralized: one client holding the whole training set, {CENTRALIZED_EPOCHS} epochs (the code's "
             "alg=all_in with run.sh's epochs = 10; not stated in the paper)")
 
 
-# Deviations of fedlib itself from the paper, true in every profile.
-_ALWAYS = {
-    "*": ("the paper's setup section was not available: the setup is the public code's (run.sh and defaults), "
-          "the model the simple CNN (inferred from the Centralized column; run.sh names VGG-9), data normalised per "
-          "channel without augmentation (the code: random crop and flip on CIFAR-10)",
-          "not stated by FedConcat: MOON μ = 1, τ = 0.5, projection 256 (MOON's code defaults), FedProx μ = 1 (the "
-          "FedConcat code's default), FedRS α = 0.5, FedLC τ = 1.0 (fedlib's defaults)"),
-    "fig1": ("Fig. 1 gives no numbers and no setting: measured on two clients of Table 1's CIFAR-10 #C=2 partition "
-             "with disjoint classes, one local training of E epochs each from the same initial model",),
-    "fig3": ("'without clustering' is not in the code: fedconcat_clustering='random' deals the clients at random "
-             "into K groups of near-equal size; the figure's partition is not stated",),
-    "fig4": ("Fig. 4 has no code: the baselines train the registered model concat5_simple_cnn (5 freshly "
-             "initialised simple-CNN encoders + one linear layer, FedConcat's final architecture); the paper does "
-             "not state their rounds",),
-    "clusters": ("a view fedlib adds: the paper shows no cluster assignment",),
-    "budget": ("the paper states no round budget: R is computed from the model sizes (see the deviations of "
-               "Table 1); the other ways of counting are fedlib's",),
-    "fedlc_third_party": ("FedLC's paper and FedConcat's Table 1 use different clients, rounds and skews: #C=2 is set "
-                          "beside FedLC's Q(α=2), Dir(β) beside D(β)",),
-    "table3": ("ResNet-50 (BatchNorm) is not in fedlib: fedlib's ResNet-18 with GroupNorm runs instead; the paper "
-               "reports the last 10 rounds' mean ± std, fedlib the final round's accuracy",),
-}
 _BUDGETED = ("table1", "table2", "table3", "budget", "fedlc_third_party", "fig4")
 
 
 def _with_budget_lines(image: dict) -> dict:
     """The deviation notes of a profile training with ``image``: the common ones and its budget lines."""
-    return merge_notes(_ALWAYS, {e: budget_lines(image) for e in _BUDGETED})
+    return merge_notes(NOTES, {e: budget_lines(image) for e in _BUDGETED})
 
 PAPER_PROFILE = FedConcatProfile(
     name="paper",

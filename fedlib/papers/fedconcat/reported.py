@@ -26,13 +26,16 @@ from typing import Any
 
 from ...repro.reported import Cell, Column, PaperTable, Row, parse_cell
 
-__all__ = ["Cell", "Column", "Row", "PaperTable", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_LABELS",
+__all__ = ["Cell", "Column", "Row", "PaperTable", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_ORDER", "METHOD_LABELS",
            "FIGURE_CLAIMS", "NOTES", "UNSUPPORTED_DATASETS", "table", "PAPER"]
 
 PAPER = ("Diao, Li, He, Exploiting Label Skews in Federated Learning with Model Concatenation, AAAI 2024")
 
 #: The methods of Tables 1-3 in the slides' column order.
 METHODS = ("fedavg", "fedprox", "moon", "fedrs", "fedlc", "fedconcat", "fedconcat_id", "centralized")
+#: The methods in the paper's row order (Table 1):
+#: their order and colours in every figure.
+METHOD_ORDER = METHODS
 METHOD_LABELS = {"fedavg": "FedAvg", "fedprox": "FedProx", "moon": "MOON", "fedrs": "FedRS", "fedlc": "FedLC",
                  "fedconcat": "FedConcat", "fedconcat_id": "FedConcat-ID", "centralized": "Centralized"}
 DATASET_LABELS = {"cifar10": "CIFAR-10", "svhn": "SVHN", "fmnist": "FMNIST", "cifar100": "CIFAR-100",
@@ -46,7 +49,7 @@ UNSUPPORTED_DATASETS: dict[str, str] = {}
 #: all participating, E = 10, batch 64, SGD lr 0.01 with momentum 0.9 (reset every round) and weight decay
 #: 1e-5; K = 5, T_e = 50, T_c = 1000.  The model is the simple CNN (inferred from the Centralized column,
 #: notes §1a; run.sh names VGG-9).  FedProx μ = 1 is the code's default (its FedProx baseline; notes §2).  Not
-#: stated: the baselines' rounds ("same communication cost", see fedlib.papers.fedconcat.communication),
+#: stated: the baselines' rounds ("same communication cost", see fedlib.papers.fedconcat.analysis),
 #: MOON's μ/τ/out_dim, FedRS α, FedLC τ.
 SETUP: dict[str, Any] = {"num_clients": 40, "participation": 1.0, "local_epochs": 10, "batch_size": 64,
                          "lr": 0.01, "momentum": 0.9, "weight_decay": 1e-5, "model": "simple_cnn",
@@ -55,7 +58,7 @@ SETUP: dict[str, Any] = {"num_clients": 40, "participation": 1.0, "local_epochs"
 SEEDS = (0, 1, 2)  # "three different random seeds" (Table 1 caption); the values are not stated
 
 # The centralized baseline: one client holding the whole training set (the code's alg=all_in; its epochs
-# are not stated: fedlib.papers.fedconcat.communication.with_budget trains CENTRALIZED_EPOCHS = 10 epochs).
+# are not stated: fedlib.papers.fedconcat.analysis.with_budget trains CENTRALIZED_EPOCHS = 10 epochs).
 _CENTRALIZED = {"method": "fedavg", "num_clients": 1, "partition": "iid"}
 
 
@@ -115,7 +118,7 @@ TABLE1 = PaperTable(
     ("Caption: 'The model of baseline algorithms is the model of one cluster in FedConcat. We repeat experiments "
      "with three different random seeds.'",
      "The baselines' number of rounds ('same communication cost') is not stated; "
-     "fedlib.papers.fedconcat.communication computes it from the model sizes.",
+     "fedlib.papers.fedconcat.analysis computes it from the model sizes.",
      "Centralized is printed once per dataset; it is stored in the #C=2 column.",
      "40 clients: run.sh and Figs. 3-4 (CIFAR-10); unconfirmed for SVHN and FMNIST."))
 

@@ -5,7 +5,8 @@ Calibrated Distillation", ICME 2022.
   mapping of Table 3's rows to FEDIC's switches (inferred);
 * :mod:`.deviations` -- every place fedlib's reproduction departs from the paper or follows its code;
 * :mod:`.profiles` -- ``paper``, ``quick``, ``smoke``;
-* :mod:`.experiments` -- the grids of Figs. 3-5, what each table cell reads, the long-tailed data.
+* :mod:`.experiments` -- the grids of Figs. 3-5, what each table cell reads, the long-tailed data;
+* :mod:`.plots` -- the notebooks' figures.
 
 The method is :mod:`fedlib.algorithms.fedic`; the baselines are ``fedavg``, ``fedavgm``,
 ``fedprox``, ``fednova``, ``feddf``, ``fedbe``, ``fed_focal``, ``ratio_loss``, ``crt``,

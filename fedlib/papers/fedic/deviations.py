@@ -2,12 +2,13 @@
 paper is silent, or fill gaps (the released code covers FEDIC on CIFAR-10 only).
 
 Each entry: what, the paper, the public code (``shared/papers/notes/fedic.md``), fedlib's default,
-and the parameter that selects another behaviour ("" when none).
+and the parameter that selects another behaviour ("" when none).  :data:`NOTES` are the lines every
+profile lists under the tables and figures.
 """
 
 from __future__ import annotations
 
-__all__ = ["DEVIATIONS"]
+__all__ = ["DEVIATIONS", "NOTES"]
 
 DEVIATIONS: tuple[dict, ...] = (
     {"what": "normalisation in ResNet-8", "paper": "ResNet-8 (no detail)",
@@ -77,3 +78,21 @@ DEVIATIONS: tuple[dict, ...] = (
      "fedlib": "D_aux; SGD momentum 0.9, wd 5e-4, cosine, 30 epochs, batch 128, lr 0.1; τ chosen on D_aux",
      "param": "posthoc_*, tau_norm_tau"},
 )
+
+#: The deviation lines every profile lists (``"*"``: under every table and figure): a summary of
+#: :data:`DEVIATIONS` (README "FEDIC").
+NOTES: dict[str, tuple[str, ...]] = {
+    "*": ("ResNet-8 with GroupNorm(2) instead of the code's BatchNorm (fedlib's models carry no buffers); no data "
+          "augmentation (the code crops and flips)",),
+    "table1": ("D_ulb for CIFAR-10-LT: CIFAR-100 when present, else a stand-in (see the run's server_unlabeled); "
+               "CIFAR-100-LT's D_aux size (10 per class) is inferred",),
+    "table3": ("the FT/LA/KD check marks were lost in the text: the row → switches mapping is inferred; rows (a)-(d) "
+               "are the teacher accuracies of the KD runs (e)-(h) with the same teacher, at the last round; groups "
+               "3/4/3 classes by training count (inferred)",),
+    "fig3": ("the paper's D_aux sizes and D_ulb fractions are only in the image: the values here are chosen; "
+             "FT = the global model fine-tuned on D_aux, read as the teacher of FEDIC with LA off (Table 3 (b))",),
+    "fig4": ("the paper's λ values are only in the image: the values here are chosen; IF = 100 assumed (the caption "
+             "gives none)",),
+    "fig5": ("the paper compares 'four methods' without naming them: FedAvg, FedProx, FedDF and FEDIC are chosen; "
+             "the α values between 1.0 and 0.01 are chosen",),
+}

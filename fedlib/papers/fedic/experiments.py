@@ -23,17 +23,13 @@ import pandas as pd
 
 from ...repro.grid import GridResult, aggregate
 from ...repro.profiles import Profile
-from ...repro.profiles import get_profile as _get_profile
+from . import PAPER
 from . import reported as paper
 
-__all__ = ["get_profile", "table_value", "setting_config", "long_tail_summary", "FIG3_CURVES", "fig3_cells",
+__all__ = ["table_value", "setting_config", "long_tail_summary", "FIG3_CURVES", "fig3_cells",
            "fig4_cells", "fig5_cells", "curve", "datasets_used",
            "gain_lines"]
 
-
-def get_profile(profile: "Profile | str | None" = None) -> Profile:
-    """A FEDIC profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a Profile passes through."""
-    return _get_profile(profile, paper="fedic")
 
 
 def table_value(table_id: str) -> Any:
@@ -59,7 +55,7 @@ def long_tail_summary(profile: Profile | str | None = None, seed: int = 0) -> tu
     from ...metrics import class_groups
     from ...simulation import prepare
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     cfg, note = setting_config(prof, "long_tail", method="fedic")
     if cfg is None:
         raise ValueError(note)
@@ -97,7 +93,7 @@ def fig3_cells(profile: Profile | str | None = None) -> list[dict]:
     """Fig. 3: each D_aux size (``aux_per_class``) × each D_ulb size (``ulb_sizes``, 0 = all) × curve.
     FedAvg does not use D_ulb: it runs once per D_aux size (its D_aux is taken out of the training set
     all the same, as in the paper's code)."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig3")
     cells = []
     for aux in opts.get("aux_per_class", (100,)):
@@ -115,7 +111,7 @@ def fig3_cells(profile: Profile | str | None = None) -> list[dict]:
 
 def fig4_cells(profile: Profile | str | None = None) -> list[dict]:
     """Fig. 4: FEDIC at each λ (``lambdas``) of Eq. 9."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     cells = []
     for lam in prof.setting("fig4", "lambdas", (0.5,)):
         cfg, note = setting_config(prof, "fig4", method="fedic", fedic_lambda=float(lam))
@@ -126,7 +122,7 @@ def fig4_cells(profile: Profile | str | None = None) -> list[dict]:
 def fig5_cells(profile: Profile | str | None = None) -> list[dict]:
     """Fig. 5: each method (``methods``) at each Dirichlet concentration α (``alphas``; fedlib's
     ``partition_beta``)."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig5")
     cells = []
     for m in opts.get("methods", ("fedavg", "fedic")):

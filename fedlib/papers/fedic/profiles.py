@@ -20,6 +20,7 @@ run once).
 from __future__ import annotations
 
 from ...repro.profiles import Profile, changed, merge_notes
+from .deviations import NOTES
 from .reported import SEEDS
 
 __all__ = ["PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "EXPERIMENTS", "EXPERIMENT_DATASETS", "MODEL_LABELS",
@@ -43,24 +44,6 @@ MODEL_LABELS = {"cifar10": "ResNet-8", "cifar100": "ResNet-8", "imagenet_lt": "R
 #: The paper datasets of the experiments that are not tables (for deviation lines).
 EXPERIMENT_DATASETS = {"long_tail": ("cifar10",), "fig3": ("cifar10",), "fig4": ("cifar10",), "fig5": ("cifar10",)}
 
-# Deviations of fedlib itself from the paper, true in every profile (the full list with the code's values:
-# fedlib.papers.fedic.deviations.DEVIATIONS, README "FEDIC").
-_ALWAYS = {
-    "*": ("ResNet-8 with GroupNorm(2) instead of the code's BatchNorm (fedlib's models carry no buffers); no data "
-          "augmentation (the code crops and flips)",),
-    "table1": ("D_ulb for CIFAR-10-LT: CIFAR-100 when present, else a stand-in (see the run's server_unlabeled); "
-               "CIFAR-100-LT's D_aux size (10 per class) is inferred",),
-    "table3": ("the FT/LA/KD check marks were lost in the text: the row → switches mapping is inferred; rows (a)-(d) "
-               "are the teacher accuracies of the KD runs (e)-(h) with the same teacher, at the last round; groups "
-               "3/4/3 classes by training count (inferred)",),
-    "fig3": ("the paper's D_aux sizes and D_ulb fractions are only in the image: the values here are chosen; "
-             "FT = the global model fine-tuned on D_aux, read as the teacher of FEDIC with LA off (Table 3 (b))",),
-    "fig4": ("the paper's λ values are only in the image: the values here are chosen; IF = 100 assumed (the caption "
-             "gives none)",),
-    "fig5": ("the paper compares 'four methods' without naming them: FedAvg, FedProx, FedDF and FEDIC are chosen; "
-             "the α values between 1.0 and 0.01 are chosen",),
-}
-
 PAPER_PROFILE = Profile(
     name="paper",
     paper="fedic",
@@ -77,7 +60,7 @@ PAPER_PROFILE = Profile(
         "fig4": {"lambdas": (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)},
         "fig5": {"alphas": (1.0, 0.5, 0.1, 0.05, 0.01), "methods": ("fedavg", "fedprox", "feddf", "fedic")},
     },
-    notes=_ALWAYS,
+    notes=NOTES,
     workers=1,
 )
 
@@ -139,7 +122,7 @@ QUICK = Profile(
                                       "another dataset, as CIFAR-100 is for CIFAR-10 (not the in-distribution "
                                       "samples the long tail drops, which would make distillation easier)",
                   "max_test_samples": "a seeded subset (≈200 per class) of the balanced test set"},
-    notes=merge_notes(_ALWAYS, {
+    notes=merge_notes(NOTES, {
         "table1": ("CIFAR-100-LT: absent here (the paper profile runs it where the files are)",),
         "table2": ("ImageNet-LT: absent here (the paper profile runs it where the files are)",),
         "fig3": ("D_ulb: all of it (no fraction curves)",),
@@ -168,7 +151,7 @@ SMOKE = Profile(
         "fig4": {"lambdas": (0.5, 1.0)},
         "fig5": {"alphas": (1.0, 0.1), "methods": ("fedavg", "fedic")},
     },
-    notes=merge_notes(_ALWAYS, {"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}),
+    notes=merge_notes(NOTES, {"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}),
     workers=1,
     budget_minutes=5,
 )

@@ -25,7 +25,7 @@ from typing import Any
 
 from ...repro.reported import Cell, Column, PaperTable, Row, parse_rows
 
-__all__ = ["PAPER", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_LABELS", "DATASET_LABELS", "GROUP_COLUMNS",
+__all__ = ["PAPER", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_ORDER", "METHOD_LABELS", "DATASET_LABELS", "GROUP_COLUMNS",
            "TABLE3_VALUES", "TABLE3_INFERRED", "table3_metric", "FAMILY", "FIGURE_CLAIMS", "NOTES", "Cell"]
 
 PAPER = ("Shang, Lu, Cheung, Wang, FEDIC: Federated Learning on Non-IID and Long-Tailed Data via Calibrated "
@@ -34,6 +34,9 @@ PAPER = ("Shang, Lu, Cheung, Wang, FEDIC: Federated Learning on Non-IID and Long
 #: Table 1's twelve methods in the paper's row order.
 METHODS = ("fedavg", "fedavgm", "fedprox", "fednova", "feddf", "fedbe", "fed_focal", "ratio_loss", "crt",
            "tau_norm", "lws", "fedic")
+#: The methods in the paper's row order (Table 1):
+#: their order and colours in every figure.
+METHOD_ORDER = METHODS
 METHOD_LABELS = {
     "fedavg": "FedAvg", "fedavgm": "FedAvgM", "fedprox": "FedProx", "fednova": "FedNova", "feddf": "FedDF",
     "fedbe": "FedBE", "fed_focal": "Fed-Focal Loss", "ratio_loss": "Ratio Loss", "crt": "FedAvg+cRT",

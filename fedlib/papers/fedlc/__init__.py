@@ -2,8 +2,9 @@
 Calibration", ICML 2022.
 
 * :mod:`.reported` -- Tables 1–7 and the numbers quoted for the figures, as data;
+* :mod:`.deviations` -- where fedlib's FedLC, baselines and models depart from the paper or fill its gaps;
 * :mod:`.profiles` -- ``paper``, ``quick``, ``smoke``;
-* :mod:`.experiments` -- the grids and studies the notebooks run;
+* :mod:`.experiments` -- the grids, studies and tables the notebooks run; :mod:`.plots` -- their figures;
 * :mod:`.analysis` -- the deviation bound D_jr (Definition 3, Theorems 1 and 3) measured during training.
 
 Notebooks: ``notebooks/fedlc/``; outputs: ``figures/fedlc/<profile>/``.

@@ -31,20 +31,20 @@ import numpy as np
 import pandas as pd
 import torch
 
+from . import PAPER
 from . import reported as paper
 from ...repro.profiles import Profile
-from ...repro.profiles import get_profile as _get_profile
 
-
-def get_profile(profile: "Profile | str | None" = None) -> Profile:
-    """A FedLC profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a Profile passes through."""
-    return _get_profile(profile, paper="fedlc")
 
 __all__ = [
     "fig1_cells", "experiment_config", "pretrained", "before_after", "class_roles", "tsne_embedding",
     "ToyResult", "toy_two_clients", "CALIBRATION_VARIANTS", "calibration_cells", "tau_cells",
     "synthetic_alpha_effect", "curve_cells", "skew_label", "pick_tsne_client", "CALIBRATION_LABELS",
     "stand_in_cells", "stand_in_comparison", "stand_in_findings", "STAND_IN", "ON_CIFAR10",
+    "fig1_frame", "fig1_claims", "fig2_by_role", "toy_panels", "fig3_toy_table", "LOSS_NAMES",
+    "deviation_summary", "deviation_by_minority_size", "Calibration", "calibration_table",
+    "tau_sweep", "fig4_counts_table", "stand_in_check",
+    "fig6_per_class", "fig6_summary", "fig7_separation",
 ]
 
 
@@ -77,7 +77,7 @@ def _setting_config(profile: Profile, key: str, experiment: str, **extra) -> tup
 # ----------------------------------------------------------------------------- Fig. 1
 def fig1_cells(profile: Profile | str | None = None) -> list[dict]:
     """FedAvg on CIFAR-10 under IID, each Q(α) and each D(β) of the profile."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig1")
     keys = (["cifar10_iid"] if opts.get("iid", True) else []) \
         + [f"cifar10_alpha{a}" for a in opts.get("alphas", ())] + [f"cifar10_beta{b}" for b in opts.get("betas", ())]
@@ -91,7 +91,7 @@ def fig1_cells(profile: Profile | str | None = None) -> list[dict]:
 
 def curve_cells(profile: Profile | str | None, experiment: str, methods: Sequence[str]) -> list[dict]:
     """Cells (setting × method) of a curve figure (Fig. 5) from the experiment's ``settings``."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment(experiment)
     cells = []
     for key in opts.get("settings", ()):
@@ -127,7 +127,7 @@ CALIBRATION_LABELS = {
 
 def calibration_cells(profile: Profile | str | None = None) -> list[dict]:
     """Baselines (FedAvg, FedRS) and every FedLC loss variant on each setting."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("calibration")
     variants = opts.get("variants", tuple(CALIBRATION_VARIANTS))
     cells = []
@@ -143,7 +143,7 @@ def calibration_cells(profile: Profile | str | None = None) -> list[dict]:
 
 def tau_cells(profile: Profile | str | None = None, variants: Sequence[str] = ("standard", "log_prior")) -> list[dict]:
     """The τ sweep on the experiment's ``tau_setting`` for each variant."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("calibration")
     key = opts.get("tau_setting")
     cells = []
@@ -162,7 +162,7 @@ def experiment_config(profile: Profile | str | None, experiment: str, **extra: A
     its dataset (substituted by the profile), clients and skew, the profile's
     overrides, and ``rounds`` (``pretrain_rounds``) of the experiment.  None if
     its dataset is not run in this profile."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment(experiment)
     base = {**paper.SETUP, "dataset": opts.get("dataset", "cifar10"), "method": "fedavg"}
     for k in ("num_clients", "partition", "partition_beta", "partition_alpha"):
@@ -334,7 +334,7 @@ def toy_two_clients(profile: Profile | str | None = None, *, seed: int = 0, std:
     Defaults (profile ``fig3`` settings): class std 1.5, τ = 3, learning rate 0.5."""
     from ...losses import fedlc_loss
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("fig3")
     std = float(opts.get("std", 1.5) if std is None else std)
     tau = float(opts.get("tau", 3.0) if tau is None else tau)
@@ -411,7 +411,7 @@ def synthetic_alpha_effect(profile: Profile | str | None = None, *, seed: int = 
     distribution, in bits; lower = more skewed) and the number of samples."""
     from ...data import synthetic
 
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("synthetic_alpha")
     m = int(opts.get("num_clients", 100))
     alphas, betas = opts.get("alphas", (0.0, 0.5, 1.0)), opts.get("betas", (0.0, 0.5, 1.0))
@@ -445,7 +445,7 @@ def stand_in_cells(profile: Profile | str | None = None) -> list[dict]:
     the experiment's ``overrides`` (e.g. a smaller model).  Cells are labelled
     ``trained_on`` = :data:`STAND_IN` / :data:`ON_CIFAR10`.  Empty when the
     profile trains on CIFAR-10 itself (nothing to check)."""
-    prof = get_profile(profile)
+    prof = PAPER.profile(profile)
     opts = prof.experiment("stand_in")
     if not opts or prof.dataset("cifar10") in (None, "cifar10"):
         return []
@@ -530,3 +530,255 @@ def stand_in_findings(effects: pd.DataFrame, stand_in_label: str) -> list[str]:
         out.append(f"stand-in check, {effect} on CIFAR-10 itself (pp): {parts}; the sign agrees with the "
                    f"{stand_in_label} stand-in in {int(agree.astype(bool).sum())} of {len(agree)}")
     return out
+
+
+# ------------------------------------------------------------------ the notebooks' tables
+# Each function below computes one table of a notebook from its Context ``ctx`` (and the frames
+# of earlier cells), saves it (``ctx.save_table``) and returns it; the figures are in :mod:`.plots`.
+
+def fig1_frame(grid) -> pd.DataFrame:
+    """Fig. 1: FedAvg's accuracy per setting (in the paper's order) and its drop from IID."""
+    fig1 = grid.aggregate(["setting", "kind", "order"]).sort_values("order").reset_index(drop=True)
+    iid = fig1.loc[fig1.kind == "IID", "ours_mean"]
+    fig1["drop_vs_iid"] = (iid.iloc[0] - fig1.ours_mean) if len(iid) else np.nan
+    return fig1
+
+
+def fig1_claims(ctx, fig1: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 1: the two accuracy drops the paper quotes in §1, against ours."""
+    claims = paper.FIGURE_CLAIMS["fig1"]["drop_vs_iid"]
+    ours_drop = {r.setting: r.drop_vs_iid for r in fig1.itertuples()}
+    table = pd.DataFrame([
+        {"claim": "IID − Q(α=2)", "paper_pp": claims["alpha2"], "ours_pp": ours_drop.get("Q(α=2)", np.nan)},
+        {"claim": "IID − D(β=0.2)", "paper_pp": claims["beta0.2"], "ours_pp": ours_drop.get("D(β=0.2)", np.nan)},
+    ])
+    table["delta"] = table.ours_pp - table.paper_pp
+    ctx.save_table(table, "fig1_drop_vs_iid", experiment="fig1",
+                   title="Fig. 1: accuracy drop of FedAvg vs IID (percentage points)",
+                   caption="The paper quotes these two drops in §1; no std is given.",
+                   findings=[f"FedAvg loses {r.ours_pp:.1f} pp vs IID at {r.claim.split('− ')[1]} "
+                             f"(paper: {r.paper_pp:.2f})" for r in table.itertuples() if pd.notna(r.ours_pp)])
+    return table
+
+
+def fig2_by_role(ctx, result, ba: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 2: mean per-class accuracy before/after the local update by class role."""
+    by_role = (ba.groupby("role")[["acc_before", "acc_after"]].mean().reindex(["majority", "minority", "missing"])
+               .assign(change=lambda d: d.acc_after - d.acc_before).reset_index())
+    by_role["classes"] = ba.groupby("role").size().reindex(by_role.role).values
+    ctx.save_table(by_role, "fig2_accuracy_by_role", experiment="fig2",
+                   title="Fig. 2: mean per-class test accuracy (%) before/after the local update, by class role",
+                   caption="Averaged over (client, class) pairs of each role.", datasets=[result.config.dataset],
+                   findings=[f"after one local epoch, {r.role} classes go from {r.acc_before:.1f}% to "
+                             f"{r.acc_after:.1f}% (paper: majority up, minority near zero, missing zero)"
+                             for r in by_role.itertuples() if pd.notna(r.acc_after)])
+    return by_role
+
+
+def toy_panels(toy: "ToyResult") -> list[list[str]]:
+    """Fig. 3's panels: the two clients' local models and FedAvg, with CE (first row) and FedLC."""
+    def fedavg(loss):
+        return next(k for k in toy.models if k.startswith("FedAvg") and f"({loss})" in k)
+
+    return [["client 1 local (CE)", "client 2 local (CE)", fedavg("CE")],
+            ["client 1 local (FedLC)", "client 2 local (FedLC)", fedavg("FedLC")]]
+
+
+def fig3_toy_table(ctx, toy: "ToyResult") -> pd.DataFrame:
+    """Fig. 3: per-class accuracy of the toy models on a balanced test set."""
+    panels = toy_panels(toy)
+    toy_table = toy.accuracy.pivot_table(index="model", columns="class", values="accuracy").add_prefix("class ")
+    toy_table["mean"] = toy_table.mean(axis=1)
+    toy_table["distance to global optimum"] = toy.accuracy.groupby("model").distance_to_global_optimum.first()
+    toy_table = toy_table.loc[list(toy.models)].reset_index()
+    mean = toy_table.set_index("model")["mean"]
+    ctx.save_table(toy_table, "fig3_toy_accuracy", experiment="fig3",
+                   title="Fig. 3: per-class accuracy (%) of the toy models on a balanced test set",
+                   caption="Per-class accuracy of each toy model on a balanced test set; client 1 has no class 3, "
+                           "client 2 no class 0.",
+                   findings=[f"toy: FedAvg reaches {mean[panels[0][2]]:.1f}% balanced accuracy with CE and "
+                             f"{mean[panels[1][2]]:.1f}% with FedLC's loss (global optimum "
+                             f"{mean['global optimum']:.1f}%)"])
+    return toy_table
+
+
+#: The two losses of the deviation-bound study.
+LOSS_NAMES = {"ce": "softmax CE (Definition 3)", "fedlc": "FedLC calibrated loss (Theorem 3)"}
+
+
+def _deviation_rates(d: pd.DataFrame) -> pd.Series:
+    cond = d[d.condition]
+    rest = d[~d.condition]
+    return pd.Series({
+        "pair-steps": len(d), "n_j/n_r > D_jr (%)": 100 * d.condition.mean(),
+        "deviated (%)": 100 * d.deviated.mean(), "predicted by Eq. 17 (%)": 100 * d.predicted_deviation.mean(),
+        "prediction = measurement (%)": 100 * (d.predicted_deviation == d.deviated).mean(),
+        "deviated when n_j/n_r > D (%)": 100 * cond.deviated.mean() if len(cond) else np.nan,
+        "deviated when n_j/n_r ≤ D (%)": 100 * rest.deviated.mean() if len(rest) else np.nan,
+        "median D_jr": d.D.median(),
+    })
+
+
+def deviation_summary(ctx, start, dev: pd.DataFrame) -> pd.DataFrame:
+    """§3-4: how often Theorem 1's condition holds, how often the update deviated, per loss."""
+    summary = dev[dev.D_valid].groupby("loss").apply(_deviation_rates).rename(index=LOSS_NAMES).reset_index()
+    summary["pair-steps"] = summary["pair-steps"].astype(int)
+    ce = dev[(dev.loss == "ce") & dev.D_valid]
+    ratio_cal = ce.D_cal / ce.D_plain
+    trend = np.corrcoef(np.log(ce.n_r), np.log(ratio_cal))[0, 1] if len(ce) > 2 and ce.n_r.nunique() > 1 else np.nan
+    findings = [f"with {r.loss.split(' (')[0]}, {r['deviated (%)']:.0f}% of the (pair, step) updates deviated; "
+                f"{r['deviated when n_j/n_r > D (%)']:.0f}% when n_j/n_r > D_jr vs "
+                f"{r['deviated when n_j/n_r ≤ D (%)']:.0f}% otherwise; "
+                f"Eq. 17's sign prediction matched the measurement in {r['prediction = measurement (%)']:.0f}%"
+                for _, r in summary.iterrows()]
+    findings.append(f"calibration changes D_jr by a factor D_cal/D_plain of median {ratio_cal.median():.2f} "
+                    f"(range {ratio_cal.min():.2f}–{ratio_cal.max():.2f}) on the same model; correlation of "
+                    f"log(D_cal/D_plain) with log n_r: {trend:+.2f} (negative = calibration enlarges D_jr most for "
+                    "the rarest classes, as Theorem 3 says)")
+    ctx.save_table(summary, "deviation_summary", experiment="deviation",
+                   title="§3–4: Theorem 1's condition n_j/n_r > D_jr and the measured deviation, CE vs FedLC",
+                   caption="Rates over all (majority, minority) pairs and local steps of the client.",
+                   datasets=[start.config.dataset], findings=findings)
+    return summary
+
+
+def deviation_by_minority_size(ctx, start, dev: pd.DataFrame) -> pd.DataFrame:
+    """Theorem 3: D_jr before and after calibration by minority class size (medians)."""
+    by_size = dev[dev.loss == "ce"].assign(D_cal_over_D_plain=lambda d: d.D_cal / d.D_plain)
+    by_size = by_size.groupby("n_r")[["ratio", "D_plain", "D_cal", "D_cal_over_D_plain"]].median().reset_index()
+    ctx.save_table(by_size, "deviation_by_minority_size", experiment="deviation",
+                   title="Theorem 3: D_jr before (plain) and after calibration, by minority class size n_r (medians)",
+                   caption="Same model and data; D_cal uses FedLC's offsets τ n_y^(-1/4).",
+                   datasets=[start.config.dataset])
+    return by_size
+
+
+@dataclass
+class Calibration:
+    """§4's loss variants: the grid, its aggregate ``var``, the accuracy ``table`` (variant ×
+    setting), ``variants`` (with the gains over FedAvg) and the τ values as text."""
+    grid: Any
+    var: pd.DataFrame
+    table: pd.DataFrame
+    variants: pd.DataFrame
+    tau_text: str
+
+
+def calibration_table(ctx, calib: Calibration) -> pd.DataFrame:
+    """§4: saves the variants table with its findings (the best variant, Eq. 7 as printed, the
+    diverged runs)."""
+    from ...repro.grid import diverged_lines
+
+    variants, table = calib.variants, calib.table
+    best = variants[~variants.variant.isin(["fedavg", "fedrs"])].sort_values("mean gain over FedAvg", ascending=False)
+    findings = []
+    if len(best) and best["mean gain over FedAvg"].notna().any():
+        b = best.iloc[0]
+        findings.append(f"best FedLC variant: {b.label} ({b['mean gain over FedAvg']:+.2f} pp over FedAvg on average "
+                        f"over {', '.join(table.columns)})")
+        eq7 = variants.set_index("variant")["mean gain over FedAvg"].get("eq7_printed")
+        std = variants.set_index("variant")["mean gain over FedAvg"].get("standard")
+        if eq7 is not None and std is not None and pd.notna(eq7) and pd.notna(std):
+            findings.append(f"Eq. 7 as printed: {eq7:+.2f} pp over FedAvg vs {std:+.2f} pp for the standard "
+                            "(full softmax) form")
+    findings += [f"{line} (a broken model's accuracy: left out of the table)"
+                 for line in diverged_lines(calib.var, ["label", "setting"])]
+    ctx.save_table(variants, "calibration_variants", experiment="calibration",
+                   title="§4: FedLC loss variants vs FedAvg and FedRS (test accuracy %)",
+                   caption=f"Same federated setting for every row; {calib.tau_text}.",
+                   datasets=calib.grid.runs.dataset_used.dropna().unique(),
+                   seeds=ctx.profile.seeds_for("calibration"), findings=findings)
+    return variants
+
+
+def tau_sweep(ctx, calib: Calibration) -> pd.DataFrame:
+    """§4: accuracy against τ for the two full-softmax margins (figure and table)."""
+    from .plots import tau_curve
+
+    taus = ctx.grid(tau_cells(ctx.profile), "calibration")
+    tau_tab = taus.aggregate(["variant", "label", "tau"])
+    var = calib.var
+    base = var[var.variant.isin(["fedavg", "fedrs"])
+               & (var.setting == skew_label(ctx.profile.experiment("calibration")["tau_setting"]))]
+    tau_curve(ctx, taus, tau_tab, base)
+    best_tau = tau_tab.loc[tau_tab.groupby("variant").ours_mean.idxmax().dropna()]
+    tau_tab = tau_tab[["variant", "label", "tau", "ours_mean", "ours_std", "n_seeds", "dataset_used"]]
+    ctx.save_table(tau_tab, "calibration_tau", experiment="calibration", title="§4: accuracy (%) against τ",
+                   datasets=taus.runs.dataset_used.dropna().unique(),
+                   findings=[f"{r.label}: best τ = {r.tau:g} ({r.ours_mean:.2f}%)" for r in best_tau.itertuples()])
+    return tau_tab
+
+
+def fig4_counts_table(ctx, counts: dict, seed: int) -> pd.DataFrame:
+    """Fig. 4: samples per class and client, saved as a table."""
+    rows = [{"setting": name, "client": j, **{f"class {c}": int(v) for c, v in enumerate(row)}, "total": int(row.sum())}
+            for name, m in counts.items() for j, row in enumerate(m)]
+    table = pd.DataFrame(rows)
+    ctx.save_table(table, "fig4_partitions_cifar10_counts", experiment="fig4",
+                   title="Fig. 4: samples per class and client (CIFAR-10, 5 clients)", floatfmt=".0f",
+                   datasets=["cifar10"] if counts else [], seeds=[seed], placeholder=not counts)
+    return table
+
+
+def stand_in_check(ctx) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The stand-in check: Tables 1-2's CIFAR-10 cells on the stand-in and on CIFAR-10 (two tables
+    and a figure); None when the profile trains on CIFAR-10 itself."""
+    from .plots import stand_in_effects
+
+    check = ctx.grid(stand_in_cells(ctx.profile), "stand_in")
+    if not len(check.runs):
+        print(f"profile {ctx.profile.name!r} trains Tables 1–2 on CIFAR-10 itself: no stand-in to check")
+        return None
+    acc, effects = stand_in_comparison(check)
+    stand_in = ", ".join(paper.DATASET_LABELS.get(d, d) for d in
+                         check.runs.loc[check.runs.trained_on == STAND_IN, "dataset_used"].dropna().unique())
+    datasets = check.runs.dataset_used.dropna().unique()
+    ctx.save_table(acc.round(2), "stand_in_accuracy", experiment="stand_in", datasets=datasets,
+                   title="Stand-in check: accuracy (%) of Tables 1–2's CIFAR-10 cells on the stand-in and on CIFAR-10",
+                   caption=f"Paper: Tables 1–2 (400 rounds, Table 9 CNN); ours: this profile, on {stand_in} "
+                           "(stand-in) and on CIFAR-10 with the model listed in the deviations.")
+    ctx.save_table(effects.round(2), "stand_in_effects", experiment="stand_in", datasets=datasets,
+                   title="Stand-in check: the paper's effects (pp) on the paper, the stand-in and CIFAR-10",
+                   caption="'same sign': whether the stand-in and CIFAR-10 agree on the effect's direction.",
+                   findings=stand_in_findings(effects, stand_in))
+    stand_in_effects(ctx, effects, stand_in, datasets)
+    return acc.round(2), effects.round(2)
+
+
+def fig6_per_class(ba: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 6: per method and class, the accuracy before, after the local update (mean over the
+    clients) and after aggregation."""
+    return (ba.groupby(["method", "class"])
+            .agg(before=("acc_before", "first"), after_local_update=("acc_after", "mean"),
+                 after_aggregation=("acc_aggregated", "first"))
+            .reset_index())
+
+
+def fig6_summary(ctx, start, ba: pd.DataFrame, per_class: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 6: mean per-class accuracy before, after the local update (also by class role) and
+    after aggregation."""
+    fig6 = per_class.groupby("method")[["before", "after_local_update", "after_aggregation"]].mean().reset_index()
+    role = ba.groupby(["method", "role"]).acc_after.mean().unstack().add_prefix("after local update, ").reset_index()
+    fig6 = fig6.merge(role, on="method")
+    f = fig6.set_index("method")
+    ctx.save_table(fig6, "fig6_summary", experiment="fig6",
+                   title="Fig. 6: mean per-class accuracy (%) before, after the local update, after aggregation",
+                   caption="Local-update columns average over clients; the role columns split the clients' classes "
+                           "into majority / minority / missing (Definition 2).", datasets=[start.config.dataset],
+                   findings=[f"Fig. 6: after one local epoch the clients' models average "
+                             f"{f.after_local_update['fedavg']:.1f}% (FedAvg) vs {f.after_local_update['fedlc']:.1f}% "
+                             f"(FedLC); after aggregation {f.after_aggregation['fedavg']:.1f}% vs "
+                             f"{f.after_aggregation['fedlc']:.1f}% (global model before: {f.before['fedavg']:.1f}%)"])
+    return fig6
+
+
+def fig7_separation(ctx, start, scores: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 7: how well the missing / minority / majority classes separate, saved as a table."""
+    from ...repro.figures import _label
+
+    ctx.save_table(scores, "fig7_separation", experiment="fig7",
+                   title="Fig. 7: separation of the missing / minority / majority classes in feature space",
+                   datasets=[start.config.dataset], floatfmt=".3f",
+                   findings=[f"Fig. 7: silhouette of the three classes' features {r.silhouette_features:.3f} with "
+                             f"{_label(r.method, PAPER)}" for r in scores.itertuples()])
+    return scores

@@ -8,6 +8,7 @@ every table and figure lists the resulting deviations (:meth:`Profile.deviations
 from __future__ import annotations
 
 from ...repro.profiles import Profile, changed, merge_notes
+from .deviations import NOTES
 from .reported import SEEDS
 
 __all__ = ["PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "EXPERIMENTS", "EXPERIMENT_DATASETS", "MODEL_LABELS"]
@@ -45,20 +46,6 @@ EXPERIMENT_DATASETS = {
     "synthetic_alpha": ("synthetic",), "fig3": (), "stand_in": ("cifar10",),
 }
 
-# Deviations of fedlib itself from the paper, true in every profile.
-_ALWAYS = {
-    "*": (),
-    "fig3": ("Fig. 3 is a schematic in the paper; here it is measured on a two-client toy problem "
-             "(2-D Gaussian classes, linear softmax model).",),
-    "fig5": ("ImageNet-subset is not available: CIFAR-10 (or its stand-in) with FedLC vs FedRS is shown instead.",),
-    "calibration": ("τ is not given in the paper; the sweep shows its effect.",),
-}
-_TAU_NOTE = "τ = 1.0 (not given in the paper; fedlib's default), local epochs E = 1 (not stated)"
-for _exp in ("table1", "table2", "table4", "table6", "table7", "fig1", "fig5"):
-    _ALWAYS[_exp] = _ALWAYS.get(_exp, ()) + (_TAU_NOTE,)
-_ALWAYS["table5"] = ("τ = 1.0 (not given in the paper); rounds not stated in the paper (400 assumed)",)
-
-
 PAPER_PROFILE = Profile(
     name="paper",
     paper="fedlc",
@@ -87,7 +74,7 @@ PAPER_PROFILE = Profile(
         "fig7": {"dataset": "cifar10", "num_clients": 20, "partition": "dirichlet", "partition_beta": 0.1,
                  "rounds": 400, "tsne_samples": 300, "uses_seeds": False},
     },
-    notes=_ALWAYS,
+    notes=NOTES,
     workers=1,
 )
 
@@ -128,7 +115,7 @@ QUICK = Profile(
                                 "(2,500 samples per client, batch 128)",
                   "model": "the Table 8 CNN (with 3 input channels) on CIFAR-10: the Table 9 CNN trains at "
                            "≈500 samples/s on 2 CPU cores, ~25× slower, too slow for this profile"},
-    notes=merge_notes(_ALWAYS, {
+    notes=merge_notes(NOTES, {
         "table3": ("the ImageNet subset with ResNet-18 is a GPU job: the quick profile leaves it out (the paper "
                    "profile runs it where the files are)",),
         "table5": ("Table 5: 10 rounds on a 2,000-sample subset (10 clients × ~200 samples, ≈13 steps per local "
@@ -178,7 +165,7 @@ SMOKE = Profile(
         "stand_in": {"settings": ("cifar10_iid", "cifar10_beta0.1"), "methods": ("fedavg", "fedlc"),
                      "substitute": False, "overrides": {"model": "cnn_mnist"}},
     },
-    notes=merge_notes(_ALWAYS, {"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}),
+    notes=merge_notes(NOTES, {"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}),
     workers=1,
     budget_minutes=10,
 )

@@ -31,7 +31,7 @@ from typing import Any
 from ...repro.reported import Cell, Column, PaperTable, Row, parse_cell, parse_rows
 
 __all__ = [
-    "Cell", "Column", "Row", "PaperTable", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_LABELS",
+    "Cell", "Column", "Row", "PaperTable", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_ORDER", "METHOD_LABELS",
     "FIGURE_CLAIMS", "NOTES", "UNSUPPORTED_DATASETS", "table", "parse_cell",
 ]
 
@@ -39,6 +39,9 @@ PAPER = "Zhang et al., Federated Learning with Label Distribution Skew via Logit
 
 #: The seven methods of Tables 1, 2, 3, 4 and 6 in the paper's row order ("Ours" = FedLC).
 METHODS = ("fedavg", "fedprox", "scaffold", "fednova", "fedopt", "fedrs", "fedlc")
+#: The methods in the paper's row order (Tables 1-6, then Table 7's compositions):
+#: their order and colours in every figure.
+METHOD_ORDER = METHODS + ("fedlc+scaffold", "fedlc+fedprox")
 METHOD_LABELS = {
     "fedavg": "FedAvg", "fedprox": "FedProx", "scaffold": "Scaffold", "fednova": "FedNova",
     "fedopt": "FedOpt", "fedrs": "FedRS", "fedlc": "FedLC (ours)",

@@ -1,4 +1,4 @@
-"""The baselines' round budget of FedConcat's Table 1: "same communication cost".
+"""FedConcat's communication analysis: the baselines' round budget of Table 1, "same communication cost".
 
 The caption says the baselines are compared "with same communication cost" and
 that their model "is the model of one cluster in FedConcat"; neither the slides

@@ -1,0 +1,225 @@
+"""FedConcat's figures, drawn from the frames of :mod:`.experiments` and saved through the
+notebook's :class:`fedlib.repro.context.Context` (the shared style of :mod:`fedlib.repro.figures`,
+one colour per method from :attr:`fedlib.repro.paper.Paper.method_colors`: FedConcat's table order).
+
+Each function draws one figure of a notebook, saves it (``ctx.save_figure``) and returns it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...repro import figures as F
+from . import PAPER
+from . import reported as paper
+from .experiments import BASELINES, FIG1_MODELS, FIG1_TESTS
+
+__all__ = ["fig1_bars", "table1_bars", "budget_curves", "clusters_heatmap", "fig3_curves", "fig4_bars",
+           "fig4_communication"]
+
+
+def fig1_bars(ctx, fig1: pd.DataFrame | None, info: dict):
+    """Fig. 1: accuracy of two clients' local models and their average on A's, B's and all classes."""
+    import matplotlib.pyplot as plt
+
+    A, B, ALL = FIG1_TESTS
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    if fig1 is not None:
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        width = 0.8 / len(FIG1_MODELS)
+        for i, model in enumerate(FIG1_MODELS):
+            d = fig1[fig1["model"] == model].set_index("test set").loc[list(FIG1_TESTS)]
+            ax.bar(np.arange(3) + (i - (len(FIG1_MODELS) - 1) / 2) * width, d.accuracy, width, label=model,
+                   color=colors[i])
+        names = {A: f"{A}\n{info['classes']['A']}", B: f"{B}\n{info['classes']['B']}", ALL: ALL}
+        ax.set_xticks(range(3), [names[t] for t in FIG1_TESTS])
+        ax.set_ylabel("test accuracy (%)")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2)
+        ax.set_title(f"Clients {info['clients'][0]} (A) and {info['clients'][1]} (B), "
+                     f"{info['config']['local_epochs']} local epochs, {info['config']['dataset']}")
+    else:
+        ax.text(0.5, 0.5, "not run: " + info["reason"], ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+    ctx.save_figure(fig, "fig1_two_clients", experiment="fig1",
+                    title="Fig. 1: accuracy of two clients' local models and of their average under label skew",
+                    caption="Two clients of Table 1's CIFAR-10 #C=2 partition with disjoint classes train E local "
+                            "epochs from the same initial model; their average is weighted by their sample counts.",
+                    placeholder=fig1 is None, datasets=[info["config"]["dataset"]] if fig1 is not None else [],
+                    seeds=[ctx.profile.seeds[0]], parameters=info)
+    return fig
+
+
+def table1_bars(ctx, comp1: pd.DataFrame, grid1):
+    """Table 1: ours (filled) beside the paper (hatched), one panel per column run."""
+    import matplotlib.pyplot as plt
+
+    ran = comp1[comp1.ours_mean.notna()]
+    columns = list(dict.fromkeys(ran.column))
+    fig, axes = plt.subplots(1, max(1, len(columns)), figsize=(3.3 * max(1, len(columns)), 3.4), squeeze=False,
+                             sharey=True)
+    colors = PAPER.method_colors
+    for ax, column in zip(axes[0], columns):
+        d = ran[ran.column == column].set_index("row").reindex(paper.METHODS).dropna(subset=["ours_mean"])
+        x = np.arange(len(d))
+        ax.bar(x - 0.2, d.ours_mean, 0.4, yerr=d.ours_std.fillna(0), color=[colors.get(m, "0.6") for m in d.index],
+               capsize=2)
+        ax.bar(x + 0.2, d.paper_mean, 0.4, color=[colors.get(m, "0.6") for m in d.index], alpha=0.35, hatch="//")
+        ax.set_xticks(x, [paper.METHOD_LABELS[m] for m in d.index], rotation=60, ha="right")
+        ax.set_title(d.column_label.iloc[0])
+        ax.set_ylim(max(0, np.nanmin(np.r_[d.ours_mean, d.paper_mean]) - 15), 100)
+    axes[0][0].set_ylabel("test accuracy (%)")
+    fig.tight_layout()
+    ctx.save_figure(fig, "table1_bars", experiment="table1", title="Table 1: ours (filled) beside the paper (hatched)",
+                    caption="Final test accuracy per method in each column run in this profile; error bars: std over "
+                            "seeds.",
+                    datasets=grid1.runs.dataset_used.dropna().unique())
+    return fig
+
+
+def budget_curves(ctx, comp1: pd.DataFrame, grid1, columns: list, rounds: pd.DataFrame):
+    """The baselines' accuracy per round, R of each way of counting marked, FedConcat's and
+    FedConcat-ID's final accuracy as horizontal lines."""
+    import matplotlib.pyplot as plt
+
+    hist = grid1.histories
+    hist = hist[hist.method.isin(BASELINES) & hist.column.isin(columns)] if len(hist) else hist
+    fig, axes = plt.subplots(1, max(1, len(columns)), figsize=(3.6 * max(1, len(columns)), 3.3), squeeze=False)
+    colors = PAPER.method_colors
+    for ax, column in zip(axes[0], columns):
+        for m, g in hist[hist.column == column].groupby("method", sort=False):
+            s = g.groupby("round").test_accuracy.mean()
+            ax.plot(s.index, s.values, color=colors.get(m), lw=1.4, label=paper.METHOD_LABELS[m])
+        fin = grid1.ok()
+        for m, ls in (("fedconcat", "-"), ("fedconcat_id", ":")):
+            v = fin[(fin.column == column) & (fin.method == m)].accuracy
+            if len(v):
+                ax.axhline(v.mean(), color=colors.get(m), ls=ls, lw=1.6, label=paper.METHOD_LABELS[m] + " (final)")
+        for v, r in rounds[rounds.column == column][["variant", "rounds"]].drop_duplicates("rounds").itertuples(
+                index=False):
+            ax.axvline(r, color="0.5", ls="--", lw=0.7)
+            ax.text(r, ax.get_ylim()[0], f" {r}", fontsize=7, color="0.4", va="bottom")
+        ax.set_title(dict(zip(comp1.column, comp1.column_label)).get(column, column))
+        ax.set_xlabel("baseline round")
+    axes[0][0].set_ylabel("test accuracy (%)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4)
+    fig.tight_layout()
+    ctx.save_figure(fig, "budget_sensitivity_curves", experiment="budget",
+                    title="The baselines per round, each way of counting the budget marked",
+                    caption="Dashed vertical lines: R of each way of counting (numbers at the bottom); horizontal "
+                            "lines: FedConcat's and FedConcat-ID's final accuracy.",
+                    datasets=grid1.runs.dataset_used.dropna().unique())
+    return fig
+
+
+def _heat(ax, view: pd.DataFrame, prefix: str, title: str) -> None:
+    cols = [c for c in view.columns if c.startswith(prefix)]
+    ax.imshow(view[cols].to_numpy(), aspect="auto", cmap="Blues", vmin=0, vmax=1, interpolation="nearest")
+    for b in np.flatnonzero(np.diff(view.cluster.to_numpy())) + 0.5:
+        ax.axhline(b, color="white", lw=2)
+    ax.set_xticks(range(len(cols)))
+    ax.set_xlabel("class")
+    ax.set_title(title, fontsize=9)
+    ax.grid(False)
+
+
+def clusters_heatmap(ctx, views: dict, grid):
+    """The clients' label distributions ordered by cluster: FedConcat's (Eq. 2), FedConcat-ID's
+    inferred ones (Eq. 3) and the true ones in FedConcat-ID's order."""
+    import matplotlib.pyplot as plt
+
+    shown = [c for c in ctx.profile.experiment("clusters").get("columns", ()) if (c, "fedconcat") in views]
+    fig, axes = plt.subplots(max(1, len(shown)), 3, figsize=(11, 3.2 * max(1, len(shown))), squeeze=False)
+    for row, column in zip(axes, shown):
+        ds = views[(column, "fedconcat")]
+        _heat(row[0], ds, "p_", f"{column}: FedConcat, P(y) (Eq. 2) by cluster")
+        row[0].set_ylabel("clients, by cluster")
+        if (column, "fedconcat_id") in views:
+            vi = views[(column, "fedconcat_id")]
+            _heat(row[1], vi, "p_", "FedConcat-ID: inferred P^ID(y) (Eq. 3)")
+            _heat(row[2], vi, "true_", "true P(y) in FedConcat-ID's order")
+        else:
+            row[1].set_axis_off(), row[2].set_axis_off()
+    fig.tight_layout()
+    ctx.save_figure(fig, "clusters_heatmap", experiment="clusters",
+                    title="The clients' label distributions ordered by cluster (K = 5)",
+                    caption="Rows: clients ordered by cluster (white lines between clusters); columns: classes; "
+                            "colour: probability. Left: FedConcat's K-means on Eq. 2; middle and right: FedConcat-ID's "
+                            "clusters of its inferred Eq. 3 rows, and the true rows in that order.",
+                    datasets=grid.runs.dataset_used.dropna().unique())
+    return fig
+
+
+def fig3_curves(ctx, f3):
+    """Fig. 3: stage-3 test accuracy per round with K-means clusters and with random groups
+    (nothing when no run has a history)."""
+    hist = f3.histories
+    if not len(hist):
+        return None
+    curves = hist[hist["stage"] == "classifier"] if "stage" in hist else hist
+    fig = F.plot_histories(curves.rename(columns={"clustering": "grouping"}), panel="partition", hue="grouping",
+                           title="FedConcat with vs without clustering: stage-3 test accuracy per round",
+                           paper=ctx.paper)
+    for ax in fig.axes:
+        ax.set_xlabel("classifier round (stage 3)")
+    ctx.save_figure(fig, "fig3_clustering_curves", experiment="fig3",
+                    title="Fig. 3: training curves with clustering versus without clustering",
+                    caption="Stage-3 rounds of FedConcat's concatenated model: K-means on the label distributions vs "
+                            "a random assignment into K groups; the same stage 2 and 3 otherwise.",
+                    datasets=f3.runs.dataset_used.dropna().unique())
+    return fig
+
+
+def fig4_bars(ctx, final4: pd.DataFrame, grid4):
+    """Fig. 4: every baseline on one cluster model and on FedConcat's final architecture, FedConcat
+    dashed."""
+    import matplotlib.pyplot as plt
+
+    fc = final4[final4.method == "fedconcat"].ours_mean
+    base = final4[final4.method != "fedconcat"]
+    fig, ax = plt.subplots(figsize=(7, 3.3))
+    archs = list(dict.fromkeys(base.architecture))
+    methods = list(dict.fromkeys(base.method))
+    for i, arch in enumerate(archs):
+        d = base[base.architecture == arch].set_index("method").reindex(methods)
+        ax.bar(np.arange(len(methods)) + (i - 0.5) * 0.4, d.ours_mean, 0.4, yerr=d.ours_std.fillna(0), capsize=2,
+               label=f"{arch}", color=["0.55", "0.2"][i])
+    if len(fc) and pd.notna(fc.iloc[0]):
+        ax.axhline(fc.iloc[0], color="k", ls="--", lw=1, label=f"FedConcat ({fc.iloc[0]:.1f}%)")
+    ax.set_xticks(range(len(methods)), [paper.METHOD_LABELS[m] for m in methods])
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3)
+    budget = ctx.profile.setting("fig4", "budget", "rounds")
+    ctx.save_figure(fig, "fig4_final_architecture", experiment="fig4",
+                    title="Fig. 4: the baselines on one cluster model and on FedConcat's final architecture",
+                    caption=f"Final test accuracy; on the final architecture the baselines run for the '{budget}' "
+                            "budget (rounds in the table).", datasets=grid4.runs.dataset_used.dropna().unique())
+    return fig
+
+
+def fig4_communication(ctx, curves: pd.DataFrame, grid4):
+    """Fig. 4 against communication: accuracy per parameter sent and received per client."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.5))
+    colors = PAPER.method_colors
+    for (m, arch), g in curves[curves.method != "fedconcat"].groupby(["method", "architecture"], sort=False):
+        final = arch.startswith("FedConcat")
+        ax.plot(g.communication_M, g.accuracy, color=colors.get(m), marker="o" if final else None,
+                ms=3, ls="-" if final else ":", lw=1.3,
+                label=f"{paper.METHOD_LABELS[m]}, {'final architecture' if final else 'one cluster model'}")
+    point = curves[curves.method == "fedconcat"]
+    if len(point):
+        ax.scatter(point.communication_M, point.accuracy, color="k", marker="*", s=120, zorder=5, label="FedConcat")
+        ax.axvline(point.communication_M.iloc[0], color="0.5", ls="--", lw=0.7)
+    ax.set_xlabel("parameters sent and received per client (millions)")
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+    ctx.save_figure(fig, "fig4_communication_curves", experiment="fig4",
+                    title="Fig. 4 against communication: accuracy per parameter sent and received",
+                    caption="Dotted: baselines on one cluster model (Table 1's runs); solid with markers: on "
+                            "FedConcat's final architecture; star and dashed line: FedConcat at its total "
+                            "communication.",
+                    datasets=grid4.runs.dataset_used.dropna().unique())
+    return fig

@@ -1,0 +1,131 @@
+"""Every paper companion has the same shape (fedlib/papers/__init__.py): the same modules, its
+deviation notes read by its profiles the same way, its figures' method order and colours on its
+Paper, notebooks of 20 to 40 code lines, and no paper constant left outside fedlib/papers/."""
+
+import ast
+import importlib
+import json
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+import fedlib.papers
+from fedlib.repro import figures
+from fedlib.repro.paper import all_papers
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPERS = all_papers()
+SHAPE = {"__init__", "reported", "profiles", "experiments", "deviations", "plots"}
+OPTIONAL = {"analysis"}
+
+
+def code_lines(notebook: Path) -> int:
+    """Non-blank, non-comment lines of a notebook's code cells."""
+    cells = json.loads(notebook.read_text())["cells"]
+    return sum(1 for c in cells if c["cell_type"] == "code"
+               for line in "".join(c["source"]).splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+def test_code_lines_counts_code_only(tmp_path):
+    nb = {"cells": [{"cell_type": "markdown", "source": ["# a title\n", "text\n"]},
+                    {"cell_type": "code", "source": ["# a comment\n", "\n", "x = 1  # counted\n", "    y = 2"]}]}
+    (tmp_path / "a.ipynb").write_text(json.dumps(nb))
+    assert code_lines(tmp_path / "a.ipynb") == 2
+
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_notebook_is_20_to_40_code_lines(notebook):
+    assert 20 <= code_lines(notebook) <= 40, (f"{notebook.relative_to(ROOT)} has {code_lines(notebook)} code lines: "
+                                              "move its logic into fedlib/papers/<paper>/experiments.py or plots.py")
+
+
+def test_every_notebook_folder_is_a_companion():
+    assert {p.parent.name for p in NOTEBOOKS} == set(PAPERS)
+
+
+@pytest.mark.parametrize("name", sorted(PAPERS))
+def test_companion_has_the_shared_module_set(name):
+    package = importlib.import_module(f"{fedlib.papers.__name__}.{name}")
+    modules = {m.name for m in pkgutil.iter_modules(package.__path__)} | {"__init__"}
+    assert SHAPE <= modules, f"{name} lacks {sorted(SHAPE - modules)}"
+    assert modules - SHAPE <= OPTIONAL, f"{name} has modules outside the shared shape: {sorted(modules - SHAPE)}"
+    for module in modules - {"__init__"}:
+        importlib.import_module(f"{package.__name__}.{module}")
+
+
+@pytest.mark.parametrize("name", sorted(PAPERS))
+def test_profiles_list_the_deviation_notes(name):
+    """Every profile of every paper lists each line of its ``deviations.NOTES`` under the
+    experiment it names, after the profile's own (``merge_notes(NOTES, ...)``), and so in every
+    table's and figure's deviations."""
+    deviations = importlib.import_module(f"{fedlib.papers.__name__}.{name}.deviations")
+    assert isinstance(deviations.DEVIATIONS, tuple) and deviations.DEVIATIONS
+    for entry in deviations.DEVIATIONS:
+        assert set(entry) == {"what", "paper", "code", "fedlib", "param"}, entry
+    paper = PAPERS[name]
+    for profile in paper.profiles.values():
+        for experiment, lines in deviations.NOTES.items():
+            assert tuple(profile.notes.get(experiment, ()))[:len(lines)] == tuple(lines), (profile.name, experiment)
+        for experiment in paper.experiments:
+            listed = profile.deviations(experiment)
+            for line in tuple(deviations.NOTES.get("*", ())) + tuple(deviations.NOTES.get(experiment, ())):
+                assert line in listed, (profile.name, experiment, line)
+
+
+@pytest.mark.parametrize("name", sorted(PAPERS))
+def test_method_order_and_colours_come_from_the_paper(name):
+    paper = PAPERS[name]
+    reported = importlib.import_module(f"{fedlib.papers.__name__}.{name}.reported")
+    assert paper.method_order == tuple(reported.METHOD_ORDER)
+    assert set(reported.METHODS) <= set(paper.method_order)
+    colors = paper.method_colors
+    # the paper's methods take the palette's first colours, in its order
+    import seaborn as sns
+
+    base = sns.color_palette(figures.PALETTE, 10)
+    for i, m in enumerate(paper.method_order[:10]):
+        assert colors[m] == base[i], (name, m)
+
+
+def test_method_colors_is_a_palette_given_an_order():
+    import seaborn as sns
+
+    base = sns.color_palette(figures.PALETTE, 10)
+    table = figures.method_colors(("fedrs", "fedavg"), extra=["not_a_method"])
+    assert table["fedrs"] == base[0] and table["fedavg"] == base[1]
+    assert list(table)[-1] == "not_a_method"
+    assert figures.method_colors(("fedavg",))["fedavg"] == figures.method_colors(("fedavg", "fedrs"))["fedavg"]
+
+
+def test_one_way_to_a_profile():
+    """No companion wraps get_profile: profiles are resolved by ``PAPER.profile``."""
+    for path in (ROOT / "fedlib" / "papers").rglob("*.py"):
+        assert "def get_profile" not in path.read_text(), path
+
+
+def _string_constants(path: Path):
+    """The string constants of a module, docstrings left out."""
+    tree = ast.parse(path.read_text())
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs]
+
+
+def test_no_paper_constant_outside_the_papers():
+    """The reproduction machinery names no paper outside its docstrings, and no module outside
+    fedlib/papers/ defines a paper's method order (figures.METHOD_ORDER was FedLC's rows)."""
+    names = re.compile(r"\b(" + "|".join(map(re.escape, PAPERS)) + r")\b", re.IGNORECASE)
+    found = [f"{path.relative_to(ROOT)}:{line}: {text!r}" for path in sorted((ROOT / "fedlib" / "repro").rglob("*.py"))
+             for line, text in _string_constants(path) if names.search(text)]
+    assert not found, found
+    assert not hasattr(figures, "METHOD_ORDER")
+    for path in (ROOT / "fedlib").rglob("*.py"):
+        if "papers" not in path.relative_to(ROOT / "fedlib").parts:
+            assert not re.search(r"^METHOD_ORDER\s*=", path.read_text(), re.MULTILINE), path
