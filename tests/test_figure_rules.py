@@ -273,3 +273,22 @@ def test_bars_on_a_log_axis_rise_from_its_bottom():
     ax.set_ylim(100, 10000)  # hides the 50 bar's top
     with pytest.raises(fr.ValueOutsideAxes, match="top y = 50"):
         fr.check_figure(fig)
+
+
+def test_the_context_requires_every_data_axes_to_name_the_profiles_stand_ins(tmp_path):
+    from fedlib.repro.context import Context
+
+    ctx = Context("smoke", notebook="fedlc/01_motivation", out_dir=tmp_path)  # smoke: CIFAR-10 -> FMNIST
+    assert ctx.stand_ins(["fmnist", "mnist"]) == ["fmnist"] and ctx.stand_ins(None) == []
+    fig, (a, b) = plt.subplots(1, 2)
+    a.plot([1, 2], [3, 4])
+    a.set_title("CIFAR-10")
+    b.plot([1, 2], [3, 4])
+    b.set_title("FMNIST")
+    fr.declare(b, stand_in=[])  # declared: shows no stand-in
+    with pytest.raises(fr.StandInUnnamed) as info:
+        ctx.save_figure(fig, "f", datasets=["fmnist"])
+    assert [a_ for _, a_, _ in info.value.violations] == ["axes 1 'CIFAR-10'"]
+    fig.suptitle("CIFAR-10 run on FMNIST")
+    ctx.save_figure(fig, "f", datasets=["fmnist"])
+    assert json.loads((tmp_path / "f.json").read_text())["figure_checks"]["stand_in_named"] is True

@@ -57,7 +57,7 @@ from typing import Any, Iterable
 import numpy as np
 
 __all__ = ["RULES", "CELL_STATUSES", "FigureRuleError", "ValueOutsideAxes", "StandInUnnamed", "CellUnlabelled",
-           "SeriesAlike", "LegendCoversData", "ErrorBarsWithoutSeeds", "declare", "facts", "label_cell",
+           "SeriesAlike", "LegendCoversData", "ErrorBarsWithoutSeeds", "declare", "declare_stand_ins", "facts", "label_cell", "std_caption",
            "label_empty_bars", "mark_broken_axis", "check_figure"]
 
 
@@ -117,6 +117,7 @@ class AxesFacts:
     """What an axes shows that its artists cannot tell (set by :func:`declare`)."""
 
     stand_in: tuple[str, ...] = ()  # datasets actually used in place of the paper's
+    stand_in_declared: bool = False  # declared (possibly as none): figure-wide stand-ins do not apply
     cells: dict[str, str] = field(default_factory=dict)  # cell key -> status (CELL_STATUSES or "ok")
     ours: bool = True  # False: the axes plots only the paper's values
     seeds: int | None = None  # the number of seeds its means are taken over
@@ -153,6 +154,7 @@ def declare(ax, *, stand_in: str | Iterable[str] | None = None, cells: dict[str,
     f = facts(ax)
     if stand_in is not None:
         f.stand_in = tuple(dict.fromkeys(f.stand_in + _names(stand_in)))
+        f.stand_in_declared = True
     for key, status in (cells or {}).items():
         if status not in CELL_STATUSES and status not in _OK_STATUSES:
             raise ValueError(f"cells[{key!r}]: status must be one of {', '.join(map(repr, CELL_STATUSES))} or 'ok', "
@@ -165,6 +167,25 @@ def declare(ax, *, stand_in: str | Iterable[str] | None = None, cells: dict[str,
             raise ValueError(f"seeds must be an integer >= 1, got {seeds!r}")
         f.seeds = int(seeds)
     return ax
+
+
+def std_caption(seeds: int | None) -> str:
+    """The caption sentence that error bars over ``seeds`` seeds need ("" below 2 seeds,
+    where no error bars may be drawn)."""
+    return f"Error bars: std over {int(seeds)} seeds." if seeds is not None and seeds >= 2 else ""
+
+
+def declare_stand_ins(fig, stand_ins: Iterable[str]) -> None:
+    """Declare ``stand_ins`` (datasets used in place of the paper's somewhere in ``fig``) on
+    every axes of ``fig`` that plots data of ours and declared no stand-in of its own: each must then
+    name them (its title or legend, or the figure's).  :class:`fedlib.repro.context.Context`
+    does this with the profile's substitutions among the figure's ``datasets``."""
+    names = tuple(stand_ins)
+    if not names:
+        return
+    for ax in fig.axes:
+        if _has_data(ax) and facts(ax).ours and not facts(ax).stand_in_declared:
+            declare(ax, stand_in=names)
 
 
 def label_cell(ax, x: float, y: float, status: str, *, key: str | None = None, text: str | None = None,

@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..data import repo_root
+from .figure_rules import std_caption
 
 __all__ = [
     "PALETTE", "use_style", "method_colors", "repo_root", "default_output_dir", "git_commit",
     "relative_to_repo", "is_placeholder", "scrub_paths",
     "provenance", "save_figure", "save_table", "frame_to_markdown", "read_sidecar", "plot_paper_vs_ours",
-    "plot_histories", "heatmap_counts", "plot_effects",
+    "plot_histories", "heatmap_counts", "plot_effects", "seeds_of", "std_caption",
 ]
 
 PALETTE = "colorblind"
@@ -322,12 +323,19 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
                        panel_labels: dict | None = None, sharey: bool = False, paper=None):
     """One panel per ``panel`` value; in each, accuracy against ``x`` (a column of
     ``comparison`` holding numbers) for every method: ours solid with filled
-    markers (error bars: std over seeds), the paper dashed with open markers.
+    markers (error bars: std over seeds, only where a cell has >= 2), the paper dashed with
+    open markers.  Every panel obeys :mod:`.figure_rules`: its title names the dataset a
+    stand-in ran on ("run on FMNIST") or says "paper only"; a cell of ours that diverged or was
+    not run is labelled at the paper's value, a suspect paper value (†) marked.
     ``paper`` (a :class:`fedlib.repro.paper.Paper`) gives the methods' colours and labels.
-    Returns the figure."""
+    The caption of a figure with error bars needs :func:`.figure_rules.std_caption` of
+    ``seeds_of(comparison)``.  Returns the figure."""
     import matplotlib.pyplot as plt
+    import pandas as pd
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    from .figure_rules import declare, label_cell
 
     df = comparison.copy()
     if "method" not in df:
@@ -335,20 +343,51 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     panels = list(dict.fromkeys(df[panel]))
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False, sharey=sharey)
     colors = _colors(paper, df[series].unique())
+    seeds = seeds_of(df)
     shown = []
     for ax, pv in zip(axes[0], panels):
         sub = df[df[panel] == pv].sort_values(x)
+        ours_here = sub.ours_mean.notna().any()
+        unrun: list[str] = []
         for m in dict.fromkeys(sub[series]):
             s = sub[sub[series] == m]
             c = colors.get(m)
             if s.ours_mean.notna().any():
-                ax.errorbar(s[x], s.ours_mean, yerr=s.ours_std.fillna(0) if "ours_std" in s else None, color=c,
-                            marker="o", lw=1.6, ms=4, capsize=2)
+                yerr = s.ours_std.where(s.n_seeds >= 2) if seeds >= 2 and {"ours_std", "n_seeds"} <= set(s) else None
+                ax.errorbar(s[x], s.ours_mean, yerr=None if yerr is None or yerr.isna().all() else yerr.fillna(0),
+                            color=c, marker="o", lw=1.6, ms=4, capsize=2)
             if s.paper_mean.notna().any():
                 ax.plot(s[x], s.paper_mean, color=c, ls="--", marker="o", mfc="none", lw=1, ms=4)
+            missing = s[s.ours_mean.isna()]
+            if ours_here and len(missing) == len(s) and (missing.get("run_status", "") != "diverged").all():
+                unrun.append(m)  # a method of the paper's not run in this panel at all: one label below
+            elif ours_here:
+                for r in missing.itertuples():
+                    word = "diverged" if getattr(r, "run_status", "") == "diverged" else "not run"
+                    y = r.paper_mean if pd.notna(r.paper_mean) else sub.ours_mean.min()
+                    label_cell(ax, getattr(r, x), y, word, key=f"{m} @ {getattr(r, x)}", color=c, va="top")
+            for r in (s[s.status == "suspect"] if "status" in s else s.iloc[:0]).itertuples():
+                label_cell(ax, getattr(r, x), r.paper_mean, "suspect", key=f"{m} @ {getattr(r, x)} (paper)",
+                           text=" †", color=c, ha="left", va="center")
             if m not in shown:
                 shown.append(m)
-        ax.set_title((panel_labels or {}).get(pv, str(pv)))
+        if unrun:
+            label_cell(ax, 0.98, 0.03, "not run", key=", ".join(unrun) + " (every cell)", transform=ax.transAxes,
+                       text="not run: " + ", ".join(_label(m, paper) for m in unrun), ha="right", va="bottom",
+                       wrap=True)
+        name = (panel_labels or {}).get(pv, str(pv))
+        used = _stand_in_labels(sub, paper)
+        if not ours_here:
+            declare(ax, ours=False, stand_in=[])
+            name += " (paper only)"
+        elif used:
+            declare(ax, stand_in=used)
+            name += f"\n(run on {', '.join(used)})"
+        else:
+            declare(ax, stand_in=[])
+        if ours_here:
+            declare(ax, seeds=seeds)
+        ax.set_title(name)
         ax.set_xlabel(x_label or x)
         if x_log:
             ax.set_xscale("log")
@@ -368,6 +407,22 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def seeds_of(comparison) -> int:
+    """The most seeds any cell of ``comparison`` (its ``n_seeds``) was run with (1 when unknown)."""
+    if "n_seeds" not in comparison or comparison["n_seeds"].isna().all():
+        return 1
+    return int(comparison["n_seeds"].max())
+
+
+def _stand_in_labels(frame, paper) -> list[str]:
+    """The labels of the datasets ``frame``'s cells ran on in place of the paper's."""
+    if not {"dataset", "dataset_used"} <= set(frame):
+        return []
+    pairs = frame[["dataset", "dataset_used"]].dropna()
+    used = [u for d, u in zip(pairs.dataset, pairs.dataset_used) if d != u]
+    return [paper.dataset_label(u) if paper is not None else str(u) for u in dict.fromkeys(used)]
 
 
 def _colors(paper, methods) -> dict:
@@ -427,22 +482,32 @@ def heatmap_counts(counts, ax=None, *, title: str = "", class_names=None, cmap: 
 
 
 def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: str = "setting", title: str = "",
-                 ylabel: str = "difference (pp)"):
+                 ylabel: str = "difference (pp)", missing: str = "no value"):
     """Grouped bars: one panel per ``panel`` value (an effect such as FedLC −
     FedAvg), bars per ``x`` value, one bar per source column of ``effects``
-    (e.g. paper / stand-in / CIFAR-10); missing values leave a gap."""
+    (e.g. paper / stand-in / CIFAR-10); a missing value is labelled ``missing``, a zero "0"."""
     import matplotlib.pyplot as plt
+    import numpy as np
     import seaborn as sns
 
+    from .figure_rules import label_empty_bars
+
     sources = list(sources)
-    long = effects.melt(id_vars=[panel, x], value_vars=sources, var_name="source", value_name="value")
-    panels = list(dict.fromkeys(long[panel]))
+    panels = list(dict.fromkeys(effects[panel]))
     fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.2), squeeze=False, sharey=False)
     colors = dict(zip(sources, sns.color_palette(PALETTE, len(sources))))
+    width = 0.8 / max(len(sources), 1)
     for ax, pv in zip(axes[0], panels):
-        sns.barplot(data=long[long[panel] == pv], x=x, y="value", hue="source", hue_order=sources, palette=colors,
-                    ax=ax, legend=False)
+        sub = effects[effects[panel] == pv]
+        xs = list(dict.fromkeys(sub[x]))
+        for i, src in enumerate(sources):
+            vals = [float(sub.loc[sub[x] == v, src].mean()) if sub.loc[sub[x] == v, src].notna().any() else np.nan
+                    for v in xs]
+            ax.bar(np.arange(len(xs)) + (i - (len(sources) - 1) / 2) * width, vals, width, color=colors[src],
+                   label=src)
+        ax.set_xticks(range(len(xs)), [str(v) for v in xs])
         ax.axhline(0, color="0.3", lw=0.8)
+        label_empty_bars(ax, missing=missing)
         ax.set_title(str(pv))
         ax.set_xlabel("")
         ax.set_ylabel("")
