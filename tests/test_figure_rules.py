@@ -292,3 +292,36 @@ def test_the_context_requires_every_data_axes_to_name_the_profiles_stand_ins(tmp
     fig.suptitle("CIFAR-10 run on FMNIST")
     ctx.save_figure(fig, "f", datasets=["fmnist"])
     assert json.loads((tmp_path / "f.json").read_text())["figure_checks"]["stand_in_named"] is True
+
+
+def _comparison(n_seeds):
+    import pandas as pd
+
+    rows = []
+    for col, ds, used in (("c10", "cifar10", "fmnist"), ("svhn", "svhn", None)):
+        for m, base in (("fedavg", 50.0), ("fedlc", 55.0)):
+            for beta in (0.1, 0.5):
+                ran = used is not None and not (m == "fedlc" and beta == 0.5)
+                rows.append({"column": col, "method": m, "beta": beta, "dataset": ds, "dataset_used": used,
+                             "paper_mean": base + 10 * beta, "ours_mean": base - 5 + beta if ran else float("nan"),
+                             "ours_std": 0.5 if ran and n_seeds > 1 else float("nan"), "n_seeds": n_seeds if ran else 0,
+                             "run_status": "ok" if ran else ("diverged" if used else "not run"),
+                             "status": "suspect" if (col, m, beta) == ("svhn", "fedavg", 0.5) else "stand_in"})
+    return pd.DataFrame(rows)
+
+
+def test_plot_paper_vs_ours_obeys_the_rules_it_can_see(tmp_path):
+    from fedlib.repro.figures import plot_paper_vs_ours, seeds_of, std_caption
+
+    fig = plot_paper_vs_ours(_comparison(1), x="beta")
+    a, b = fig.axes
+    assert "run on FMNIST" in a.get_title() and b.get_title() == "svhn (paper only)"
+    assert [t.get_text() for t in a.texts] == ["diverged"] and [t.get_text() for t in b.texts] == [" †"]
+    assert not any(c.has_yerr for c in a.containers)  # one seed: no error bars
+    assert fr.check_figure(fig, seeds=1) == {rule: True for rule in fr.RULES}
+    comp = _comparison(3)
+    fig = plot_paper_vs_ours(comp, x="beta")
+    assert any(c.has_yerr for c in fig.axes[0].containers)
+    with pytest.raises(fr.ErrorBarsWithoutSeeds):
+        save_figure(fig, "c", tmp_path, caption="ours vs paper")
+    save_figure(fig, "c", tmp_path, caption="ours vs paper. " + std_caption(seeds_of(comp)))

@@ -220,7 +220,7 @@ def label_empty_bars(ax, missing: str = "not run", *, fmt: str = "0", **text_kw:
             if orient == "vertical":
                 x = p.get_x() + p.get_width() / 2
                 base = p.get_y() if math.isfinite(p.get_y()) else 0.0
-                ax.text(x, base, text, ha="center", va="bottom", rotation=0 if text == fmt else 90, **kw)
+                ax.text(x, base, text, ha="center", va="bottom", rotation=0 if len(text) <= 4 else 90, **kw)
             else:
                 y = p.get_y() + p.get_height() / 2
                 base = p.get_x() if math.isfinite(p.get_x()) else 0.0

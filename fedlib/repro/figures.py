@@ -349,6 +349,12 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         sub = df[df[panel] == pv].sort_values(x)
         ours_here = sub.ours_mean.notna().any()
         unrun: list[str] = []
+        # values of x where no method of ours ran: one "not run" label each, at the bottom
+        empty_x = [v for v, g in sub.groupby(x, sort=True) if g.ours_mean.isna().all()
+                   and (g.get("run_status", pd.Series("", index=g.index)) != "diverged").all()] if ours_here else []
+        for v in empty_x:
+            label_cell(ax, v, 0.03, "not run", key=f"every method @ {v}", transform=ax.get_xaxis_transform(),
+                       va="bottom", rotation=90)
         for m in dict.fromkeys(sub[series]):
             s = sub[sub[series] == m]
             c = colors.get(m)
@@ -362,11 +368,11 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
             if ours_here and len(missing) == len(s) and (missing.get("run_status", "") != "diverged").all():
                 unrun.append(m)  # a method of the paper's not run in this panel at all: one label below
             elif ours_here:
-                for r in missing.itertuples():
+                for r in missing[~missing[x].isin(empty_x) | (missing.get("run_status", "") == "diverged")].itertuples():
                     word = "diverged" if getattr(r, "run_status", "") == "diverged" else "not run"
                     y = r.paper_mean if pd.notna(r.paper_mean) else sub.ours_mean.min()
                     label_cell(ax, getattr(r, x), y, word, key=f"{m} @ {getattr(r, x)}", color=c, va="top")
-            for r in (s[s.status == "suspect"] if "status" in s else s.iloc[:0]).itertuples():
+            for r in s[_suspect(s)].itertuples():
                 label_cell(ax, getattr(r, x), r.paper_mean, "suspect", key=f"{m} @ {getattr(r, x)} (paper)",
                            text=" †", color=c, ha="left", va="center")
             if m not in shown:
@@ -402,11 +408,26 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     handles += [Line2D([], [], color="0.3", marker="o", lw=1.6), Line2D([], [], color="0.3", ls="--", marker="o",
                                                                          mfc="none", lw=1)]
     labels += ["ours", "paper"]
+    if _suspect(df).any():
+        handles.append(Line2D([], [], ls="none"))
+        labels.append("†: a paper value flagged as a probable typo")
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def _suspect(frame):
+    """Rows whose paper value is flagged as a probable typo (``suspect`` text, or the status)."""
+    import pandas as pd
+
+    flag = pd.Series(False, index=frame.index)
+    if "suspect" in frame:
+        flag |= frame["suspect"].fillna("").astype(str).str.len() > 0
+    if "status" in frame:
+        flag |= frame["status"] == "suspect"
+    return flag & frame["paper_mean"].notna()
 
 
 def seeds_of(comparison) -> int:
@@ -422,7 +443,10 @@ def _stand_in_labels(frame, paper) -> list[str]:
         return []
     pairs = frame[["dataset", "dataset_used"]].dropna()
     used = [u for d, u in zip(pairs.dataset, pairs.dataset_used) if d != u]
-    return [paper.dataset_label(u) if paper is not None else str(u) for u in dict.fromkeys(used)]
+    from ..data import DATASETS
+
+    return [paper.dataset_label(u) if paper is not None else DATASETS[u].label if u in DATASETS else str(u)
+            for u in dict.fromkeys(used)]
 
 
 def _colors(paper, methods) -> dict:
@@ -454,7 +478,8 @@ def plot_histories(histories, *, panel: str = "setting", hue: str = "method", ti
         ax.set_title(str(pv))
         ax.set_xlabel("communication round")
     axes[0][0].set_ylabel(ylabel)
-    axes[0][-1].legend(loc="lower right")
+    handles, labels = axes[0][-1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -482,7 +507,7 @@ def heatmap_counts(counts, ax=None, *, title: str = "", class_names=None, cmap: 
 
 
 def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: str = "setting", title: str = "",
-                 ylabel: str = "difference (pp)", missing: str = "no value"):
+                 ylabel: str = "difference (pp)", missing: str = "n/a"):
     """Grouped bars: one panel per ``panel`` value (an effect such as FedLC −
     FedAvg), bars per ``x`` value, one bar per source column of ``effects``
     (e.g. paper / stand-in / CIFAR-10); a missing value is labelled ``missing``, a zero "0"."""

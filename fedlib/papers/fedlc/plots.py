@@ -327,7 +327,8 @@ def stand_in_effects(ctx, effects: pd.DataFrame, stand_in: str, datasets):
                          title=f"The paper's effects on the paper, the {stand_in} stand-in and CIFAR-10")
     ctx.save_figure(fig, "stand_in_effects_bars", experiment="stand_in", datasets=datasets,
                     title="Stand-in check: the paper's effects on the stand-in and on CIFAR-10",
-                    caption="Bars: FedLC − FedAvg, FedLC − FedRS and FedAvg's drop from IID, in percentage points.")
+                    caption="Bars: FedLC − FedAvg, FedLC − FedRS and FedAvg's drop from IID, in percentage points; "
+                            "'n/a': the source has no such value (the paper reports none, or the cell was not run).")
     return fig
 
 
