@@ -378,8 +378,8 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
             if m not in shown:
                 shown.append(m)
         if unrun:
-            label_cell(ax, 0.98, 0.03, "not run", key=", ".join(unrun) + " (every cell)", transform=ax.transAxes,
-                       text="not run: " + ", ".join(_label(m, paper) for m in unrun), ha="right", va="bottom",
+            label_cell(ax, 0.5, -0.3, "not run", key=", ".join(unrun) + " (every cell)", transform=ax.transAxes,
+                       text="not run here: " + ", ".join(_label(m, paper) for m in unrun), ha="center", va="top",
                        wrap=True)
         name = (panel_labels or {}).get(pv, str(pv))
         used = _stand_in_labels(sub, paper)
