@@ -16,7 +16,7 @@ def _requirements():
 
 def test_environment_yml_pins_match_pyproject():
     lines = (REPO / "environment.yml").read_text().splitlines()
-    pinned = sorted(m.group(1) for line in lines if (m := re.match(r" {6}- ([A-Za-z][\w-]*[<>=!].*)$", line)))
+    pinned = sorted(m.group(1) for line in lines if (m := re.match(r" {6}- ([A-Za-z][\w-]*(?:\[[\w,-]+\])?[<>=!].*)$", line)))
     assert pinned == _requirements()
 
 

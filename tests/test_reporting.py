@@ -31,7 +31,7 @@ def test_compare_delta_and_within_std_by_hand():
                 ("e", "x", math.nan, math.nan), ("f", "x", 40.0, 2.0)])
     o = _ours([("a", "x", 50.5), ("b", "x", 48.9), ("c", "x", 51.0), ("d", "x", 61.0), ("e", "x", 30.0),
                ("f", "x", math.nan)])
-    c = compare(p, o).set_index("row")
+    c = compare(p, o, spread=0.0).set_index("row")  # a measured spread of 0 (one machine, identical reruns)
     assert c.delta["a"] == pytest.approx(0.5) and c.within_std["a"] is True and c.status["a"] == "within"
     assert c.delta["b"] == pytest.approx(-1.1) and c.within_std["b"] is False and c.status["b"] == "outside"
     assert c.within_std["c"] is True  # |Δ| = std exactly counts as within
@@ -39,8 +39,8 @@ def test_compare_delta_and_within_std_by_hand():
     assert c.status["e"] == "not_in_paper" and math.isnan(c.delta["e"])
     assert c.status["f"] == "not_run" and c.within_std["f"] is None
     s = summarize(c.reset_index())
-    assert s["counts"] == {"within": 2, "outside": 1, "undecided": 0, "no_std": 1, "stand_in": 0, "suspect": 0,
-                           "not_in_paper": 1, "not_run": 1}
+    assert s["counts"] == {"within": 2, "outside": 1, "undecided": 0, "no_spread": 0, "no_std": 1,
+                           "std_not_seeds": 0, "stand_in": 0, "suspect": 0, "not_in_paper": 1, "not_run": 1}
     assert s["run"] == 5
     assert s["within"] == ["a @ x", "c @ x"] and s["outside"] == ["b @ x"]
 
@@ -60,7 +60,7 @@ def test_a_suspect_paper_value_is_shown_but_not_counted():
     p = _paper([("a", "x", 83.7, 1.0), ("b", "x", 50.0, 1.0)])
     p["suspect"] = ["breaks the monotone trend (probable typo)", ""]
     o = _ours([("a", "x", 20.0), ("b", "x", 50.5)])
-    c = compare(p, o).set_index("row")
+    c = compare(p, o, spread=0.0).set_index("row")
     assert c.status["a"] == "suspect" and c.status["b"] == "within"
     md = render_comparison(c.reset_index())
     assert "83.70±1.00 → 20.00 (-63.70) †" in md and "probable typo" in md
@@ -75,8 +75,12 @@ def test_a_verdict_within_the_spread_is_undecided():
     assert (c.status["a"], c.status["b"], c.status["c"]) == ("undecided", "within", "outside")
     assert c.spread["a"] == pytest.approx(0.3)
     # with several seeds the spread is our std over seeds, not the machine spread
-    c = compare(p, _ours([("a", "x", 51.2)], std=0.1, n=3), spread=5.0).set_index("row")
+    c = compare(p, _ours([("a", "x", 51.2)], std=0.1, n=3), spread=0.05).set_index("row")
     assert c.spread["a"] == pytest.approx(0.1) and c.status["a"] == "outside"
+    assert c.spread_source["a"] == "std over 3 seeds"
+    # the largest measured spread wins: a cross-machine spread larger than the std over seeds
+    c = compare(p, _ours([("a", "x", 51.2)], std=0.1, n=3), spread=5.0).set_index("row")
+    assert c.spread["a"] == pytest.approx(5.0) and c.status["a"] == "undecided"
     assert summarize(compare(p, _ours([("a", "x", 51.2)]), spread=0.3))["undecided"] == ["a @ x"]
 
 
@@ -84,7 +88,7 @@ def test_winners_and_gains_with_their_verdicts():
     p = _paper([("fedavg", "x", 50.0, 1.0), ("fedlc", "x", 60.0, 1.0), ("fedavg", "y", 70.0, 1.0),
                 ("fedlc", "y", 75.0, 1.0)])
     o = _ours([("fedavg", "x", 52.0), ("fedlc", "x", 51.0), ("fedavg", "y", 60.0), ("fedlc", "y", 66.0)])
-    c = compare(p, o)
+    c = compare(p, o, spread=0.0)
     w = winners(c).set_index("column")
     assert w.verdict["x"] == "disagree" and w.verdict["y"] == "agree"
     g = gains(c, "fedlc", "fedavg").set_index("column")
@@ -106,7 +110,7 @@ def test_render_comparison_cells():
     p = _paper([("a", "x", 50.0, 1.0), ("b", "x", 50.0, math.nan), ("c", "x", 50.0, 1.0)])
     o = _ours([("a", "x", 50.5), ("b", "x", 47.0), ("c", "x", math.nan)])
     o.loc[2, "note"] = "not run: dataset 'svhn' is absent"
-    md = render_comparison(compare(p, o))
+    md = render_comparison(compare(p, o, spread=0.0))
     assert "50.00±1.00 → 50.50 (+0.50) ✓" in md
     assert "50.00 → 47.00 (-3.00) ~" in md
     assert "not run[^1]" in md and "[^1]: not run: dataset 'svhn' is absent" in md
@@ -369,13 +373,13 @@ def test_build_index_across_papers_and_profiles(tmp_path):
                                                                           "max_abs_delta": 2.1}}}))
     text = build_index(root).read_text()
     top = text[:text.index("## FedLC")]
-    assert "| FedLC (ICML 2022) | `paper` |" in top and "| FedLC (ICML 2022) | `quick` | 2.0 min | 9 | 1 | 2 | 1 | 0 | 5 |" in top
+    assert "| FedLC (ICML 2022) | `paper` |" in top and "| FedLC (ICML 2022) | `quick` | 2.0 min | 9 | 1 | 2 | 1 | 0 | 0 | 0 | 5 |" in top
     assert top.index("`paper`") < top.index("`quick`")  # paper-profile numbers beside (before) the quick ones
     assert "[fedlc / quick](#fedlc-quick)" in top and '<a id="fedlc-quick"></a>' in text
     assert "| fedlc | `quick` | table1 | A vs B | 10 | 7 | 0.10 | 2.10 |" in text
     assert "![fig1_x](fedlc/quick/fig1_x.png)" in text and "| FedAvg | 1 → 2 |" in text
     assert "FedProx @ x" in text and "something measured" in text and "  * 1 seed" in text
-    assert "1/2 (1 undecided)" in text
+    assert "1/2 (1 undecided within our spread)" in text
     others = sorted(set(all_papers()) - {"fedlc"})
     assert others and all(f"not regenerated here yet: `make figures PAPER={p}`" in top for p in others)
     assert "not regenerated here yet: `make figures PAPER=fedlc`" not in top

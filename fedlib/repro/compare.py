@@ -2,36 +2,45 @@
 
 * :func:`compare` -- paper value | ours | Δ per table cell and a status
   (:data:`STATUS`): within or outside the paper's reported std, **undecided**
-  when that verdict would flip within our run-to-run spread, no std reported,
+  when that verdict would flip within our run-to-run spread, **spread not
+  measured** when no spread was measured to decide it against, no std reported,
+  a paper ± that is not over seeds (:attr:`fedlib.repro.reported.PaperTable.std_over`),
   run on a **stand-in** dataset (never judged against the paper's numbers, which
   are on another dataset), a **suspect** printed value (a probable typo), not run.
-* :func:`winners` -- the best method per column, paper vs ours (agree /
-  disagree / undecided);
+* :func:`winners` -- the best method per column, paper vs ours, tie-aware (our
+  best agrees when it is one of the paper's tied best), with Kendall's τ-b
+  between the two rankings;
 * :func:`gains` -- the paper's headline gain (e.g. FedLC − FedAvg) per column,
-  paper vs ours, with the sign verdict (agree / disagree / undecided);
+  paper vs ours, with the sign verdict; a zero gain in the paper has no sign and
+  is counted apart;
 * :func:`summarize`, :func:`findings`, :func:`render_comparison` -- counts,
   plain-language lines and the Markdown grid;
+* :func:`stand_ins`, :func:`mark_stand_in` -- which paper datasets an output
+  ran on a stand-in for, and the mark on its caption and findings;
 * :func:`reproduce_table` -- all of it for one paper table under a profile, saved;
   the metric a table reports may differ by column, row or cell (:func:`metric_of`:
-  e.g. many/medium/few columns, or rows that evaluate another model).
+  e.g. many/medium/few columns, or rows that evaluate another model);
+* :func:`recount` -- a saved table's summary recomputed from its CSV with the
+  current rules (no run).
 
-**The spread** of a cell is our std over seeds where there are several seeds,
-and otherwise the measured cross-machine spread of its table (the max |Δ|
-between regenerations on two machines, recorded in
-``figures/<paper>/<profile>/_spread.json``; a table without its own
-measurement takes the largest one measured in the same profile); 0 when
-neither is known.  A
-difference of two cells has the spread √(s_a² + s_b²).  Accuracies in percent;
-Δ = ours − paper.
+**The spread** of a cell (:mod:`fedlib.repro.spread`) is the largest of what was
+measured for it: our std over seeds where it ran with several seeds, its
+table's seed-to-seed spread, its table's cross-machine spread (or the largest
+measured on a table of the same metric in the same profile).  Each cell records
+the one it used (``spread_source``).  When none was measured the spread is NaN
+and every verdict that would need it says "spread not measured" (``no_spread``)
+instead of deciding: a spread of 0 is never assumed.  A difference of two cells
+has the spread √(s_a² + s_b²).  Accuracies in percent; Δ = ours − paper.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
+import re
+import warnings
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -39,24 +48,38 @@ import pandas as pd
 from .figures import save_table
 from .grid import GridResult, aggregate, run_grid
 from .profiles import Profile
+from .spread import Spread, load_spread, spread_for
 
-__all__ = ["STATUS", "MARK", "compare", "winners", "gains", "summarize", "findings", "render_comparison",
-           "table_cells", "reproduce_table", "add_column_param", "load_spread", "method_of", "metric_of",
-           "cell_values"]
+__all__ = ["STATUS", "MARK", "VERDICT", "TIE", "compare", "winners", "gains", "summarize", "findings",
+           "render_comparison", "table_cells", "reproduce_table", "add_column_param", "load_spread", "method_of",
+           "metric_of", "cell_values", "last_rounds", "over_last_rounds", "stand_ins", "stand_in_text", "mark_stand_in", "kendall_tau", "recount"]
 
 #: Cell status of a paper-vs-ours comparison.
 STATUS = {
     "within": "within the paper's std",
     "outside": "outside the paper's std",
     "undecided": "undecided (the verdict flips within our run-to-run spread)",
+    "no_spread": "spread not measured (within/outside not decided)",
     "no_std": "paper reports no std",
+    "std_not_seeds": "the paper's ± is not over seeds (shown, not judged)",
     "stand_in": "run on a stand-in dataset (qualitative comparison only)",
     "suspect": "the paper's value is doubtful (probable typo)",
     "not_in_paper": "missing in the paper",
     "not_run": "not run",
 }
-MARK = {"within": "✓", "outside": "✗", "undecided": "?", "no_std": "~", "stand_in": "⇄", "suspect": "†",
-        "not_in_paper": "", "not_run": ""}
+MARK = {"within": "✓", "outside": "✗", "undecided": "?", "no_spread": "∅", "no_std": "~", "std_not_seeds": "≈",
+        "stand_in": "⇄", "suspect": "†", "not_in_paper": "", "not_run": ""}
+#: Verdicts of the best method per column and of the headline gain's sign.
+VERDICT = {
+    "agree": "agrees",
+    "disagree": "disagrees",
+    "undecided": "undecided within our run-to-run spread",
+    "no_spread": "spread not measured",
+    "zero_in_paper": "zero gain in the paper (no sign to agree with)",
+}
+#: Two printed values closer than this are equal (a tie in the paper; a zero gain).
+TIE = 1e-6
+NOT_MEASURED = "not measured"
 
 
 def method_of(row: str) -> str:
@@ -64,40 +87,45 @@ def method_of(row: str) -> str:
     return str(row).split("/")[-1]
 
 
-def load_spread(out_dir: str | os.PathLike | None) -> dict[str, float]:
-    """The cross-machine spread per table recorded next to a profile's outputs (``_spread.json``:
-    ``{"tables": {table id: {"max_abs_delta": …, …}}}``), as {table id: max |Δ|}; {} if none."""
-    if out_dir is None:
-        return {}
-    path = Path(out_dir) / "_spread.json"
-    if not path.exists():
-        return {}
-    body = json.loads(path.read_text())
-    out = {t: float(v["max_abs_delta"]) for t, v in body.get("tables", {}).items()
-           if v.get("max_abs_delta") is not None}
-    if out:  # a table without its own measurement: the largest spread measured in this profile
-        out["*"] = max(out.values())
-    return out
+def _as_spreads(spread: Any) -> list[Spread]:
+    """``spread`` as a list of measured spreads: None (none measured), a number (a measured cross-machine
+    spread of the table), a :class:`~fedlib.repro.spread.Spread` or a list of them."""
+    if spread is None:
+        return []
+    if isinstance(spread, Spread):
+        return [spread]
+    if isinstance(spread, (int, float, np.floating)):
+        return [] if math.isnan(float(spread)) else [Spread(float(spread), "cross-machine (this table)")]
+    return [s for s in spread if s is not None]
 
 
-def _cell_spread(ours_std: float, n_seeds: float, machine: float | None) -> float:
+def _cell_spread(ours_std: float, n_seeds: float, table: list[Spread]) -> tuple[float, str]:
+    """The largest spread measured for a cell and its source; (NaN, "not measured") when none was."""
+    found = list(table)
     if n_seeds is not None and not pd.isna(n_seeds) and n_seeds >= 2 and not pd.isna(ours_std):
-        return float(ours_std)
-    return float(machine or 0.0)
+        found.append(Spread(float(ours_std), f"std over {int(n_seeds)} seeds"))
+    if not found:
+        return math.nan, NOT_MEASURED
+    best = max(found, key=lambda s: s.value)
+    return best.value, best.source
 
 
 def compare(paper_frame: pd.DataFrame, ours: pd.DataFrame, on: Sequence[str] = ("row", "column"), *,
-            spread: float | None = None) -> pd.DataFrame:
+            spread: Any = None) -> pd.DataFrame:
     """Paper vs ours per cell.
 
     ``paper_frame`` has ``on`` + ``paper_mean``, ``paper_std`` (NaN: missing / not
-    reported), ``dataset`` and optionally ``suspect``; ``ours`` has ``on`` +
-    ``ours_mean``, ``ours_std``, ``n_seeds`` and optionally ``status``/``note``/
-    ``dataset_used``.  ``spread``: the cross-machine spread of this table (see the
-    module docstring).  Adds ``delta``, ``abs_delta``, ``spread`` (of the cell),
+    reported), ``dataset`` and optionally ``suspect`` and ``std_over`` (what the
+    paper's ± is over; "seeds" when absent); ``ours`` has ``on`` + ``ours_mean``,
+    ``ours_std``, ``n_seeds`` and optionally ``status``/``note``/``dataset_used``.
+    ``spread``: the table's measured spreads (see the module docstring; a number is
+    a measured cross-machine spread; None: none measured).  Adds ``delta``,
+    ``abs_delta``, ``spread`` (of the cell; NaN: not measured), ``spread_source``,
     ``within_std`` (True/False, None when not judged) and ``status``."""
     on = list(on)
-    keep = [c for c in ("ours_mean", "ours_std", "n_seeds", "status", "note", "dataset_used") if c in ours]
+    table_spreads = _as_spreads(spread)
+    keep = [c for c in ("ours_mean", "ours_std", "ours_std_over", "n_seeds", "status", "note", "dataset_used")
+            if c in ours]
     df = paper_frame.merge(ours[on + keep], on=on, how="left")
     if "status" not in df:
         df["status"] = np.where(df["ours_mean"].notna(), "ok", "not run")
@@ -106,9 +134,15 @@ def compare(paper_frame: pd.DataFrame, ours: pd.DataFrame, on: Sequence[str] = (
     df["run_status"] = df.pop("status").fillna("not run")
     df["delta"] = df["ours_mean"] - df["paper_mean"]
     df["abs_delta"] = df["delta"].abs()
-    df["spread"] = [_cell_spread(s, n, spread) for s, n in zip(df.get("ours_std", np.nan), df.get("n_seeds", np.nan))]
+    seed_std = df.get("ours_std", pd.Series(np.nan, index=df.index))
+    if "ours_std_over" in df:  # our ± over rounds (as the paper's) is no spread over seeds
+        seed_std = seed_std.where(df["ours_std_over"].isna())
+    cell = [_cell_spread(s, n, table_spreads) for s, n in zip(seed_std, df.get("n_seeds", np.nan))]
+    df["spread"] = [c[0] for c in cell]
+    df["spread_source"] = [c[1] for c in cell]
+    std_over = df["std_over"] if "std_over" in df else pd.Series("seeds", index=df.index)
     within, status = [], []
-    for row in df.itertuples(index=False):
+    for row, over in zip(df.itertuples(index=False), std_over):
         used = getattr(row, "dataset_used", None)
         stand_in = isinstance(used, str) and used != row.dataset
         if pd.isna(row.paper_mean):
@@ -121,6 +155,10 @@ def compare(paper_frame: pd.DataFrame, ours: pd.DataFrame, on: Sequence[str] = (
             within.append(None), status.append("stand_in")
         elif pd.isna(row.paper_std):
             within.append(None), status.append("no_std")
+        elif isinstance(over, str) and over not in ("", "seeds"):
+            within.append(None), status.append("std_not_seeds")
+        elif pd.isna(row.spread):
+            within.append(None), status.append("no_spread")
         elif abs(abs(row.delta) - row.paper_std) <= row.spread and row.spread > 0:
             within.append(None), status.append("undecided")
         else:
@@ -135,11 +173,34 @@ def _groups(df: pd.DataFrame) -> list[str]:
     return ["column"] + (["row_group"] if "row_group" in df else [])
 
 
+def kendall_tau(paper: Sequence[float], ours: Sequence[float]) -> float:
+    """Kendall's τ-b (tie-aware) between two rankings of the same rows; NaN with fewer than two rows or
+    when one side is constant."""
+    from scipy.stats import kendalltau
+
+    x, y = np.asarray(paper, dtype=float), np.asarray(ours, dtype=float)
+    if len(x) < 2:
+        return math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tau = kendalltau(x, y, variant="b").statistic
+    return float(tau) if tau is not None else math.nan
+
+
+def _sources(spreads: Iterable[str]) -> str:
+    return "; ".join(dict.fromkeys(s for s in spreads if isinstance(s, str)))
+
+
 def winners(comparison: pd.DataFrame) -> pd.DataFrame:
     """Per column (and row group): the best method in the paper and in our runs, among
-    the rows both have (suspect cells left out).  ``verdict``: ``agree``, ``disagree``,
-    or ``undecided`` when another row is within our spread of our best and the
-    paper's best is among those rows."""
+    the rows both have (suspect cells left out), tie-aware: the paper's best is every row
+    at its maximum, ours every row at ours.  ``face_value``: ``agree`` when one of our
+    best rows is one of the paper's best, else ``disagree`` (no spread considered).
+    ``verdict``: ``no_spread`` when a row's spread was not measured; else ``agree``
+    when our best is among the paper's best and every row within our spread of it is
+    too, ``undecided`` when some row within our spread of our best is among the
+    paper's best, else ``disagree``.  ``kendall_tau``: τ-b between the paper's and our
+    ranking of the same rows."""
     recs = []
     df = comparison[~comparison.status.isin(["suspect"])] if "status" in comparison else comparison
     for keys, grp in df.groupby(_groups(df), sort=False):
@@ -147,26 +208,44 @@ def winners(comparison: pd.DataFrame) -> pd.DataFrame:
         both = grp.dropna(subset=["paper_mean", "ours_mean"])
         if len(both) < 2:
             continue
-        p = both.loc[both.paper_mean.idxmax()]
-        o = both.loc[both.ours_mean.idxmax()]
-        spreads = both["spread"] if "spread" in both else pd.Series(0.0, index=both.index)
-        tied = both[(o.ours_mean - both.ours_mean) <= np.sqrt(spreads ** 2 + spreads.loc[o.name] ** 2)]
-        if p.row == o.row and len(tied) == 1:
-            verdict = "agree"
-        elif p.row in set(tied.row):
-            verdict = "undecided"
+        paper_best = both[both.paper_mean >= both.paper_mean.max() - TIE]
+        ours_best = both[both.ours_mean >= both.ours_mean.max() - TIE]
+        p_rows, o_rows = set(paper_best.row), set(ours_best.row)
+        face = "agree" if p_rows & o_rows else "disagree"
+        spreads = both["spread"] if "spread" in both else pd.Series(math.nan, index=both.index)
+        if spreads.isna().any():
+            verdict = "no_spread"
         else:
-            verdict = "disagree"
+            top = ours_best.index[0]
+            reach = np.sqrt(spreads ** 2 + spreads.loc[top] ** 2)
+            tied = set(both.row[(both.ours_mean.max() - both.ours_mean) <= reach + TIE])
+            if face == "agree" and tied <= p_rows:
+                verdict = "agree"
+            elif tied & p_rows:
+                verdict = "undecided"
+            else:
+                verdict = "disagree"
         recs.append({**dict(zip(_groups(df), keys)), "column_label": grp.column_label.iloc[0],
-                     "rows_compared": len(both), "paper_best": p.row_label, "ours_best": o.row_label,
-                     "agree": verdict == "agree", "verdict": verdict})
+                     "rows_compared": len(both), "paper_best": " = ".join(paper_best.row_label),
+                     "ours_best": " = ".join(ours_best.row_label), "paper_tied": len(paper_best),
+                     "agree": verdict == "agree", "face_value": face, "verdict": verdict,
+                     "kendall_tau": kendall_tau(both.paper_mean, both.ours_mean),
+                     "spread_source": _sources(both.get("spread_source", []))})
     return pd.DataFrame(recs)
+
+
+def _first(frame: pd.DataFrame, column: str) -> Any:
+    return frame[column].iloc[0] if column in frame else None
 
 
 def gains(comparison: pd.DataFrame, method: str, baseline: str) -> pd.DataFrame:
     """``method`` − ``baseline`` per column (and row group), paper vs ours.  ``verdict``:
-    ``agree`` / ``disagree`` on the sign, or ``undecided`` when |ours| is within the
-    spread of the difference."""
+    ``zero_in_paper`` when the paper's gain is zero (no sign to agree with);
+    ``no_spread`` when either cell's spread was not measured; ``undecided`` when
+    |ours| is within the spread of the difference; else ``agree`` / ``disagree`` on
+    the sign.  ``face_value``: the sign verdict with no spread considered (None for
+    a zero paper gain).  ``stand_in``: either cell ran on a stand-in dataset
+    (``trained_on`` names it)."""
     recs = []
     df = comparison.copy()
     df["_method"] = df["row"].map(method_of)
@@ -177,25 +256,42 @@ def gains(comparison: pd.DataFrame, method: str, baseline: str) -> pd.DataFrame:
             continue
         pg = float(a.paper_mean.iloc[0] - b.paper_mean.iloc[0])
         og = float(a.ours_mean.iloc[0] - b.ours_mean.iloc[0])
-        sa = float(a.spread.iloc[0]) if "spread" in a else 0.0
-        sb = float(b.spread.iloc[0]) if "spread" in b else 0.0
+        sa = float(a.spread.iloc[0]) if "spread" in a else math.nan
+        sb = float(b.spread.iloc[0]) if "spread" in b else math.nan
         spread = math.hypot(sa, sb)
+        face = None
         if math.isnan(og) or math.isnan(pg):
             verdict = None
-        elif abs(og) <= spread and spread > 0:
-            verdict = "undecided"
+        elif abs(pg) < TIE:
+            verdict = "zero_in_paper"
         else:
-            verdict = "agree" if np.sign(pg) == np.sign(og) else "disagree"
+            face = "agree" if np.sign(pg) == np.sign(og) else "disagree"
+            if math.isnan(spread):
+                verdict = "no_spread"
+            elif (abs(og) <= spread and spread > 0) or og == 0:
+                verdict = "undecided"
+            else:
+                verdict = face
+        used = [u for u in (_first(a, "dataset_used"), _first(b, "dataset_used")) if isinstance(u, str)]
+        stand_in = any(u != _first(a, "dataset") for u in used)
         recs.append({**dict(zip(_groups(df), keys)), "column_label": grp.column_label.iloc[0],
                      "paper_gain": pg, "ours_gain": og, "spread": spread,
-                     "same_sign": None if verdict in (None, "undecided") else verdict == "agree",
-                     "verdict": verdict})
+                     "spread_source": _sources([_first(a, "spread_source"), _first(b, "spread_source")]),
+                     "same_sign": None if verdict not in ("agree", "disagree") else verdict == "agree",
+                     "face_value": face, "verdict": verdict, "stand_in": stand_in,
+                     "trained_on": used[0] if used else None})
     return pd.DataFrame(recs)
 
 
+def _count(frame: pd.DataFrame, column: str, value: str) -> int:
+    return int((frame[column] == value).sum()) if len(frame) and column in frame else 0
+
+
 def summarize(comparison: pd.DataFrame, headline: tuple[str, str] | None = None) -> dict:
-    """Counts per status, the cells in each verdict, and the qualitative checks
-    (best method per column, sign of the headline gain), each with its undecided count."""
+    """Counts per status, the cells in each verdict, the spreads the verdicts used, and the
+    qualitative checks: best method per column (tie-aware; decided, undecided, spread not
+    measured, and at face value), Kendall's τ-b per column, sign of the headline gain (the
+    same, plus zero gains in the paper, counted apart)."""
     counts = comparison.status.value_counts().to_dict()
     name = comparison.row_label.astype(str) + " @ " + comparison.column_label.astype(str)
     if "row_group" in comparison:
@@ -204,29 +300,66 @@ def summarize(comparison: pd.DataFrame, headline: tuple[str, str] | None = None)
     name = pd.Series(name, index=comparison.index)
     w = winners(comparison)
     g = gains(comparison, *headline) if headline else pd.DataFrame()
-    judged = comparison[comparison.status.isin(["within", "outside", "undecided", "no_std"])]
+    judged = comparison[comparison.status.isin(["within", "outside", "undecided", "no_spread", "no_std",
+                                                "std_not_seeds"])]
     decided_gain = g[g.verdict.isin(["agree", "disagree"])] if len(g) else g
+    ran = comparison[comparison.ours_mean.notna()]
+    taus = {} if w.empty else {
+        (f"{r.row_group} " if isinstance(r.get("row_group"), str) and r.get("row_group") else "") + str(r.column_label):
+        (None if pd.isna(r.kendall_tau) else float(r.kendall_tau)) for _, r in w.iterrows()}
+    finite = [t for t in taus.values() if t is not None]
     return {
         "counts": {k: int(counts.get(k, 0)) for k in STATUS},
         "run": int(comparison.ours_mean.notna().sum()),
         "within": sorted(name[comparison.status == "within"].tolist()),
         "outside": sorted(name[comparison.status == "outside"].tolist()),
         "undecided": sorted(name[comparison.status == "undecided"].tolist()),
+        "spread_sources": ({} if "spread_source" not in ran else
+                           {str(k): int(v) for k, v in ran.spread_source.value_counts().items()}),
         "median_abs_delta": None if judged.abs_delta.dropna().empty else float(judged.abs_delta.median()),
         "median_abs_delta_stand_in": None if comparison[comparison.status == "stand_in"].abs_delta.dropna().empty
         else float(comparison[comparison.status == "stand_in"].abs_delta.median()),
-        "winner_agree": int((w.verdict == "agree").sum()) if len(w) else 0,
-        "winner_undecided": int((w.verdict == "undecided").sum()) if len(w) else 0,
+        "winner_agree": _count(w, "verdict", "agree"),
+        "winner_undecided": _count(w, "verdict", "undecided"),
+        "winner_no_spread": _count(w, "verdict", "no_spread"),
+        "winner_agree_face_value": _count(w, "face_value", "agree"),
         "winner_total": int(len(w)),
+        "kendall_tau": taus,
+        "kendall_tau_median": float(np.median(finite)) if finite else None,
         "headline": list(headline) if headline else None,
-        "gain_same_sign": int((g.verdict == "agree").sum()) if len(g) else 0,
-        "gain_undecided": int((g.verdict == "undecided").sum()) if len(g) else 0,
+        "gain_same_sign": _count(g, "verdict", "agree"),
+        "gain_undecided": _count(g, "verdict", "undecided"),
+        "gain_no_spread": _count(g, "verdict", "no_spread"),
+        "gain_zero_in_paper": _count(g, "verdict", "zero_in_paper"),
+        "gain_same_sign_face_value": _count(g, "face_value", "agree"),
         "gain_total": int(g.verdict.notna().sum()) if len(g) else 0,
         "ours_gain_mean": None if g.empty or g.ours_gain.dropna().empty else float(g.ours_gain.mean()),
         "paper_gain_mean": None if g.empty or g.ours_gain.dropna().empty
         else float(g.dropna(subset=["ours_gain"]).paper_gain.mean()),
         "decided_gain_columns": int(len(decided_gain)),
     }
+
+
+def _parts(s: dict, prefix: str) -> str:
+    """", 2 undecided, 1 zero gain in the paper, 3 spread not measured" for a summary's winners or gains."""
+    bits = [(s.get(f"{prefix}_undecided", 0), "undecided within our spread"),
+            (s.get(f"{prefix}_zero_in_paper", 0), "zero gain in the paper"),
+            (s.get(f"{prefix}_no_spread", 0), "spread not measured")]
+    return "".join(f", {n} {what}" for n, what in bits if n)
+
+
+def verdict_text(s: dict, prefix: str) -> str:
+    """A summary's best-method (``prefix="winner"``) or gain-sign (``"gain"``) count in words:
+    "4/8 (2 spread not measured; 6/8 at face value)"."""
+    key = "winner_agree" if prefix == "winner" else "gain_same_sign"
+    total = s.get(f"{prefix}_total", 0)
+    text = f"{s.get(key, 0)}/{total}"
+    parts = _parts(s, prefix).lstrip(", ")
+    face = s.get(f"{key}_face_value")
+    if s.get(f"{prefix}_no_spread") and face is not None:
+        signed = total - s.get(f"{prefix}_zero_in_paper", 0)
+        parts += f"; {face}/{signed} at face value"
+    return text + (f" ({parts})" if parts else "")
 
 
 def findings(comparison: pd.DataFrame, table=None, paper=None) -> list[str]:
@@ -240,27 +373,109 @@ def findings(comparison: pd.DataFrame, table=None, paper=None) -> list[str]:
     w = winners(comparison)
     if len(w) and headline:
         ours_label = paper.method_label(headline[0])
-        mine = int((w.ours_best == ours_label).sum())
-        theirs = int((w.paper_best == ours_label).sum())
+        mine = int(w.ours_best.str.split(" = ").map(lambda b: ours_label in b).sum())
+        theirs = int(w.paper_best.str.split(" = ").map(lambda b: ours_label in b).sum())
         out.append(f"{label}: {ours_label} is our best method in {mine} of {len(w)} column groups run "
-                   f"(paper: {theirs} of {len(w)}); the best method agrees with the paper in "
-                   f"{s['winner_agree']} of {s['winner_total']}"
-                   + (f" ({s['winner_undecided']} undecided within our spread)" if s["winner_undecided"] else ""))
+                   f"(paper: {theirs} of {len(w)}); the best method agrees with the paper (ties in the paper "
+                   f"count for each tied method) in {verdict_text(s, 'winner')}")
+    if s["kendall_tau_median"] is not None:
+        out.append(f"{label}: Kendall's τ-b between our and the paper's ranking of the methods, per column: "
+                   f"median {s['kendall_tau_median']:+.2f} ("
+                   + ", ".join(f"{k} {'—' if v is None else f'{v:+.2f}'}" for k, v in s["kendall_tau"].items()) + ")")
     if s["gain_total"] and headline:
         a, b = (paper.method_label(m) for m in headline)
         out.append(f"{label}: {a} − {b} is {s['ours_gain_mean']:+.2f} pp on average here vs "
-                   f"{s['paper_gain_mean']:+.2f} pp in the paper (same sign in {s['gain_same_sign']} of "
-                   f"{s['gain_total']} columns" + (f", {s['gain_undecided']} undecided" if s["gain_undecided"] else "")
-                   + ")")
+                   f"{s['paper_gain_mean']:+.2f} pp in the paper (the sign agrees in {verdict_text(s, 'gain')} "
+                   "columns)")
     c = s["counts"]
     judged = c["within"] + c["outside"] + c["undecided"]
     if judged:
         out.append(f"{label}: {c['within']} of {judged} cells with a reported std are within it"
                    + (f", {c['undecided']} undecided" if c["undecided"] else ""))
+    if c["no_spread"]:
+        out.append(f"{label}: {c['no_spread']} cells with a reported std are not judged: their spread was not "
+                   f"measured (one seed, no seed-to-seed or cross-machine measurement)")
+    if c["std_not_seeds"]:
+        out.append(f"{label}: {c['std_not_seeds']} cells' ± is not over seeds in the paper: shown, not judged")
     if c["stand_in"]:
         out.append(f"{label}: {c['stand_in']} cells ran on a stand-in dataset: compared qualitatively only")
     if c["suspect"]:
         out.append(f"{label}: {c['suspect']} printed values are flagged as probable typos and not counted")
+    return out
+
+
+# ------------------------------------------------------------------------------ stand-ins
+def stand_ins(profile: Profile, experiment: str | None, datasets: Iterable[str] | None = None) -> dict[str, str]:
+    """{paper dataset: the dataset it ran on} for each of ``experiment``'s paper datasets that ``profile``
+    replaces by a stand-in (none for an experiment that does not substitute, or an unknown one).  With
+    ``datasets`` (what the runs actually used, when known), only stand-ins among them."""
+    if profile is None or experiment is None or not hasattr(profile, "datasets_of"):
+        return {}
+    try:
+        if not profile.setting(experiment, "substitute", True):
+            return {}
+        paper_ds = profile.datasets_of(experiment)
+    except KeyError:
+        return {}
+    used = set([] if datasets is None else list(datasets))
+    out = {}
+    for d in paper_ds:
+        u = profile.dataset(d)
+        if u is not None and u != d and (not used or u in used):
+            out[d] = u
+    return out
+
+
+def stand_in_text(mapping: Mapping[str, str], label: Callable[[str], str] = str) -> str:
+    """"CIFAR-10 ran on FMNIST (a stand-in)" for {paper dataset: dataset used}."""
+    by_used: dict[str, list[str]] = {}
+    for paper_ds, used in mapping.items():
+        by_used.setdefault(used, []).append(label(paper_ds))
+    return "; ".join(f"{' and '.join(p)} ran on {label(u)} (a stand-in)" for u, p in by_used.items())
+
+
+def _mentions(text: str, name: str) -> bool:
+    return bool(name) and re.search(re.escape(name) + r"(?!\d)", text) is not None
+
+
+def mark_stand_in(meta: dict, profile: Profile | None = None, paper=None) -> dict:
+    """A sidecar's fields (``experiment``, ``datasets``, ``caption``, ``findings``) with every stand-in
+    marked: ``stand_in`` {paper dataset: dataset used}; ``datasets`` filled in when empty; the caption
+    starts with "⇄ CIFAR-10 ran on FMNIST (a stand-in): a paper value beside it is on CIFAR-10; compare
+    qualitatively only."; every finding that sets a paper value beside ours (it mentions the paper)
+    and does not already name the stand-in ends with "[⇄ CIFAR-10 ran on FMNIST (a stand-in)]" (the
+    stood-in datasets it names; all of them when it names no dataset; none when it names only datasets
+    that ran as in the paper).  Idempotent: a sidecar
+    that has ``stand_in`` is returned as it is."""
+    if "stand_in" in meta or profile is None:
+        return meta
+    paper = paper if paper is not None else getattr(profile, "companion", None)
+    label = paper.dataset_label if paper is not None else str
+    mapping = stand_ins(profile, meta.get("experiment"), meta.get("datasets"))
+    out = dict(meta, stand_in=mapping)
+    if not mapping:
+        return out
+    if not len([] if out.get("datasets") is None else list(out["datasets"])):
+        out["datasets"] = sorted({profile.dataset(d) for d in profile.datasets_of(meta["experiment"])} - {None})
+    text = stand_in_text(mapping, label)
+    papers = " and ".join(label(d) for d in mapping)
+    out["caption"] = (f"⇄ {text}: a paper value beside it is on {papers}; compare qualitatively only. "
+                      + (meta.get("caption") or "")).rstrip()
+    genuine = [d for d in profile.datasets_of(meta["experiment"]) if d not in mapping]
+    marked = []
+    for line in meta.get("findings") or []:
+        named = {d: u for d, u in mapping.items() if _mentions(line, label(d))}
+        if not named and any(_mentions(line, label(d)) for d in genuine):
+            named = {}  # it names only datasets that ran as in the paper
+        elif not named:
+            named = dict(mapping)
+        if (not named or "paper" not in line.lower() or "stand-in" in line
+                or all(_mentions(line, label(u)) for u in named.values())):
+            marked.append(line)
+        else:
+            marked.append(f"{line} [⇄ {stand_in_text(named, label)}]")
+    if meta.get("findings") is not None:
+        out["findings"] = marked
     return out
 
 
@@ -279,6 +494,18 @@ def add_column_param(comparison: pd.DataFrame, table, key: str, name: str | None
         return comparison.assign(**{name or key: comparison.column.map(values)})
     values = {r.key: r.params.get(key) for r in table.rows}
     return comparison.assign(**{name or key: comparison.row.map(values)})
+
+
+def _spread_line(comparison: pd.DataFrame) -> str:
+    """"Spread used: …" for the cells that ran: each source with its number of cells."""
+    if "spread_source" not in comparison:
+        return ""
+    ran = comparison[comparison.ours_mean.notna()]
+    if ran.empty:
+        return ""
+    counts = ran.spread_source.value_counts()
+    return "\nRun-to-run spread used by the verdicts: " + "; ".join(
+        f"{src} ({n} cell{'s' if n != 1 else ''})" for src, n in counts.items()) + ".\n"
 
 
 def render_comparison(comparison: pd.DataFrame, paper=None) -> str:
@@ -316,9 +543,14 @@ def render_comparison(comparison: pd.DataFrame, paper=None) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n\n"
     text += ("Each cell: paper → ours (Δ = ours − paper), in %. ✓ |Δ| within the paper's reported std, "
-             "✗ outside it, ? undecided (the verdict flips within our run-to-run spread), ~ the paper reports no "
-             "std, ⇄ run on a stand-in dataset (compare qualitatively only), † the paper's value is doubtful; "
+             "✗ outside it, ? undecided (the verdict flips within our run-to-run spread), ∅ not decided: our "
+             "run-to-run spread was not measured, ~ the paper reports no std, ≈ the paper's ± is not over seeds, "
+             "⇄ run on a stand-in dataset (compare qualitatively only), † the paper's value is doubtful; "
              "— missing in the paper.\n")
+    text += _spread_line(comparison)
+    over = comparison.get("std_over", pd.Series(dtype=object)).dropna()
+    for what in dict.fromkeys(o for o in over if isinstance(o, str) and o not in ("", "seeds")):
+        text += f"\nThe paper's ± is over {what}, not over seeds: a Δ beyond it is not a miss (≈).\n"
     suspects = comparison[comparison.get("suspect", pd.Series("", index=comparison.index)).astype(str) != ""]
     for x in suspects.itertuples(index=False):
         n = notes.setdefault(f"† {x.row_label} @ {x.column_label}: {x.suspect}", len(notes) + 1)
@@ -382,6 +614,33 @@ def cell_values(runs: pd.DataFrame, metric: Callable[[str, str], str]) -> pd.Dat
     return out
 
 
+def last_rounds(std_over: str | None) -> int | None:
+    """k when a paper's ± is over "the last k rounds" (:attr:`fedlib.repro.reported.PaperTable.std_over`)."""
+    m = re.search(r"last (\d+) rounds", std_over or "")
+    return int(m[1]) if m else None
+
+
+def over_last_rounds(histories: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Our value as the paper's "mean ± std over the last k rounds": per run (``row``, ``column``,
+    ``seed``) the mean and sample std of ``test_accuracy`` over the evaluated rounds among its
+    last ``k`` (of its last stage, for a multi-stage method); per cell the mean over seeds of
+    both (``ours_mean``, ``ours_std``), with ``rounds_evaluated`` (evaluations in the window of
+    each run, fewest)."""
+    recs = []
+    if histories.empty:
+        return pd.DataFrame(columns=["row", "column", "ours_mean", "ours_std", "rounds_evaluated"])
+    for (row, column, _), h in histories.groupby(["row", "column", "seed"], sort=False):
+        if "stage" in h:
+            h = h[h.stage == h.stage.iloc[-1]]
+        window = h[h["round"] > h["round"].max() - k].test_accuracy.astype(float)
+        recs.append({"row": row, "column": column, "mean": window.mean(),
+                     "std": window.std(ddof=1) if len(window) > 1 else math.nan, "n": len(window)})
+    per_run = pd.DataFrame(recs)
+    cell = per_run.groupby(["row", "column"], sort=False).agg(ours_mean=("mean", "mean"), ours_std=("std", "mean"),
+                                                               rounds_evaluated=("n", "min"))
+    return cell.reset_index()
+
+
 def table_cells(table_id: str, profile: Profile) -> list[dict]:
     """The grid cells (labels + config) of a paper table under a profile."""
     t = profile.companion.table(table_id)
@@ -396,7 +655,7 @@ def table_cells(table_id: str, profile: Profile) -> list[dict]:
 def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_dir: str | os.PathLike | None = None,
                     workers: int | None = None, progress: bool = True, name: str | None = None, save: bool = True,
                     notebook: str | None = None, value: Value = "accuracy",
-                    spread: float | None = None) -> tuple[pd.DataFrame, GridResult]:
+                    spread: Any = None) -> tuple[pd.DataFrame, GridResult]:
     """Run a paper table's grid under ``profile`` and compare with the paper.
 
     ``value``: which metric of the runs the table reports (``accuracy``, the
@@ -404,8 +663,12 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
     ``group_accuracy_few``, ``teacher_accuracy``, …): one for the whole table, or
     per column, row or cell (:func:`metric_of`).  A cell whose runs do not report
     its metric reads "not run", saying so.
-    ``spread``: the table's cross-machine spread (default: from ``_spread.json``
-    in ``out_dir``).  Returns ``(comparison, grid)``; with ``save`` writes
+    A table whose ± is over the paper's last k rounds (``std_over``) gets our value as the same
+    statistic, from the runs' histories: mean ± std over our last k rounds
+    (:func:`over_last_rounds`, ``ours_std_over``), accuracy cells only.
+    ``spread``: the table's measured spreads (default: from ``_spread.json`` in
+    ``out_dir``, :func:`fedlib.repro.spread.spread_for`; none measured: every verdict
+    says "spread not measured").  Returns ``(comparison, grid)``; with ``save`` writes
     ``<name>.csv`` (the long comparison), ``<name>.md`` (the paper → ours grid) and
     ``<name>.json`` (sidecar with profile, deviations, seeds and the summary)."""
     pp = profile.companion
@@ -413,17 +676,32 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
     cells = table_cells(t.id, profile)
     grid = run_grid(cells, seeds=profile.seeds_for(t.id), store=store,
                     workers=profile.workers if workers is None else workers, progress=progress,
+                    cpus_per_run=profile.cpus_per_run, gpus_per_run=profile.gpus_per_run,
                     desc=f"{pp.name} Table {t.number} ({profile.name})")
     metric = metric_of(value, t)
     ours = aggregate(cell_values(grid.runs, metric), ["row", "column"], value="value")
+    frame = t.frame()
+    over = {c: last_rounds(o) for c, o in zip(frame.column, frame.std_over)}
+    if any(over.values()) and not grid.histories.empty:  # the paper's "mean ± std over its last k rounds"
+        for k in sorted({k for k in over.values() if k}):
+            cols = [c for c, kk in over.items() if kk == k]
+            ok = set(map(tuple, grid.runs.loc[grid.runs.status == "ok", ["row", "column", "seed"]].to_numpy()))
+            hist = grid.histories[grid.histories.column.isin(cols)]
+            hist = hist[[metric(r, c) == "accuracy" and (r, c, sd) in ok  # a diverged run's curve is no result
+                         for r, c, sd in zip(hist.row, hist.column, hist.seed)]]
+            last = over_last_rounds(hist, k).set_index(["row", "column"])
+            idx = ours.set_index(["row", "column"]).index
+            hit = idx.isin(last.index)
+            for col in ("ours_mean", "ours_std"):
+                ours.loc[hit, col] = last.loc[idx[hit], col].to_numpy()
+            ours.loc[hit, "ours_std_over"] = f"the last {k} rounds"
     missing = ours.ours_mean.isna() & (ours.status == "ok")
     ours.loc[missing, "status"] = "not run"
     ours.loc[missing, "note"] = [f"not run: the runs do not report {metric(r, c)}"
                                  for r, c in zip(ours.row[missing], ours.column[missing])]
     if spread is None:
-        measured = load_spread(out_dir)
-        spread = measured.get(name or t.id, measured.get("*"))
-    comp = compare(t.frame(), ours, spread=spread)
+        spread = spread_for(out_dir, name or t.id, value if isinstance(value, str) else None)
+    comp = compare(frame, ours, spread=spread)
     # the dataset each column is trained on in this profile (known even for cells that did not run)
     col_used = {c.key: (None if c.dataset in pp.unsupported else profile.dataset(c.dataset)) for c in t.columns}
     comp["dataset_used"] = comp["dataset_used"].where(comp["dataset_used"].notna(), comp.column.map(col_used))
@@ -431,17 +709,52 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
         summary = summarize(comp, pp.headline)
         caption = f"{pp.title} Table {t.number} ({t.section}), profile '{profile.name}'. " + " ".join(t.notes)
         cols = ["table", "row_group", "row", "row_label", "column", "column_label", "dataset", "dataset_used",
-                "paper_mean", "paper_std", "ours_mean", "ours_std", "n_seeds", "delta", "spread", "within_std",
-                "status", "suspect", "note"]
+                "paper_mean", "paper_std", "std_over", "ours_mean", "ours_std", "ours_std_over", "n_seeds", "delta",
+                "spread", "spread_source", "within_std", "status", "suspect", "note"]
+        datasets = sorted(set(grid.runs.loc[grid.runs.status == "ok", "dataset_used"].dropna()))
+        marked = mark_stand_in({"experiment": t.id, "datasets": datasets, "caption": caption,
+                                "findings": findings(comp, t, pp)}, profile, pp)
         save_table(comp[[c for c in cols if c in comp]], name or t.id, out_dir,
-                   title=f"Table {t.number}: {t.title}", caption=caption,
+                   title=f"Table {t.number}: {t.title}", caption=marked["caption"],
                    markdown=render_comparison(comp, pp), profile=profile, experiment=t.id,
                    deviations=profile.deviations(t.id), seeds=profile.seeds_for(t.id),
-                   datasets=sorted(set(grid.runs.loc[grid.runs.status == "ok", "dataset_used"].dropna())),
+                   datasets=datasets, stand_in=marked["stand_in"],
                    parameters={"example_config": next((c["config"] for c in cells if c["config"]), None),
                                "cells_run": sum(c["config"] is not None for c in cells), "cells": len(cells),
                                "value": value if isinstance(value, str) else
                                {f"{c['row']}/{c['column']}": metric(c["row"], c["column"]) for c in cells}},
                    paper=pp.name, paper_table=t.id, summary=summary, wall_time_s=grid.wall_time_s,
-                   notebook=notebook, findings=findings(comp, t, pp))
+                   notebook=notebook, findings=marked["findings"])
     return comp, grid
+
+
+# ------------------------------------------------------------------------------ recount
+def recount(csv: str | os.PathLike, table=None, paper=None, *, spread: Any = "auto",
+            comparison: bool = False) -> dict | tuple[dict, pd.DataFrame]:
+    """A saved paper table's summary recomputed from its CSV (``<name>.csv`` as
+    :func:`reproduce_table` writes it: our mean, std and seeds per cell) with the current
+    rules and, with ``table`` (its :class:`~fedlib.repro.reported.PaperTable`), the current
+    transcription of the paper's values; no run.  ``spread``: ``"auto"`` reads the spreads
+    measured in the CSV's folder (:func:`fedlib.repro.spread.spread_for`, with the metric of
+    its sidecar), else as :func:`compare`.  ``paper``: the companion (its headline).
+    With ``comparison``: ``(summary, comparison)``."""
+    csv = Path(csv)
+    saved = pd.read_csv(csv)
+    if table is not None:
+        frame = table.frame()
+    else:
+        frame = saved[[c for c in ("table", "row", "column", "row_label", "column_label", "row_group", "dataset",
+                                   "paper_mean", "paper_std", "suspect", "std_over") if c in saved]].copy()
+        frame["suspect"] = frame.get("suspect", pd.Series("", index=frame.index)).fillna("")
+    if "row_group" in frame:
+        frame["row_group"] = frame["row_group"].fillna("")
+    ours = saved[[c for c in ("row", "column", "ours_mean", "ours_std", "ours_std_over", "n_seeds", "dataset_used",
+                              "note") if c in saved]].copy()
+    ours["status"] = np.where(ours.ours_mean.notna(), "ok", "not run")
+    if spread == "auto":
+        from .spread import table_metric
+
+        spread = spread_for(csv.parent, csv.stem, table_metric(csv.parent, csv.stem))
+    comp = compare(frame, ours, spread=spread)
+    summary = summarize(comp, getattr(paper, "headline", None))
+    return (summary, comp) if comparison else summary

@@ -15,7 +15,9 @@ dataset is absent) never replaces a real one.
 Every notebook computes with one torch thread and one BLAS/OpenMP thread, so
 its numbers do not depend on the machine's core count or on how it was
 launched (papermill, JupyterLab).  Saving returns nothing (cell outputs stay
-the table or figure); the paths are in ``ctx.saved``.
+the table or figure); the paths are in ``ctx.saved``.  An output of an
+experiment the profile runs on a stand-in dataset says so in its caption, its
+findings and its sidecar (``stand_in``; :func:`fedlib.repro.compare.mark_stand_in`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from .compare import load_spread, reproduce_table
+from .compare import load_spread, mark_stand_in, reproduce_table
 from .figures import default_output_dir, relative_to_repo, repo_root, save_figure, save_table, use_style
 from .grid import GridResult, default_store, run_grid
 from .paper import get_paper
@@ -90,7 +92,7 @@ class Context:
             if self.profile.setting(experiment, "uses_seeds", True):
                 meta.setdefault("seeds", self.profile.seeds_for(experiment))
         meta.setdefault("deviations", [])
-        return meta
+        return mark_stand_in(meta, self.profile, self.paper) if experiment is not None else meta
 
     def save_figure(self, fig, name: str, *, experiment: str | None = None, placeholder: bool = False,
                     **meta: Any) -> None:
@@ -121,9 +123,12 @@ class Context:
                                notebook=self.notebook, **kwargs)
 
     def grid(self, cells: Iterable[dict], experiment: str, **kwargs: Any) -> GridResult:
-        """:func:`fedlib.repro.grid.run_grid` with this profile's seeds (for ``experiment``) and workers."""
+        """:func:`fedlib.repro.grid.run_grid` with this profile's seeds (for ``experiment``), workers and
+        resources per run."""
         kwargs.setdefault("seeds", self.profile.seeds_for(experiment))
         kwargs.setdefault("workers", self.profile.workers)
+        kwargs.setdefault("cpus_per_run", self.profile.cpus_per_run)
+        kwargs.setdefault("gpus_per_run", self.profile.gpus_per_run)
         kwargs.setdefault("progress", self.progress)
         kwargs.setdefault("desc", f"{self.paper.name} {experiment} ({self.profile.name})")
         return run_grid(cells, store=self.store, **kwargs)

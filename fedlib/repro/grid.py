@@ -1,7 +1,8 @@
 """Grids of runs: many configurations (× seeds) through :func:`fedlib.run`, store-backed.
 
 * :func:`run_grid` -- run every cell once per seed (identical configurations
-  once), optionally in parallel worker processes, with progress shown as a bar
+  once), optionally in parallel worker processes or on a Ray cluster
+  (:mod:`fedlib.repro.executors`), with progress shown as a bar
   (a widget in JupyterLab) and, during a regeneration, on the terminal that
   started it (:func:`progress_channel`);
 * :class:`GridResult` -- the tidy result: one row per run, one per evaluated round;
@@ -127,12 +128,6 @@ def _tqdm():
     return tqdm
 
 
-def _worker_init() -> None:
-    import torch
-
-    torch.set_num_threads(1)  # runs train single-threaded anyway; this keeps worker start-up lean
-
-
 class _Progress:
     """A bar in the notebook (or terminal) and, when ``$FEDLIB_PROGRESS`` names a file, one JSON
     line per finished run there: what a regeneration shows on the terminal that started it."""
@@ -182,7 +177,8 @@ def progress_channel(path: str | os.PathLike) -> Iterable[dict]:
 
 
 def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store: Any = None, workers: int = 1,
-             progress: bool = True, desc: str = "grid") -> GridResult:
+             progress: bool = True, desc: str = "grid", executor: Any = None, cpus_per_run: float | None = None,
+             gpus_per_run: float | None = None) -> GridResult:
     """Run every cell (× seed) through :func:`fedlib.run`, store-backed.
 
     ``cells``: dicts of labels (any keys, e.g. ``row``, ``column``, ``method``)
@@ -196,10 +192,18 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
     ``store``: a :class:`fedlib.store.Store`, a folder, None (the regeneration
     store :func:`default_store`) or False (no store).  ``workers`` > 1 runs that
     many processes in parallel; the results are the same for any ``workers``.
+
+    ``executor``: where the runs train (:mod:`fedlib.repro.executors`): ``"local"``
+    (``workers`` processes on this machine), ``"ray"`` (one Ray task per run with
+    ``cpus_per_run`` CPUs and ``gpus_per_run`` GPUs, a fraction where runs share a
+    GPU; needs a store on a filesystem every node sees) or an executor object; None:
+    ``$FEDLIB_EXECUTOR``, else ``"local"``.  The results are the same for every executor.
     """
     from ..store import Store
+    from .executors import make_executor
 
     t0 = time.perf_counter()
+    runner = make_executor(executor, workers=workers, cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run)
     if store is None:
         store = default_store()
     store_root = None if store is False else str(store.root if isinstance(store, Store) else store)
@@ -220,31 +224,9 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
     for _, cfg in jobs:
         if cfg is not None:
             unique.setdefault(json.dumps(cfg, sort_keys=True, default=str), cfg)
-    results: dict[str, dict] = {}
-    absent: dict[str, str] = {}
-    workers = max(1, min(int(workers), len(unique) or 1))
     bar = _Progress(len(unique), desc, progress)
     try:
-        if workers == 1:
-            for key, cfg in unique.items():
-                ds = cfg.get("dataset")
-                if ds in absent:
-                    results[key] = {"status": "not run", "note": absent[ds]}
-                else:
-                    results[key] = _run_one(cfg, store_root)
-                    if results[key]["note"].startswith("not run: dataset"):
-                        absent[ds] = results[key]["note"]
-                bar.update(results[key])
-        else:
-            import concurrent.futures as cf
-            import multiprocessing as mp
-
-            with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
-                                        initializer=_worker_init) as pool:
-                futures = {pool.submit(_run_one, cfg, store_root): key for key, cfg in unique.items()}
-                for fut in cf.as_completed(futures):
-                    results[futures[fut]] = fut.result()
-                    bar.update(results[futures[fut]])
+        results = runner.run(unique, _run_one, store_root, bar.update)
     finally:
         bar.close()
 

@@ -18,6 +18,7 @@ import json
 import os
 from pathlib import Path
 
+from .compare import findings, mark_stand_in, recount, verdict_text
 from .figures import repo_root
 from .paper import all_papers
 from .profiles import PROFILE_NAMES
@@ -69,6 +70,51 @@ def _count(tables: list[dict], key: str) -> int:
     return sum(m.get("summary", {}).get("counts", {}).get(key, 0) for m in tables)
 
 
+_STATUS_SHORT = {"within": "within std", "outside": "outside std", "undecided": "undecided",
+                 "no_spread": "spread not measured", "no_std": "no std", "std_not_seeds": "± not over seeds",
+                 "stand_in": "stand-in", "suspect": "suspect", "not_in_paper": "missing in the paper",
+                 "not_run": "not run"}
+
+
+def _changes(old: dict, new: dict) -> list[str]:
+    """What changed between a saved table summary and the same table recounted: "best method agrees 4/8 →
+    0/8 (…)", "outside std 37 → 0", …"""
+    out = []
+    for label, prefix in (("best method agrees", "winner"), ("headline gain sign agrees", "gain")):
+        a, b = verdict_text(old, prefix), verdict_text(new, prefix)
+        if a != b:
+            out.append(f"{label} {a} → {b}")
+    oc, nc = old.get("counts", {}), new.get("counts", {})
+    for key in dict.fromkeys([*oc, *nc]):
+        if oc.get(key, 0) != nc.get(key, 0):
+            out.append(f"{_STATUS_SHORT.get(key, key)} {oc.get(key, 0)} → {nc.get(key, 0)}")
+    return out
+
+
+def recount_tables(folder: Path, metas: list[dict], pp) -> list[tuple[dict, list[str]]]:
+    """Each paper table's sidecar with its summary recomputed from its CSV under the current verdict rules
+    (:func:`fedlib.repro.compare.recount`: no run), and what changed from the summary it was saved with."""
+    out = []
+    for m in _tables(metas):
+        csv = folder / m.get("files", {}).get("csv", f"{m['name']}.csv")
+        if pp is None or m["paper_table"] not in pp.tables or not csv.exists():
+            out.append((m, []))
+            continue
+        table = pp.tables[m["paper_table"]]
+        try:
+            new, comp = recount(csv, table, pp, comparison=True)
+        except (KeyError, ValueError) as err:  # a table saved in another shape: keep its saved summary
+            out.append(({**m, "recount_error": f"{type(err).__name__}: {err}"}, []))
+            continue
+        lines = findings(comp, table, pp)
+        if m.get("paper_table") == m["name"]:  # the table's own findings, from the same rules
+            lines += [f for f in m.get("findings") or [] if not f.startswith(f"Table {table.number}: ")]
+        else:
+            lines = m.get("findings") or []
+        out.append(({**m, "summary": new, "findings": lines}, _changes(m.get("summary", {}), new)))
+    return out
+
+
 def _wall(run: dict) -> str:
     """The regeneration's wall time; from an empty store when it was rendered again from a filled one."""
     total = run.get("total_wall_time_s")
@@ -94,24 +140,53 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
              "`figures/<paper>/<profile>/`, each beside the paper's reported value with the gap.  Each profile has "
              "its own folder; a run of one profile never overwrites another's outputs.", "",
              "## Summary by paper", "",
-             "| paper | profile | wall time | cells run | within std | outside std | undecided | no std reported | "
-             "on a stand-in dataset | section |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| paper | profile | wall time | cells run | within std | outside std | undecided | spread not measured | "
+             "no std reported | ± not over seeds | on a stand-in dataset | section |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for key in keys:  # every table's verdicts (and findings) under the current rules, from its CSV
+        recounted = recount_tables(found[key]["folder"], found[key]["metas"], papers.get(key[0]))
+        found[key]["changes"] = {m["name"]: c for m, c in recounted}
+        by_name = {m["name"]: m for m, _ in recounted}
+        found[key]["metas"] = [by_name.get(m["name"], m) if m["kind"] == "table" else m
+                               for m in found[key]["metas"]]
     for paper, profile in keys:
         entry = found[(paper, profile)]
         tables = _tables(entry["metas"])
         run = sum(m.get("summary", {}).get("run", 0) for m in tables)
         title = papers[paper].title if paper in papers else paper
         lines.append(f"| {title} | `{profile}` | {_wall(entry['run'])} | {run} | {_count(tables, 'within')} | "
-                     f"{_count(tables, 'outside')} | {_count(tables, 'undecided')} | {_count(tables, 'no_std')} | "
+                     f"{_count(tables, 'outside')} | {_count(tables, 'undecided')} | {_count(tables, 'no_spread')} | "
+                     f"{_count(tables, 'no_std')} | {_count(tables, 'std_not_seeds')} | "
                      f"{_count(tables, 'stand_in')} | [{paper} / {profile}](#{_anchor(paper, profile)}) |")
     for paper in sorted(set(papers) - {k[0] for k in keys}):
         lines.append(f"| {papers[paper].title} | — | not regenerated here yet: `make figures PAPER={paper}` | "
-                     "— | — | — | — | — | — | — |")
+                     "— | — | — | — | — | — | — | — | — |")
     lines += ["", "*Within std*: |ours − paper| ≤ the paper's reported std.  *Undecided*: that verdict would flip "
-              "within our run-to-run spread (std over seeds, or the cross-machine spread below).  Cells run on a "
-              "stand-in dataset are never counted as within or outside: the paper's numbers are on another "
-              "dataset; only the qualitative comparisons (best method, sign of the gain) apply to them.", ""]
+              "within our run-to-run spread (the largest measured of: std over seeds, the table's seed-to-seed "
+              "spread, its cross-machine spread below).  *Spread not measured*: no run-to-run spread was measured "
+              "for the cell, so the verdict is not decided (a spread of 0 is never assumed; measure one with "
+              "`python -m fedlib.repro.spread seeds <paper> --write`).  *± not over seeds*: the paper's ± is "
+              "another spread (e.g. over its last rounds), shown but not judged.  Cells run on a stand-in dataset "
+              "are never counted as within or outside: the paper's numbers are on another dataset; only the "
+              "qualitative comparisons (best method, sign of the gain, Kendall's τ) apply to them.  *Best method "
+              "agrees*: tie-aware (our best agrees when it is one of the paper's tied best); decided only against a "
+              "measured spread, with the count at face value beside it.  *Sign agrees*: a zero gain in the paper "
+              "has no sign and is counted apart.  *Kendall's τ*: τ-b between our and the paper's ranking of the "
+              "methods, per column (median over the columns; each column in the table's findings).", ""]
+    seeds = [(k, t, v) for k in keys for t, v in sorted(found[k]["spread"].get("seed_to_seed", {})
+                                                         .get("tables", {}).items())]
+    if seeds:
+        lines += ["## Reproducibility: the spread between seeds", "",
+                  "The headline cells of each table (the paper's method and baseline, every column run) trained "
+                  "with several seeds; per table:", "",
+                  "| paper | profile | table | seeds | cells | median std | max std | max std of the gain | command |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for (paper, profile), table, v in seeds:
+            gain = v.get("max_gain_std")
+            lines.append(f"| {paper} | `{profile}` | {table} | {', '.join(map(str, v.get('seeds', [])))} | "
+                         f"{v.get('cells')} | {v.get('median_std', 0):.2f} | {v.get('max_std', 0):.2f} | "
+                         f"{'—' if gain is None else f'{gain:.2f}'} | `{v.get('command', '')}` |")
+        lines.append("")
     spreads = [(k, found[k]["spread"]) for k in keys if found[k]["spread"].get("tables")]
     if spreads:
         lines += ["## Reproducibility: the spread between machines", "",
@@ -149,6 +224,8 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
     prof = pp.profiles.get(profile.split("-")[0]) if pp is not None else None
     if prof is not None:
         lines += [f"Profile `{profile}`: {prof.description}", ""]
+        # every output set beside a paper value on a stand-in dataset says so (caption, findings)
+        metas = [{**mark_stand_in(m, prof, pp), "_saved_caption": m.get("caption")} for m in metas]
     commits = sorted({m.get("git_commit", "unknown") for m in metas})
     lines.append(f"* git commit {', '.join('`' + c + '`' for c in commits)}"
                  + (" (outputs from more than one commit)" if len(commits) > 1 else ""))
@@ -173,25 +250,41 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
         headline = pp.headline if pp is not None else None
         gain = (f"{pp.method_label(headline[0]).replace(' (ours)', '')}−{pp.method_label(headline[1])}"
                 if headline else "headline gain")
-        lines += ["| table | trained on | cells run | within std | outside std | undecided | no std | stand-in | "
-                  f"not run | median abs. Δ | best method agrees | {gain} sign agrees | mean {gain} (ours / paper) |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        lines += ["| table | trained on | cells run | within std | outside std | undecided | spread not measured | "
+                  "no std | ± not over seeds | stand-in | not run | median abs. Δ | best method agrees | "
+                  f"Kendall's τ (median) | {gain} sign agrees | mean {gain} (ours / paper) | spread used |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
+                  "--- |"]
         for m in tables:
             s = m.get("summary", {})
             c = s.get("counts", {})
             mad = s.get("median_abs_delta")
             og, pg = s.get("ours_gain_mean"), s.get("paper_gain_mean")
-            wu, gu = s.get("winner_undecided", 0), s.get("gain_undecided", 0)
+            tau = s.get("kendall_tau_median")
             datasets = ", ".join(pp.dataset_label(d) if pp else d for d in m.get("datasets") or []) or "—"
+            used = "; ".join(f"{src} ({n})" for src, n in s.get("spread_sources", {}).items()) or "—"
             lines.append(
                 f"| [{m['title'].split(':')[0]}](#{_anchor(paper, profile, m['name'])}) | {datasets} | "
                 f"{s.get('run', 0)} | {c.get('within', 0)} | {c.get('outside', 0)} | {c.get('undecided', 0)} | "
-                f"{c.get('no_std', 0)} | {c.get('stand_in', 0)} | {c.get('not_run', 0)} | "
-                f"{'—' if mad is None else f'{mad:.2f}'} | {s.get('winner_agree', 0)}/{s.get('winner_total', 0)}"
-                + (f" ({wu} undecided)" if wu else "") + f" | {s.get('gain_same_sign', 0)}/{s.get('gain_total', 0)}"
-                + (f" ({gu} undecided)" if gu else "") + " | "
-                f"{'—' if og is None else f'{og:+.2f}'} / {'—' if pg is None else f'{pg:+.2f}'} |")
+                f"{c.get('no_spread', 0)} | {c.get('no_std', 0)} | {c.get('std_not_seeds', 0)} | "
+                f"{c.get('stand_in', 0)} | {c.get('not_run', 0)} | "
+                f"{'—' if mad is None else f'{mad:.2f}'} | {verdict_text(s, 'winner')} | "
+                f"{'—' if tau is None else f'{tau:+.2f}'} | {verdict_text(s, 'gain')} | "
+                f"{'—' if og is None else f'{og:+.2f}'} / {'—' if pg is None else f'{pg:+.2f}'} | {used} |")
         lines.append("")
+        changed = [(m, entry.get("changes", {}).get(m["name"])) for m in tables
+                   if entry.get("changes", {}).get(m["name"])]
+        if changed:
+            lines += ["Verdicts recounted from the saved tables under the current rules (tie-aware best method, "
+                      "zero gains apart, a measured spread or none; no run), changed from the saved summaries:", ""]
+            lines += [f"* {m['title'].split(':')[0]}: " + "; ".join(c) for m, c in changed] + [""]
+        unmeasured = [m["title"].split(":")[0] for m in tables
+                      if m.get("summary", {}).get("spread_sources", {}).get("not measured")]
+        if unmeasured:
+            lines += [f"No run-to-run spread is measured for {', '.join(unmeasured)} in this profile: their verdicts "
+                      f"say \"spread not measured\" instead of deciding.  To measure the seed-to-seed spread of the "
+                      f"headline cells: `python -m fedlib.repro.spread seeds {paper} --profile "
+                      f"{profile.split('-')[0]} --seeds 0,1,2 --write`.", ""]
         for label, key in (("within the paper's std", "within"), ("outside the paper's std", "outside"),
                            ("undecided", "undecided")):
             cells = [f"{m['title'].split(':')[0]}: {x}" for m in tables for x in m.get("summary", {}).get(key, [])]
@@ -226,8 +319,9 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
                 body = md.read_text() if md.exists() else ""
                 if m.get("title") and body.startswith(f"**{m['title']}**"):
                     body = body[len(m["title"]) + 4:].lstrip()
-                if m.get("caption") and body.startswith(m["caption"]):
-                    body = body[len(m["caption"]):].lstrip()
+                saved = m.get("_saved_caption", m.get("caption"))
+                if saved and body.startswith(saved):
+                    body = body[len(saved):].lstrip()
                 lines += [body.rstrip(), "", f"[CSV]({rel}/{m['name']}.csv) · [sidecar]({rel}/{m['name']}.json)", ""]
             if m.get("caption"):
                 lines += [f"*Caption.* {m['caption']}", ""]

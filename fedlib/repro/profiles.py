@@ -62,6 +62,8 @@ class Profile:
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     explanations: dict[str, str] = field(default_factory=dict)  # why a configuration key deviates
     workers: int = 1  # parallel worker processes for grids (1 = in-process)
+    cpus_per_run: float = 1  # CPUs of each run's Ray task (executor "ray", fedlib.repro.executors)
+    gpus_per_run: float = 0  # GPUs of each run's Ray task: a fraction where runs share a GPU
     budget_minutes: float | None = None  # the wall-time target of a full regeneration
 
     # ------------------------------------------------------------------ settings
@@ -254,7 +256,7 @@ class Profile:
                 "per_dataset": {k: dict(v) for k, v in self.per_dataset.items()},
                 "experiments": {k: dict(v) for k, v in self.experiments.items()},
                 "notes": {k: list(v) for k, v in self.notes.items()}, "explanations": dict(self.explanations),
-                "workers": self.workers,
+                "workers": self.workers, "cpus_per_run": self.cpus_per_run, "gpus_per_run": self.gpus_per_run,
                 "budget_minutes": self.budget_minutes}
 
 

@@ -321,6 +321,28 @@ def strip(paths: list[Path] | None = None) -> list[Path]:
     return changed
 
 
+def _executor_environment(args: argparse.Namespace) -> int:
+    """Pass the executor flags on to the notebooks' grids (through the environment the kernels
+    inherit, :mod:`fedlib.repro.executors`); 2 (after one line on stderr) when they cannot be used."""
+    from .executors import EXECUTOR_ENV, GPUS_ENV, MissingExtraError, check_resources, require_ray
+
+    try:
+        if args.gpus_per_run is not None:
+            check_resources(1, args.gpus_per_run)
+        if args.executor == "ray" or (args.executor is None and os.environ.get(EXECUTOR_ENV) == "ray"):
+            require_ray()
+    except (MissingExtraError, ValueError) as err:
+        print(f"fedlib.repro.regenerate: error: {err}", file=sys.stderr)
+        return 2
+    if args.executor is not None:
+        os.environ[EXECUTOR_ENV] = args.executor
+    if args.ray_address is not None:
+        os.environ["RAY_ADDRESS"] = args.ray_address
+    if args.gpus_per_run is not None:
+        os.environ[GPUS_ENV] = repr(args.gpus_per_run)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fedlib.repro.regenerate", description=__doc__.splitlines()[0])
     parser.add_argument("--paper", action="append", default=[],
@@ -336,7 +358,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress lines from inside the notebooks")
     parser.add_argument("--list", action="store_true", help="list the notebooks and exit")
     parser.add_argument("--strip", action="store_true", help="strip outputs from notebooks/**/*.ipynb and exit")
+    parser.add_argument("--executor", choices=("local", "ray"), default=None,
+                        help="where the grids' runs train: local worker processes (default) or a Ray cluster, "
+                             "one task per run (needs fedlib[ray])")
+    parser.add_argument("--ray-address", default=None,
+                        help="the Ray cluster to use (default: $RAY_ADDRESS, else the one `ray start` began on "
+                             "this machine, else a new local one)")
+    parser.add_argument("--gpus-per-run", type=float, default=None,
+                        help="GPUs per Ray task, a fraction where runs share a GPU (default: the profile's, else 0)")
     args = parser.parse_args(argv)
+    code = _executor_environment(args)
+    if code:
+        return code
     if args.strip:
         for p in strip():
             print(f"stripped {p}")

@@ -12,6 +12,13 @@ paper); ``|`` separators are ignored (:func:`parse_rows`).  A table printed the
 other way round (one line per column) is read by :func:`parse_columns`.  ``suspect`` marks
 printed values that look wrong (a probable typo), with the reason: they are
 shown, never counted as a reproduction or a miss.
+
+**What ± means.** A paper's ``mean±std`` is, unless declared otherwise, the
+std over seeds (``std_over="seeds"``).  A table (or one column) whose ± is
+something else declares it in words, e.g. ``std_over="the last 10 rounds"``:
+the comparison then shows the Δ but never judges it against that std
+(:data:`fedlib.repro.compare.STATUS` ``std_not_seeds``), since a spread over
+rounds says nothing of the seed-to-seed noise of a reproduction.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Cell", "Column", "Row", "PaperTable", "parse_cell", "parse_rows", "parse_columns"]
+__all__ = ["Cell", "Column", "Row", "PaperTable", "SEEDS_STD", "parse_cell", "parse_rows", "parse_columns"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,11 @@ class Column:
     dataset: str
     params: dict = field(default_factory=dict)  # config values of this column (skew, clients)
     group: str = ""  # spanning header, e.g. the dataset
+    std_over: str | None = None  # what this column's ± is over (None: the table's std_over)
+
+
+#: The ± of a paper cell is the std over seeds unless its table or column declares otherwise.
+SEEDS_STD = "seeds"
 
 
 @dataclass(frozen=True)
@@ -58,6 +70,7 @@ class PaperTable:
     notes: tuple[str, ...] = ()
     setup: dict = field(default_factory=dict)  # the paper's common setup, under the table's own params
     suspect: dict = field(default_factory=dict)  # (row key, column key) -> why the printed value is doubtful
+    std_over: str = SEEDS_STD  # what the printed ± is over: "seeds", or e.g. "the last 10 rounds"
 
     @property
     def has_std(self) -> bool:
@@ -79,7 +92,8 @@ class PaperTable:
         return {**self.setup, **self.params, "dataset": col.dataset, **col.params, **self.row(row).params}
 
     def frame(self):
-        """Long DataFrame: table, row, column, row/column labels, paper_mean, paper_std."""
+        """Long DataFrame: table, row, column, row/column labels, paper_mean, paper_std, suspect and
+        std_over (what the paper's ± is over)."""
         import pandas as pd
 
         recs = []
@@ -91,7 +105,8 @@ class PaperTable:
                              "dataset": c.dataset,
                              "paper_mean": None if cell is None else cell.mean,
                              "paper_std": None if cell is None else cell.std,
-                             "suspect": self.suspect.get((r.key, c.key), "")})
+                             "suspect": self.suspect.get((r.key, c.key), ""),
+                             "std_over": c.std_over or self.std_over})
         return pd.DataFrame(recs).astype({"paper_mean": float, "paper_std": float})
 
 

@@ -1,20 +1,38 @@
-"""The spread between machines: the same outputs regenerated on two machines, compared.
+"""Run-to-run spread: what a verdict may be decided against.
 
-    python -m fedlib.repro.spread figures/fedlc/quick OTHER/figures/fedlc/quick \\
-        --machines "this machine (AMD EPYC, AVX2) vs the machine of commit 1c135e1" --write
+A verdict ("within the paper's std", "the best method agrees", "the gain has the
+paper's sign") is decided only against a spread that was **measured**; where none
+was, it says "spread not measured".  Three spreads are measured:
 
-On one machine a run's numbers depend only on its configuration, seed and code
-version; on another machine other CPU kernels round differently and training
-amplifies it.  This compares every table (CSV) that both folders hold, cell by
-cell: for a paper table our value (``ours_mean``), for any other table every
-numeric column except the paper's values.  Per table it reports the number of
-cells, how many are identical, and the median and max |Δ|.
+* **std over seeds** of a cell, where the cell ran with several seeds (by
+  :func:`fedlib.repro.grid.aggregate`);
+* **seed-to-seed** spread of a table, measured on its headline comparison
+  (the paper's method and baseline in every column, 3 seeds by default)::
 
-``--write`` adds the measurement to ``<first folder>/_spread.json``, which the
-comparisons read (:func:`fedlib.repro.compare.load_spread`: a verdict that flips
-within the spread is "undecided") and the index shows.  Several measurements
-may be recorded (``--reported`` adds one reported by a person, per table, when
-only its summary is known); each table's spread is the largest measured.
+      python -m fedlib.repro.spread seeds fedabc --profile quick --seeds 0,1,2 --write
+
+  which runs those cells (store-backed: a cell already in the store is not
+  trained again) and records, per table, the std over seeds of every headline
+  cell and of the headline gain (:func:`seed_spread`);
+* **cross-machine** spread of a table: the same outputs regenerated on two
+  machines, compared cell by cell::
+
+      python -m fedlib.repro.spread figures/fedlc/quick OTHER/figures/fedlc/quick \\
+          --machines "this machine (AMD EPYC, AVX2) vs the machine of commit 1c135e1" --write
+
+  On one machine a run's numbers depend only on its configuration, seed and
+  code version; on another, other CPU kernels round differently and training
+  amplifies it.  Per table: the number of cells, how many are identical, the
+  median and max |Δ| (:func:`table_spread`).
+
+``--write`` adds the measurement to ``<folder>/_spread.json``, which the
+comparisons read (:func:`spread_for`) and the index shows.  Several
+cross-machine measurements may be recorded (``--reported`` adds one reported by
+a person, per table, when only its summary is known); each table's spread is the
+largest measured.  A table without a cross-machine measurement of its own takes
+the largest measured on the tables of the same profile **that report the same
+metric** (a table of D ratios never lends its spread to a table of accuracies);
+its verdicts name that source.
 """
 
 from __future__ import annotations
@@ -22,14 +40,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["table_spread", "folder_spread", "record", "main"]
+__all__ = ["Spread", "table_spread", "folder_spread", "record", "record_seed_spread", "seed_spread",
+           "load_spread", "spread_for", "table_metric", "measure_seed_spread", "main"]
+
+SEED_COMMAND = "python -m fedlib.repro.spread seeds {paper} --profile {profile} --seeds 0,1,2 --write"
 
 
+@dataclass(frozen=True)
+class Spread:
+    """A measured run-to-run spread (pp) and where it comes from, in words."""
+    value: float
+    source: str
+
+
+# ------------------------------------------------------------------------------ cross-machine
 def _numeric(frame: pd.DataFrame) -> list[str]:
     if "ours_mean" in frame:
         return ["ours_mean"]
@@ -56,8 +87,21 @@ def table_spread(a: pd.DataFrame, b: pd.DataFrame) -> dict | None:
             "max_abs_delta": float(d.max())}
 
 
+def table_metric(folder: str | Path, name: str) -> str | None:
+    """The metric a table of ``folder`` reports, from its sidecar: a paper table's ``parameters.value``
+    when it is one metric for every cell; None for any other table (its unit is its own)."""
+    path = Path(folder) / f"{name}.json"
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    value = (meta.get("parameters") or {}).get("value")
+    return value if meta.get("paper_table") and isinstance(value, str) else None
+
+
 def folder_spread(ours: str | Path, other: str | Path) -> dict[str, dict]:
-    """{table name: spread} over the CSV tables both output folders hold."""
+    """{table name: spread} over the CSV tables both output folders hold (with the metric each reports,
+    :func:`table_metric`)."""
     ours, other = Path(ours), Path(other)
     out = {}
     for path in sorted(ours.glob("*.csv")):
@@ -65,14 +109,25 @@ def folder_spread(ours: str | Path, other: str | Path) -> dict[str, dict]:
         if twin.exists():
             s = table_spread(pd.read_csv(path), pd.read_csv(twin))
             if s is not None:
-                out[path.stem] = s
+                out[path.stem] = {**s, "metric": table_metric(ours, path.stem)}
     return out
 
 
-def record(folder: str | Path, tables: dict[str, dict], machines: str, note: str = "") -> Path:
-    """Add one measurement to ``<folder>/_spread.json``; each table's entry is the largest spread measured."""
+def _read(folder: str | Path) -> dict:
     path = Path(folder) / "_spread.json"
-    body = json.loads(path.read_text()) if path.exists() else {"measurements": []}
+    return json.loads(path.read_text()) if path.exists() else {"measurements": []}
+
+
+def _write(folder: str | Path, body: dict) -> Path:
+    path = Path(folder) / "_spread.json"
+    path.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def record(folder: str | Path, tables: dict[str, dict], machines: str, note: str = "") -> Path:
+    """Add one cross-machine measurement to ``<folder>/_spread.json``; each table's entry is the largest
+    spread measured."""
+    body = _read(folder)
     body["measurements"] = [m for m in body.get("measurements", []) if m.get("machines") != machines]
     body["measurements"].append({"machines": machines, "note": note, "tables": tables})
     merged: dict[str, dict] = {}
@@ -83,11 +138,158 @@ def record(folder: str | Path, tables: dict[str, dict], machines: str, note: str
     body["tables"] = merged
     body["machines"] = "; ".join(m["machines"] for m in body["measurements"])
     body["note"] = " ".join(m["note"] for m in body["measurements"] if m.get("note"))
-    path.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n")
-    return path
+    return _write(folder, body)
+
+
+# ------------------------------------------------------------------------------ seed-to-seed
+def seed_spread(runs: pd.DataFrame, headline: tuple[str, str], value: str = "value") -> dict | None:
+    """The seed-to-seed spread of a table's headline comparison from its runs (one row per cell and seed:
+    ``row``, ``column``, ``seed``, ``value``; rows whose method, :func:`fedlib.repro.compare.method_of`, is
+    one of ``headline``).  Returns {"seeds", "cells" (with ≥ 2 seeds), "median_std", "max_std" (sample std
+    over seeds of a cell), "gains", "max_gain_std" (sample std over seeds of method − baseline per column)}
+    or None when no cell has two seeds."""
+    from .compare import method_of
+
+    df = runs.dropna(subset=[value]).copy()
+    df["_method"] = df["row"].map(method_of)
+    df = df[df._method.isin(headline)]
+    per_cell = df.groupby(["row", "column"])[value].agg(["std", "count"])
+    per_cell = per_cell[per_cell["count"] >= 2]
+    if per_cell.empty:
+        return None
+    wide = df.pivot_table(index=["column", "seed"], columns="_method", values=value, aggfunc="mean")
+    gain_std = []
+    if set(headline) <= set(wide.columns):
+        g = (wide[headline[0]] - wide[headline[1]]).dropna()
+        by_col = g.groupby(level="column").agg(["std", "count"])
+        gain_std = by_col.loc[by_col["count"] >= 2, "std"].tolist()
+    return {"seeds": sorted(int(s) for s in df.seed.unique()), "cells": int(len(per_cell)),
+            "median_std": float(per_cell["std"].median()), "max_std": float(per_cell["std"].max()),
+            "gains": len(gain_std), "max_gain_std": float(max(gain_std)) if gain_std else None}
+
+
+def record_seed_spread(folder: str | Path, tables: dict[str, dict], command: str, commit: str = "") -> Path:
+    """Record seed-to-seed spreads per table in ``<folder>/_spread.json`` (``seed_to_seed``), replacing earlier
+    ones of the same tables."""
+    body = _read(folder)
+    seeds = body.setdefault("seed_to_seed", {"tables": {}})
+    for name, s in tables.items():
+        seeds["tables"][name] = {**s, "command": command, "git_commit": commit}
+    return _write(folder, body)
+
+
+def measure_seed_spread(paper: str, profile: str = "quick", seeds: Iterable[int] = (0, 1, 2), *,
+                        tables: Iterable[str] | None = None, out_dir: str | Path | None = None, store=None,
+                        workers: int = 1, progress: bool = True) -> dict[str, dict]:
+    """Run the headline cells (the paper's method and baseline, every column the profile runs) of each paper
+    table with ``seeds`` and return {table id: :func:`seed_spread`}.  The metric of each table is the one its
+    committed sidecar in ``out_dir`` reports (``parameters.value``; accuracy when there is none)."""
+    from .compare import cell_values, method_of, metric_of, table_cells
+    from .figures import default_output_dir
+    from .grid import default_store, run_grid
+    from .paper import get_paper
+
+    pp = get_paper(paper)
+    prof = pp.profile(profile)
+    if pp.headline is None:
+        raise ValueError(f"paper {paper!r} has no headline comparison to measure")
+    out_dir = Path(out_dir) if out_dir is not None else default_output_dir(pp.name, prof.name)
+    out = {}
+    for tid in (tables or pp.tables):
+        cells = [c for c in table_cells(tid, prof) if c["config"] is not None and method_of(c["row"]) in pp.headline]
+        if not cells:
+            continue
+        try:
+            meta = json.loads((out_dir / f"{tid}.json").read_text())
+            value = (meta.get("parameters") or {}).get("value") or "accuracy"
+        except (OSError, json.JSONDecodeError):
+            value = "accuracy"
+        if isinstance(value, dict):
+            pairs = {tuple(k.split("/", 1)): v for k, v in value.items()}
+            metric = (lambda pairs: lambda r, c: pairs.get((r, c), "accuracy"))(pairs)
+        else:
+            metric = metric_of(value, pp.table(tid))
+        grid = run_grid(cells, seeds=tuple(seeds), store=default_store() if store is None else store,
+                        workers=workers, progress=progress, desc=f"{pp.name} {tid} seed-to-seed")
+        runs = cell_values(grid.runs[grid.runs.status == "ok"], metric)
+        s = seed_spread(runs, pp.headline)
+        if s is not None:
+            out[tid] = s
+    return out
+
+
+# ------------------------------------------------------------------------------ reading
+def load_spread(out_dir: str | Path | None) -> dict[str, float]:
+    """The cross-machine spread each table of a profile's outputs has measured for itself
+    (``_spread.json``), as {table: max |Δ|}; {} if none."""
+    if out_dir is None or not (Path(out_dir) / "_spread.json").exists():
+        return {}
+    body = _read(out_dir)
+    return {t: float(v["max_abs_delta"]) for t, v in body.get("tables", {}).items()
+            if v.get("max_abs_delta") is not None}
+
+
+def spread_for(out_dir: str | Path | None, table: str, metric: str | None = "accuracy") -> list[Spread]:
+    """The measured spreads a table's verdicts may use (empty: none measured): its seed-to-seed spread,
+    and its cross-machine spread -- its own, else the largest measured on a table of the same profile that
+    reports the same ``metric`` (never one of another metric or unit)."""
+    if out_dir is None or not (Path(out_dir) / "_spread.json").exists():
+        return []
+    body = _read(out_dir)
+    out = []
+    seeds = body.get("seed_to_seed", {}).get("tables", {}).get(table)
+    if seeds and seeds.get("max_std") is not None:
+        out.append(Spread(float(seeds["max_std"]), f"seed-to-seed (max std over seeds {seeds.get('seeds')} of "
+                                                   f"the headline cells)"))
+    own = load_spread(out_dir)
+    if table in own:
+        out.append(Spread(own[table], "cross-machine (this table)"))
+    elif metric is not None:
+        entries = body.get("tables", {})
+        donors = {t: v for t, v in own.items()
+                  if (entries[t].get("metric") if "metric" in entries[t] else table_metric(out_dir, t)) == metric}
+        if donors:
+            name = max(donors, key=donors.get)
+            out.append(Spread(donors[name], f"cross-machine (largest measured on a {metric} table: {name})"))
+    return out
+
+
+# ------------------------------------------------------------------------------ command line
+def _seeds_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fedlib.repro.spread seeds",
+                                     description="measure the seed-to-seed spread of a paper's headline cells")
+    parser.add_argument("paper")
+    parser.add_argument("--profile", default="quick")
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    parser.add_argument("--tables", default="", help="comma-separated table ids (default: every table)")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--write", action="store_true", help="record it in figures/<paper>/<profile>/_spread.json")
+    args = parser.parse_args(argv)
+    from .figures import default_output_dir, git_commit
+
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    if len(seeds) < 2:
+        parser.error("--seeds: give at least 2 seeds")
+    tables = [t for t in args.tables.split(",") if t] or None
+    found = measure_seed_spread(args.paper, args.profile, seeds, tables=tables, workers=args.workers)
+    if not found:
+        print("fedlib.repro.spread: error: no headline cell ran with two seeds", file=sys.stderr)
+        return 2
+    for name, s in found.items():
+        gain = "—" if s["max_gain_std"] is None else f"{s['max_gain_std']:.3f}"
+        print(f"{name}: {s['cells']} cells, seeds {s['seeds']}, median std {s['median_std']:.3f}, "
+              f"max std {s['max_std']:.3f}, max std of the gain {gain}")
+    if args.write:
+        folder = default_output_dir(args.paper, args.profile)
+        command = SEED_COMMAND.format(paper=args.paper, profile=args.profile).replace("0,1,2", args.seeds)
+        print(f"recorded in {record_seed_spread(folder, found, command, git_commit())}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["seeds"]:
+        return _seeds_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m fedlib.repro.spread", description=__doc__.splitlines()[0])
     parser.add_argument("ours", help="an output folder, figures/<paper>/<profile>")
     parser.add_argument("other", nargs="?", help="the same folder regenerated on another machine")
@@ -101,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     for item in args.reported:
         name, values = item.split("=", 1)
         med, mx = (float(v) if v else None for v in values.split(","))
-        tables[name] = {"cells": None, "identical": None, "median_abs_delta": med, "max_abs_delta": mx}
+        tables[name] = {"cells": None, "identical": None, "median_abs_delta": med, "max_abs_delta": mx,
+                        "metric": table_metric(args.ours, name)}
     if not tables:
         print("fedlib.repro.spread: error: no table to compare", file=sys.stderr)
         return 2

@@ -178,12 +178,14 @@ def gain_table(comparison: pd.DataFrame) -> pd.DataFrame:
         g = gains(comparison, "fedabc", base)
         if len(g):
             frames.append(g.assign(difference=f"FedABC − {paper.METHOD_LABELS[base]}"))
+    columns = ["difference", "column_label", "trained_on", "paper_gain", "ours_gain", "spread", "spread_source",
+               "verdict", "face_value"]
     if not frames:
-        return pd.DataFrame(columns=["difference", "column_label", "trained_on", "paper_gain", "ours_gain", "verdict"])
+        return pd.DataFrame(columns=columns)
     out = pd.concat(frames, ignore_index=True)
     cols = comparison.drop_duplicates("column_label").set_index("column_label")
     out["trained_on"] = out.column_label.map(cols["dataset_used"] if "dataset_used" in cols else cols["dataset"])
-    return out[["difference", "column_label", "trained_on", "paper_gain", "ours_gain", "spread", "verdict"]]
+    return out[[c for c in columns if c in out]]
 
 
 # ----------------------------------------------------------------------------- Fig. 4

@@ -28,7 +28,6 @@ MNIST runs: + 48 × 66 × 1.1 / 2 workers ≈ 29 min, ≈ 70–80 min in all: he
 
 from __future__ import annotations
 
-from ...algorithms.fedabc import FEDABC_WI
 from ...repro.profiles import Profile, changed, merge_notes
 from .deviations import DEFAULTS, NOTES, SEEDS, TUNED, TUNED_WHY
 from .reported import BETAS
