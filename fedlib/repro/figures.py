@@ -378,7 +378,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
             if m not in shown:
                 shown.append(m)
         if unrun:
-            label_cell(ax, 0.5, -0.3, "not run", key=", ".join(unrun) + " (every cell)", transform=ax.transAxes,
+            label_cell(ax, 0.5, -0.38, "not run", key=", ".join(unrun) + " (every cell)", transform=ax.transAxes,
                        text="not run here: " + ", ".join(_label(m, paper) for m in unrun), ha="center", va="top",
                        wrap=True)
         name = (panel_labels or {}).get(pv, str(pv))

@@ -76,7 +76,8 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
         label_empty_bars(ax, missing="not in paper")
         ax.set_xticks(x, [paper.METHOD_LABELS[m] for m in d.index], rotation=60, ha="right")
         ax.set_title(d.column_label.dropna().iloc[0] if d.column_label.notna().any() else column)
-        ax.set_ylim(0, 100)  # bars start at 0: a gap of a few points is not drawn as a large one
+        top = np.nanmax(np.r_[d.ours_mean + (yerr if yerr is not None else 0), d.paper_mean, [100.0]])
+        ax.set_ylim(0, top)  # bars start at 0: a gap of a few points is not drawn as a large one
     axes[0][0].set_ylabel("test accuracy (%)")
     fig.tight_layout()
     ctx.save_figure(fig, "table1_bars", experiment="table1", title="Table 1: ours (filled) beside the paper (hatched)",

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ...repro import figures as F
 from ...repro.compare import add_column_param
-from ...repro.figure_rules import label_empty_bars
+from ...repro.figure_rules import label_cell, label_empty_bars
 from . import PAPER
 from . import reported as paper
 
@@ -155,7 +155,7 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
         for axis in (ax.xaxis, ax.yaxis):
             axis.set_minor_formatter(plt.NullFormatter())
             axis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # off the points
     bins = np.logspace(-2, 3, 11)
     for loss, name in LOSS_NAMES.items():
         d = dev[(dev.loss == loss) & dev.D_valid].copy()
@@ -166,7 +166,7 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
     axes[2].axvline(1, color="k", ls="--", lw=0.8)
     axes[2].set(xscale="log", xlabel="(n_j/n_r) / D_jr", ylabel="updates that deviated (%)",
                 title="Theorem 1: deviation rate")
-    axes[2].legend(fontsize=7)
+    axes[2].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     cfg = start.config
     fig.suptitle(f"Deviation bound on {_dataset(cfg.dataset)}")
     fig.tight_layout()
@@ -195,7 +195,10 @@ def calibration_bars(ctx, calib):
         xerr, n = _std(d)
         ax.barh(range(len(d)), d.ours_mean, xerr=xerr, color=[palette[lab] for lab in d.index])
         ax.bar_label(ax.containers[-1], fmt="%.1f", fontsize=7, padding=2)
-        label_empty_bars(ax, missing="diverged")
+        for i, st in enumerate(d.get("status", pd.Series("ok", index=d.index))):
+            if pd.isna(d.ours_mean.iloc[i]):
+                label_cell(ax, 0, i, "diverged" if st == "diverged" else "not run", key=str(d.index[i]),
+                           ha="left", va="center")
         ax.axvline(d.loc[CALIBRATION_LABELS["fedavg"], "ours_mean"], color="k", ls="--", lw=0.8)
         ax.set_yticks(range(len(d)), d.index if ax is axes[0][0] else [""] * len(d))
         ax.invert_yaxis()
@@ -218,8 +221,12 @@ def tau_curve(ctx, taus, tau_tab: pd.DataFrame, base: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    floor = tau_tab.ours_mean.min() if tau_tab.ours_mean.notna().any() else 0.0
     for (v, lab), d in tau_tab.groupby(["variant", "label"], sort=False):
-        ax.errorbar(d.tau, d.ours_mean, yerr=_std(d)[0], marker="o", capsize=2, label=lab)
+        line = ax.errorbar(d.tau, d.ours_mean, yerr=_std(d)[0], marker="o", capsize=2, label=lab)
+        for r in d[d.ours_mean.isna()].itertuples():
+            label_cell(ax, r.tau, floor, "diverged" if getattr(r, "status", "") == "diverged" else "not run",
+                       key=f"{lab} @ τ = {r.tau:g}", color=line.lines[0].get_color(), va="top", rotation=90)
     for (_, r), ls in zip(base.iterrows(), ("--", ":")):
         ax.axhline(r.ours_mean, color="k", ls=ls, lw=0.8, label=r.label)
     ax.set_xscale("log")
