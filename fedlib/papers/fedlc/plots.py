@@ -155,7 +155,7 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
         for axis in (ax.xaxis, ax.yaxis):
             axis.set_minor_formatter(plt.NullFormatter())
             axis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # off the points
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=2)  # off the points
     bins = np.logspace(-2, 3, 11)
     for loss, name in LOSS_NAMES.items():
         d = dev[(dev.loss == loss) & dev.D_valid].copy()
@@ -166,7 +166,7 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
     axes[2].axvline(1, color="k", ls="--", lw=0.8)
     axes[2].set(xscale="log", xlabel="(n_j/n_r) / D_jr", ylabel="updates that deviated (%)",
                 title="Theorem 1: deviation rate")
-    axes[2].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+    axes[2].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=2)
     cfg = start.config
     fig.suptitle(f"Deviation bound on {_dataset(cfg.dataset)}")
     fig.tight_layout()
@@ -230,6 +230,8 @@ def tau_curve(ctx, taus, tau_tab: pd.DataFrame, base: pd.DataFrame):
     for (_, r), ls in zip(base.iterrows(), ("--", ":")):
         ax.axhline(r.ours_mean, color="k", ls=ls, lw=0.8, label=r.label)
     ax.set_xscale("log")
+    ax.set_xticks(sorted(tau_tab.tau.dropna().unique()), [f"{t:g}" for t in sorted(tau_tab.tau.dropna().unique())])
+    ax.minorticks_off()
     ax.set_xlabel("τ")
     ax.set_ylabel("test accuracy (%)")
     used = ", ".join(_dataset(u) for u in taus.runs.dataset_used.dropna().unique())
