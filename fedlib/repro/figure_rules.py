@@ -57,8 +57,8 @@ from typing import Any, Iterable
 import numpy as np
 
 __all__ = ["RULES", "CELL_STATUSES", "FigureRuleError", "ValueOutsideAxes", "StandInUnnamed", "CellUnlabelled",
-           "SeriesAlike", "LegendCoversData", "ErrorBarsWithoutSeeds", "declare", "declare_stand_ins", "facts", "label_cell", "std_caption",
-           "label_empty_bars", "mark_broken_axis", "check_figure"]
+           "SeriesAlike", "LegendCoversData", "ErrorBarsWithoutSeeds", "declare", "declare_stand_ins", "facts",
+           "label_cell", "label_empty_bars", "std_caption", "mark_broken_axis", "check_figure"]
 
 
 class FigureRuleError(ValueError):

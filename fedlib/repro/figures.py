@@ -368,7 +368,8 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
             if ours_here and len(missing) == len(s) and (missing.get("run_status", "") != "diverged").all():
                 unrun.append(m)  # a method of the paper's not run in this panel at all: one label below
             elif ours_here:
-                for r in missing[~missing[x].isin(empty_x) | (missing.get("run_status", "") == "diverged")].itertuples():
+                own = ~missing[x].isin(empty_x) | (missing.get("run_status", "") == "diverged")
+                for r in missing[own].itertuples():
                     word = "diverged" if getattr(r, "run_status", "") == "diverged" else "not run"
                     y = r.paper_mean if pd.notna(r.paper_mean) else sub.ours_mean.min()
                     label_cell(ax, getattr(r, x), y, word, key=f"{m} @ {getattr(r, x)}", color=c, va="top")

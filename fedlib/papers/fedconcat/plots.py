@@ -39,7 +39,8 @@ def fig1_bars(ctx, fig1: pd.DataFrame | None, info: dict):
         ax.set_ylabel("test accuracy (%)")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2)
         ax.set_title(f"Clients {info['clients'][0]} (A) and {info['clients'][1]} (B), "
-                     f"{info['config']['local_epochs']} local epoch(s), {PAPER.dataset_label(info['config']['dataset'])}")
+                     f"{info['config']['local_epochs']} local epoch(s), "
+                     f"{PAPER.dataset_label(info['config']['dataset'])}")
     else:
         ax.text(0.5, 0.5, "not run: " + info["reason"], ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()

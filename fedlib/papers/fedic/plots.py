@@ -6,8 +6,6 @@ Each function draws one figure of a notebook, saves it (``ctx.save_figure``) and
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from ...repro import figures as F

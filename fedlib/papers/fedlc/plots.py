@@ -238,7 +238,8 @@ def tau_curve(ctx, taus, tau_tab: pd.DataFrame, base: pd.DataFrame):
     ax.set_title(f"τ sweep, {base.setting.iloc[0] if len(base) else ''} ({used})")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     ctx.save_figure(fig, "calibration_tau_curve", experiment="calibration", title="§4: sensitivity of FedLC to τ",
-                    caption="Dashed / dotted: FedAvg / FedRS in the same setting. " + F.std_caption(F.seeds_of(tau_tab)),
+                    caption="Dashed / dotted: FedAvg / FedRS in the same setting. "
+                            + F.std_caption(F.seeds_of(tau_tab)),
                     datasets=taus.runs.dataset_used.dropna().unique())
     return fig
 
