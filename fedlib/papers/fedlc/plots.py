@@ -12,6 +12,7 @@ import pandas as pd
 
 from ...repro import figures as F
 from ...repro.compare import add_column_param
+from ...repro.figure_rules import label_cell, label_empty_bars
 from . import PAPER
 from . import reported as paper
 from .experiments import (CALIBRATION_LABELS, LOSS_NAMES, ON_CIFAR10, STAND_IN, Calibration, skew_label,
@@ -26,6 +27,17 @@ ROLE_COLORS = {"majority": "#0173b2", "minority": "#de8f05", "missing": "#cc78bc
 _OURS_VS_PAPER = "Ours: solid, filled markers; the paper: dashed, open markers."
 
 
+def _dataset(name: str) -> str:
+    """A dataset's label in this paper (the token when it has none)."""
+    return paper.DATASET_LABELS.get(name, PAPER.dataset_label(name))
+
+
+def _std(frame: pd.DataFrame):
+    """``(yerr, n)``: the std over seeds where the frame's cells have >= 2 seeds (else None), and n."""
+    n = F.seeds_of(frame)
+    return (frame.ours_std.where(frame.n_seeds >= 2).fillna(0) if n >= 2 else None), n
+
+
 def _palette() -> list:
     """The paper's method colours in order, as a plain palette."""
     return list(PAPER.method_colors.values())
@@ -37,7 +49,9 @@ def fig1_bars(ctx, fig1: pd.DataFrame):
 
     colors = dict(zip(["IID", "Q(α)", "D(β)"], _palette()))
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
-    ax.bar(fig1.setting, fig1.ours_mean, yerr=fig1.ours_std.fillna(0), color=[colors[k] for k in fig1.kind], capsize=2)
+    yerr, n = _std(fig1)
+    ax.bar(fig1.setting, fig1.ours_mean, yerr=yerr, color=[colors[k] for k in fig1.kind], capsize=2)
+    label_empty_bars(ax, missing="not run")
     for i, row in fig1.iterrows():
         if pd.notna(row.ours_mean):
             ax.text(i, row.ours_mean + 1, f"{row.ours_mean:.1f}", ha="center", fontsize=7)
@@ -47,7 +61,7 @@ def fig1_bars(ctx, fig1: pd.DataFrame):
         "" if used[0] == "cifar10" else " (stand-in for CIFAR-10)") if len(used) else "not run"))
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
     ctx.save_figure(fig, "fig1_fedavg_label_skew", experiment="fig1", title="Fig. 1: FedAvg under IID, Q(α) and D(β)",
-                    caption="Final test accuracy of FedAvg; lower α / β = more skew.",
+                    caption="Final test accuracy of FedAvg; lower α / β = more skew. " + F.std_caption(n),
                     datasets=fig1.dataset_used.dropna().unique(), parameters={"cells": fig1.setting.tolist()})
     return fig
 
@@ -62,6 +76,7 @@ def fig2_before_after(ctx, result, ba: pd.DataFrame):
     for ax, k in zip(axes[0], clients):
         d = ba[ba.client == k].sort_values("class")
         ax.bar(d["class"], d.n_train, color=[ROLE_COLORS[r] for r in d.role])
+        label_empty_bars(ax, fmt="0", color=ROLE_COLORS["missing"], fontsize=7)  # missing classes: 0 samples
         ax.set_xticks(d["class"])
         ax.set_xlabel("class")
         ax.set_title(f"client {k}")
@@ -73,10 +88,12 @@ def fig2_before_after(ctx, result, ba: pd.DataFrame):
     axes[0][0].set_ylabel("training samples")
     ax2.set_ylabel("test accuracy (%)")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in ROLE_COLORS.values()]
-    fig.legend(handles + ax2.get_legend_handles_labels()[0], list(ROLE_COLORS) + ax2.get_legend_handles_labels()[1],
+    fig.legend(handles + ax2.get_legend_handles_labels()[0],
+               ["majority", "minority", "missing (0 samples)"] + ax2.get_legend_handles_labels()[1],
                loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=5)
-    fig.tight_layout()
     cfg = result.config
+    fig.suptitle(f"Per-class accuracy before and after the local update, {_dataset(cfg.dataset)}")
+    fig.tight_layout()
     ctx.save_figure(fig, "fig2_per_class_before_after", experiment="fig2",
                     title="Fig. 2: per-class accuracy before/after the local update vs class size",
                     caption=f"Global model: FedAvg after {cfg.rounds} rounds on {cfg.dataset}, "
@@ -136,7 +153,7 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
         for axis in (ax.xaxis, ax.yaxis):
             axis.set_minor_formatter(plt.NullFormatter())
             axis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=2)  # off the points
     bins = np.logspace(-2, 3, 11)
     for loss, name in LOSS_NAMES.items():
         d = dev[(dev.loss == loss) & dev.D_valid].copy()
@@ -147,9 +164,10 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
     axes[2].axvline(1, color="k", ls="--", lw=0.8)
     axes[2].set(xscale="log", xlabel="(n_j/n_r) / D_jr", ylabel="updates that deviated (%)",
                 title="Theorem 1: deviation rate")
-    axes[2].legend(fontsize=7)
-    fig.tight_layout()
+    axes[2].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=2)
     cfg = start.config
+    fig.suptitle(f"Deviation bound on {_dataset(cfg.dataset)}")
+    fig.tight_layout()
     ctx.save_figure(fig, "deviation_bound", experiment="deviation",
                     title="§3–4: deviation bound D_jr vs n_j/n_r, softmax CE and FedLC, and the measured deviation",
                     caption=f"Client {dev.client.iloc[0]} of {cfg.dataset}, {cfg.num_clients} clients "
@@ -170,18 +188,26 @@ def calibration_bars(ctx, calib):
     palette = dict(zip(order, _palette()))
     for ax, (setting, d) in zip(axes[0], plot.groupby("setting", sort=False)):
         d = d.set_index("label").reindex(order)
-        ax.barh(range(len(d)), d.ours_mean, xerr=d.ours_std.fillna(0), color=[palette[lab] for lab in d.index])
+        xerr, n = _std(d)
+        ax.barh(range(len(d)), d.ours_mean, xerr=xerr, color=[palette[lab] for lab in d.index])
+        ax.bar_label(ax.containers[-1], fmt="%.1f", fontsize=7, padding=2)
+        for i, st in enumerate(d.get("status", pd.Series("ok", index=d.index))):
+            if pd.isna(d.ours_mean.iloc[i]):
+                label_cell(ax, 0, i, "diverged" if st == "diverged" else "not run", key=str(d.index[i]),
+                           ha="left", va="center")
         ax.axvline(d.loc[CALIBRATION_LABELS["fedavg"], "ours_mean"], color="k", ls="--", lw=0.8)
         ax.set_yticks(range(len(d)), d.index if ax is axes[0][0] else [""] * len(d))
         ax.invert_yaxis()
         ax.set_title(setting)
         ax.set_xlabel("test accuracy (%)")
-        lo = np.nanmin(d.ours_mean) if d.ours_mean.notna().any() else 0
-        ax.set_xlim(max(0, lo - 10), None)
+        ax.set_xlim(0, max(100.0, float(np.nanmax(d.ours_mean + (d.ours_std.fillna(0) if n >= 2 else 0)))
+                           if d.ours_mean.notna().any() else 100.0) * 1.12)
+    used = calib.grid.runs.dataset_used.dropna().unique()
+    fig.suptitle("FedLC loss variants, " + ", ".join(_dataset(u) for u in used))
     fig.tight_layout()
     ctx.save_figure(fig, "calibration_variants_bars", experiment="calibration",
                     title="§4: FedLC loss variants in federated runs",
-                    caption=f"Dashed: FedAvg. {calib.tau_text}.",
+                    caption=f"Dashed: FedAvg. {calib.tau_text}. " + F.std_caption(F.seeds_of(calib.var)),
                     datasets=calib.grid.runs.dataset_used.dropna().unique())
     return fig
 
@@ -191,17 +217,25 @@ def tau_curve(ctx, taus, tau_tab: pd.DataFrame, base: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    floor = tau_tab.ours_mean.min() if tau_tab.ours_mean.notna().any() else 0.0
     for (v, lab), d in tau_tab.groupby(["variant", "label"], sort=False):
-        ax.errorbar(d.tau, d.ours_mean, yerr=d.ours_std.fillna(0), marker="o", capsize=2, label=lab)
+        line = ax.errorbar(d.tau, d.ours_mean, yerr=_std(d)[0], marker="o", capsize=2, label=lab)
+        for r in d[d.ours_mean.isna()].itertuples():
+            label_cell(ax, r.tau, floor, "diverged" if getattr(r, "status", "") == "diverged" else "not run",
+                       key=f"{lab} @ τ = {r.tau:g}", color=line.lines[0].get_color(), va="top", rotation=90)
     for (_, r), ls in zip(base.iterrows(), ("--", ":")):
         ax.axhline(r.ours_mean, color="k", ls=ls, lw=0.8, label=r.label)
     ax.set_xscale("log")
+    ax.set_xticks(sorted(tau_tab.tau.dropna().unique()), [f"{t:g}" for t in sorted(tau_tab.tau.dropna().unique())])
+    ax.minorticks_off()
     ax.set_xlabel("τ")
     ax.set_ylabel("test accuracy (%)")
-    ax.set_title(f"τ sweep, {base.setting.iloc[0] if len(base) else ''}")
-    ax.legend(fontsize=7)
+    used = ", ".join(_dataset(u) for u in taus.runs.dataset_used.dropna().unique())
+    ax.set_title(f"τ sweep, {base.setting.iloc[0] if len(base) else ''} ({used})")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     ctx.save_figure(fig, "calibration_tau_curve", experiment="calibration", title="§4: sensitivity of FedLC to τ",
-                    caption="Dashed / dotted: FedAvg / FedRS in the same setting.",
+                    caption="Dashed / dotted: FedAvg / FedRS in the same setting. "
+                            + F.std_caption(F.seeds_of(tau_tab)),
                     datasets=taus.runs.dataset_used.dropna().unique())
     return fig
 
@@ -268,7 +302,8 @@ def table_curve(ctx, comparison: pd.DataFrame, grid, table_id: str, param: str, 
     if panel_text is not None:
         frame, panel = frame.assign(panel=panel_text), "panel"
     fig = F.plot_paper_vs_ours(frame, x=x, panel=panel, title=plot_title, paper=ctx.paper, **plot)
-    ctx.save_figure(fig, f"{table_id}_curve", experiment=table_id, title=title, caption=_OURS_VS_PAPER,
+    ctx.save_figure(fig, f"{table_id}_curve", experiment=table_id, title=title,
+                    caption=f"{_OURS_VS_PAPER} {F.std_caption(F.seeds_of(frame))}".strip(),
                     datasets=grid.runs.dataset_used.dropna().unique())
     return fig
 
@@ -296,7 +331,8 @@ def stand_in_effects(ctx, effects: pd.DataFrame, stand_in: str, datasets):
                          title=f"The paper's effects on the paper, the {stand_in} stand-in and CIFAR-10")
     ctx.save_figure(fig, "stand_in_effects_bars", experiment="stand_in", datasets=datasets,
                     title="Stand-in check: the paper's effects on the stand-in and on CIFAR-10",
-                    caption="Bars: FedLC − FedAvg, FedLC − FedRS and FedAvg's drop from IID, in percentage points.")
+                    caption="Bars: FedLC − FedAvg, FedLC − FedRS and FedAvg's drop from IID, in percentage points; "
+                            "'n/a': the source has no such value (the paper reports none, or the cell was not run).")
     return fig
 
 
@@ -311,14 +347,17 @@ def fig6_before_after(ctx, start, per_class: pd.DataFrame):
         for i, m in enumerate(["fedavg", "fedlc"]):
             d = per_class[per_class.method == m]
             ax.bar(d["class"] + (i - 0.5) * 0.4, d[col], width=0.4, color=colors[m], label=F._label(m, PAPER))
+        label_empty_bars(ax)
         d = per_class[per_class.method == "fedavg"]
         ax.plot(d["class"], d.before, "k_", ms=14, mew=2, label="global model before")
         ax.set_xticks(sorted(per_class["class"].unique()))
         ax.set(title=title, xlabel="class")
     axes[0].set_ylabel("test accuracy (%)")
-    axes[1].legend(fontsize=8)
-    fig.tight_layout()
+    fig.legend(*axes[1].get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
+               fontsize=8)
     cfg = start.config
+    fig.suptitle(f"Per-class accuracy, FedAvg vs FedLC, {_dataset(cfg.dataset)}")
+    fig.tight_layout()
     ctx.save_figure(fig, "fig6_before_after_aggregation", experiment="fig6",
                     title="Fig. 6: per-class accuracy after the local update and after aggregation, FedAvg vs FedLC",
                     caption=f"Same global model (FedAvg, {cfg.rounds} rounds, accuracy "
@@ -343,7 +382,8 @@ def fig7_tsne(ctx, start, points: pd.DataFrame, scores: pd.DataFrame):
         ax.set_title(f"{F._label(m, PAPER)}: silhouette {sc.silhouette_features:.2f}, "
                      f"5-NN {100 * sc.knn5_accuracy_tsne:.0f}%")
         ax.set_xticks([]), ax.set_yticks([])
-        ax.legend(fontsize=7, markerscale=2)
+        ax.legend(fontsize=7, markerscale=2, loc="upper center", bbox_to_anchor=(0.5, -0.02))
+    fig.suptitle(f"t-SNE of test features, {_dataset(start.config.dataset)}")
     fig.tight_layout()
     ctx.save_figure(fig, "fig7_tsne", experiment="fig7",
                     title="Fig. 7: t-SNE of test features of a missing, a minority and a majority class after the "
@@ -369,7 +409,9 @@ def table7_curve(ctx, comp7: pd.DataFrame, grid7):
         ax.plot(d.step, d.paper_mean, ls="--", marker="o", mfc="none", color=color, label=f"{col} (paper)")
     ax.set_xticks(list(order.values()), [F._label(m, PAPER) for m in order])
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(fontsize=7, ncol=2)
+    used = [_dataset(u) for u in grid7.runs.dataset_used.dropna().unique()]
+    ax.set_title("FedAvg → FedLC → FedLC + X" + (f" (ours run on {', '.join(used)})" if used else " (paper only)"))
+    ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     ctx.save_figure(fig, "table7_curve", experiment="table7", title="Table 7 as curves: FedAvg → FedLC → FedLC + X",
                     caption=_OURS_VS_PAPER, datasets=grid7.runs.dataset_used.dropna().unique())
     return fig
