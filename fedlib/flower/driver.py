@@ -1,0 +1,53 @@
+"""``fedlib.flower.run_simulation``: a fedlib configuration run in Flower's simulation engine.
+
+One Flower node per fedlib client, node ``partition-id`` i holding client i's samples;
+the ServerApp runs in this process, the ClientApps in Ray actors.  Returns a
+:class:`fedlib.Result` built from what the ServerApp saw: its per-round history, its
+final parameters.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from . import bridge
+from .apps import client_app, server_app
+
+__all__ = ["run_simulation", "run_simulations", "DEFAULT_BACKEND"]
+
+# One CPU per ClientApp, at most two in all: a local Ray instance that leaves the machine usable.
+DEFAULT_BACKEND = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+                   "init_args": {"num_cpus": 2, "num_gpus": 0, "include_dashboard": False,
+                                 "logging_level": logging.ERROR, "log_to_driver": False}}
+
+
+def run_simulation(config: dict | None = None, *, backend_config: dict | None = None, verbose: bool = False,
+                   **params):
+    """Run the fedlib configuration (``config`` dict and/or keywords, as :func:`fedlib.run`) with
+    :func:`flwr.simulation.run_simulation`; returns a :class:`fedlib.Result` (``summary["engine"]``
+    is ``"flower"``; nothing goes to the results store).  ``backend_config``: Flower's backend
+    configuration (default :data:`DEFAULT_BACKEND`: 1 CPU per ClientApp, a Ray instance of 2 CPUs)."""
+    return run_simulations([{**(config or {}), **params}], backend_config=backend_config, verbose=verbose)[0]
+
+
+def run_simulations(configs: list[dict], *, backend_config: dict | None = None, verbose: bool = False) -> list:
+    """Several fedlib configurations, one after another, in ONE Flower simulation (the same nodes,
+    the Ray instance and its actors started once); one :class:`fedlib.Result` each.  They must
+    agree on ``num_clients`` (one node per client)."""
+    from flwr.simulation import run_simulation as flwr_run_simulation
+
+    resolved = [bridge.resolve_config(c) for c in configs]  # every value validated before Ray starts
+    sizes = {c.num_clients for c in resolved}
+    if len(sizes) != 1:
+        raise ValueError(f"num_clients must be the same in every configuration of one simulation, got {sorted(sizes)}")
+    sink: list = []
+    server = server_app(*configs, sink=sink)
+    backend = backend_config if backend_config is not None else DEFAULT_BACKEND
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    flwr_run_simulation(server_app=server, client_app=client_app(), num_supernodes=sizes.pop(),
+                        backend_config={k: dict(v) for k, v in backend.items()}, verbose_logging=verbose)
+    if len(sink) != len(configs):
+        raise RuntimeError(f"the Flower simulation ended after {len(sink)} of {len(configs)} runs "
+                           "(see Flower's log above)")
+    return [bridge.result(o["config"], o["history"], o["summary"], o["params"]) for o in sink]
