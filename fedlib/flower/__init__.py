@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 
-__all__ = ["apps", "run_simulation", "run_simulations", "write_app", "FlowerNotInstalled", "require_flower"]
+__all__ = ["apps", "server_app", "client_app", "run_simulation", "run_simulations", "write_app", "FlowerNotInstalled", "require_flower"]
 
 INSTALL_HINT = 'pip install "fedlib[flower]"'
 
@@ -34,9 +34,9 @@ def require_flower() -> None:
 
 
 def apps(**config):
-    """``(ServerApp, ClientApp)`` for the method composition in ``config`` (see :mod:`fedlib.flower.apps`)."""
+    """``(ServerApp, ClientApp)`` for the method composition in ``config`` (see :mod:`fedlib.flower.components`)."""
     require_flower()
-    from .apps import apps as _apps
+    from .components import apps as _apps
 
     return _apps(**config)
 
@@ -57,8 +57,25 @@ def run_simulations(configs, **kwargs):
     return _run(configs, **kwargs)
 
 
-def write_app(out, **config):
-    """Write a ``flwr run``-able app folder for ``config`` into ``out`` (see :mod:`fedlib.flower.app_folder`)."""
+def server_app(*configs, **kwargs):
+    """The ServerApp running each configuration in turn; with none, the run config
+    (``[tool.flwr.app.config]``) is the whole configuration (see :mod:`fedlib.flower.components`)."""
+    require_flower()
+    from .components import server_app as _server_app
+
+    return _server_app(*(configs or ({},)), **kwargs)
+
+
+def client_app():
+    """The ClientApp of every fedlib method: it trains as the server's messages configure it."""
+    require_flower()
+    from .components import client_app as _client_app
+
+    return _client_app()
+
+
+def write_app(out, config=None, **params):
+    """Write a ``flwr run``-able app folder for the configuration into ``out`` (see :mod:`fedlib.flower.app_folder`)."""
     from .app_folder import write_app as _write
 
-    return _write(out, **config)
+    return _write(out, config, **params)

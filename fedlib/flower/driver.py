@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import warnings
 
 from . import bridge
-from .apps import client_app, server_app
+from .components import client_app, server_app
 
 __all__ = ["run_simulation", "run_simulations", "DEFAULT_BACKEND"]
 
 # One CPU per ClientApp, at most two in all: a local Ray instance that leaves the machine usable.
 DEFAULT_BACKEND = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-                   "init_args": {"num_cpus": 2, "num_gpus": 0, "include_dashboard": False,
+                   # address "local": a Ray instance of its own, never a cluster `ray start` left running
+                   "init_args": {"address": "local", "num_cpus": 2, "num_gpus": 0, "include_dashboard": False,
                                  "logging_level": logging.ERROR, "log_to_driver": False}}
 
 
@@ -31,22 +34,38 @@ def run_simulation(config: dict | None = None, *, backend_config: dict | None = 
     return run_simulations([{**(config or {}), **params}], backend_config=backend_config, verbose=verbose)[0]
 
 
-def run_simulations(configs: list[dict], *, backend_config: dict | None = None, verbose: bool = False) -> list:
+def run_simulations(configs: list[dict], *, backend_config: dict | None = None, verbose: bool = False,
+                    retries: int = 1) -> list:
     """Several fedlib configurations, one after another, in ONE Flower simulation (the same nodes,
     the Ray instance and its actors started once); one :class:`fedlib.Result` each.  They must
-    agree on ``num_clients`` (one node per client)."""
+    agree on ``num_clients`` (one node per client).  A runtime that fails (Ray's raylet can die
+    while starting on an overloaded machine) is started again, ``retries`` times at most, for the
+    runs not yet done; a run's numbers do not depend on the attempt."""
     from flwr.simulation import run_simulation as flwr_run_simulation
 
     resolved = [bridge.resolve_config(c) for c in configs]  # every value validated before Ray starts
     sizes = {c.num_clients for c in resolved}
     if len(sizes) != 1:
         raise ValueError(f"num_clients must be the same in every configuration of one simulation, got {sorted(sizes)}")
-    sink: list = []
-    server = server_app(*configs, sink=sink)
     backend = backend_config if backend_config is not None else DEFAULT_BACKEND
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
-    flwr_run_simulation(server_app=server, client_app=client_app(), num_supernodes=sizes.pop(),
-                        backend_config={k: dict(v) for k, v in backend.items()}, verbose_logging=verbose)
+    sink: list = []
+    for attempt in range(1 + retries):
+        remaining = configs[len(sink):]
+        stop = threading.Event()
+        try:
+            flwr_run_simulation(server_app=server_app(*remaining, sink=sink, stop=stop), client_app=client_app(),
+                                num_supernodes=resolved[0].num_clients,
+                                backend_config={k: dict(v) for k, v in backend.items()}, verbose_logging=verbose)
+        except RuntimeError as err:  # the runtime itself failed (e.g. Ray's raylet on an overloaded machine)
+            if attempt == retries:
+                raise
+            warnings.warn(f"Flower's simulation runtime failed ({err}); starting it again for the "
+                          f"{len(configs) - len(sink)} runs left", RuntimeWarning, stacklevel=2)
+        finally:
+            stop.set()
+        if len(sink) == len(configs):
+            break
     if len(sink) != len(configs):
         raise RuntimeError(f"the Flower simulation ended after {len(sink)} of {len(configs)} runs "
                            "(see Flower's log above)")

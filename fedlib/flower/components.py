@@ -250,6 +250,31 @@ class FedlibStrategy(Strategy):
 
 
 # ------------------------------------------------------------------------------ the ServerApp
+class _StoppableGrid:
+    """The run's Grid, whose ``send_and_receive`` gives up when ``stop`` is set (the simulation
+    runtime ended: no reply will ever come) instead of waiting out its timeout."""
+
+    def __init__(self, grid: Grid, stop):
+        self._grid, self._stop = grid, stop
+
+    def __getattr__(self, name):
+        return getattr(self._grid, name)
+
+    def send_and_receive(self, messages, *, timeout: float | None = None):
+        waiting = set(self._grid.push_messages(messages))
+        end = time.monotonic() + (timeout if timeout is not None else math.inf)
+        replies = []
+        while waiting and time.monotonic() < end:
+            got = list(self._grid.pull_messages(waiting))
+            replies += got
+            waiting -= {m.metadata.reply_to_message_id for m in got}
+            if waiting:
+                if self._stop is not None and self._stop.is_set():
+                    raise RuntimeError("the simulation runtime stopped while the server waited for replies")
+                time.sleep(0.05)
+        return replies
+
+
 def _discover(grid: Grid, exp, timeout: float) -> dict[int, int]:
     """Ask every node for its partition-id and statistics; returns partition-id → node id."""
     deadline = time.monotonic() + timeout
@@ -269,7 +294,7 @@ def _discover(grid: Grid, exp, timeout: float) -> dict[int, int]:
     return {k: replies[k].metadata.src_node_id for k in range(exp.num_clients)}
 
 
-def _run_one(grid: Grid, config, timeout: float) -> dict:
+def _run_one(grid, config, timeout: float) -> dict:
     started = time.perf_counter()
     exp = bridge.experiment(config)
     node_of = _discover(grid, exp, timeout)
@@ -284,11 +309,12 @@ def _run_one(grid: Grid, config, timeout: float) -> dict:
     return {"config": config, "history": strategy.history, "summary": summary, "params": final}
 
 
-def server_app(*configs: dict, timeout: float = 3600.0, sink: list | None = None) -> ServerApp:
+def server_app(*configs: dict, timeout: float = 3600.0, sink: list | None = None, stop=None) -> ServerApp:
     """The ServerApp running each fedlib configuration in turn over the same nodes (one, usually).
     Flower's run config (``[tool.flwr.app.config]``, ``flwr run --run-config``) overrides any
     fedlib parameter of each.  ``timeout``: seconds the server waits for a round's replies.
-    ``sink``: a list that receives each run's ``{config, history, summary, params}``."""
+    ``sink``: a list that receives each run's ``{config, history, summary, params}``; ``stop``: a
+    :class:`threading.Event` whose setting ends the server's waiting (its runtime has ended)."""
     for c in configs:
         bridge.resolve_config(c)  # validated now, before anything starts
     app = ServerApp()
@@ -297,7 +323,7 @@ def server_app(*configs: dict, timeout: float = 3600.0, sink: list | None = None
     def main(grid: Grid, context: Context) -> None:
         resolved = [bridge.resolve_config(c, context.run_config) for c in configs]
         for config in resolved:
-            out = _run_one(grid, config, timeout)
+            out = _run_one(_StoppableGrid(grid, stop), config, timeout)
             if sink is not None:
                 sink.append(out)
 
