@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
     p_params = sub.add_parser("params", help="list every parameter with its default, range and meaning")
     p_params.add_argument("--markdown", action="store_true", help="as Markdown tables (the README's)")
-    p_app = sub.add_parser("flower-app", help="write a folder that `flwr run` starts: the configuration as a Flower app")
+    p_app = sub.add_parser("flower-app", help="write a folder that `flwr run` starts")
     p_app.add_argument("params", nargs="*", help="key=value parameters (see `fedlib params`)")
     p_app.add_argument("--out", required=True, help="the folder to write (created)")
     args = parser.parse_args(argv)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import importlib.util
 
-__all__ = ["apps", "server_app", "client_app", "run_simulation", "run_simulations", "write_app", "FlowerNotInstalled", "require_flower"]
+__all__ = ["apps", "server_app", "client_app", "run_simulation", "run_simulations", "write_app", "FlowerNotInstalled",
+           "require_flower"]
 
 INSTALL_HINT = 'pip install "fedlib[flower]"'
 
@@ -50,7 +51,8 @@ def run_simulation(config=None, **params):
 
 
 def run_simulations(configs, **kwargs):
-    """Several configurations in one Flower simulation; a list of :class:`fedlib.Result` (see :mod:`fedlib.flower.driver`)."""
+    """Several configurations in one Flower simulation; a list of :class:`fedlib.Result`
+    (see :mod:`fedlib.flower.driver`)."""
     require_flower()
     from .driver import run_simulations as _run
 

@@ -18,12 +18,18 @@ import torch
 
 from .. import simulation as _sim
 from ..api import Result, history_frame
+from ..client import LocalTraining, client_task, client_update as _client_update, round_algorithm
 from ..config import Config
-from ..engine import ClientOutput, sample_clients, train_clients_sequential
+from ..engine import ClientOutput, sample_clients
+from ..evaluation import evaluate, evaluation_row as _evaluation_row
+from ..experiment import prepare
+from ..state import ServerState, local_keys as _local_keys, shared
 
 __all__ = ["single_thread", "experiment", "initial_state", "local_keys", "shared", "sampled_clients",
            "client_update", "client_state_after", "personal_scores", "pool_personal", "server_step",
-           "evaluation_row", "after_training", "summary", "result", "loss_reads_server_state", "ClientOutput"]
+           "evaluation_row", "after_training", "summary", "result", "loss_reads_server_state", "ClientOutput",
+           "ServerState", "config_json", "config_from_json", "config_tag", "resolve_config", "refuse_stages",
+           "set_class_counts"]
 
 single_thread = _sim.single_thread
 
@@ -45,28 +51,24 @@ def config_tag(config: Config) -> str:
 
 
 def experiment(config: Config):
-    """fedlib's :class:`~fedlib.simulation.Experiment` for ``config``, built once per process
+    """fedlib's :class:`~fedlib.experiment.Experiment` for ``config``, built once per process
     (a Flower node trains in many rounds; a Ray actor serves many nodes)."""
     key = config_json(config)
     if key not in _EXPERIMENTS:
         _EXPERIMENTS.clear()
         with single_thread():
-            _EXPERIMENTS[key] = _sim.prepare(config)
+            _EXPERIMENTS[key] = prepare(config)
     return _EXPERIMENTS[key]
 
 
-def initial_state(exp) -> dict:
+def initial_state(exp) -> ServerState:
     """The server's state before round 1: parameters, optimizer, correction and server-training state."""
-    return _sim._initial_state(exp)
+    return exp.initial_state()
 
 
 def local_keys(exp) -> tuple[str, ...]:
     """The parameters that stay on the client (a personalized method's head)."""
-    return _sim._local_keys(exp)
-
-
-def shared(params: dict, keys) -> dict:
-    return _sim._shared(params, keys)
+    return _local_keys(exp.model, exp.algorithm)
 
 
 def sampled_clients(exp, round_: int) -> list[int]:
@@ -76,14 +78,15 @@ def sampled_clients(exp, round_: int) -> list[int]:
 
 def loss_reads_server_state(exp) -> bool:
     """Whether the client loss depends on the server-training state (Ratio Loss's class weights)."""
-    return getattr(exp.algorithm.loss, "for_round", None) is not None
+    from ..algorithms.kinds import ClientLoss
+
+    return getattr(type(exp.algorithm.loss), "for_round", ClientLoss.for_round) is not ClientLoss.for_round
 
 
-def _client_view(exp, client: int, received: dict, correction_state: dict, server_training_state: dict,
-                 client_state: dict) -> dict:
-    init = exp.initial_params()
-    return {"params": {k: received.get(k, v) for k, v in init.items()}, "correction_state": correction_state,
-            "server_training_state": server_training_state, "client_states": {client: client_state}}
+def _global(exp, received: dict) -> dict:
+    """The received shared parameters, completed with the initial values of the local ones
+    (a client with no local parameters of its own yet starts from them)."""
+    return {k: received.get(k, v) for k, v in exp.initial_params().items()}
 
 
 def client_update(exp, client: int, round_: int, received: dict, correction_state: dict,
@@ -91,9 +94,12 @@ def client_update(exp, client: int, round_: int, received: dict, correction_stat
     """Client ``client``'s local update of round ``round_`` from the received shared parameters, the
     server's correction state and its own state (fedlib's sequential reference; ``stream`` 1 is
     training's mini-batches, 3 a personalized evaluation's)."""
-    view = _client_view(exp, client, received, correction_state, server_training_state, client_state)
+    alg = round_algorithm(exp.algorithm, server_training_state)
+    training = LocalTraining.of(exp.config, round_, stream, exp.max_local_steps)
     with single_thread():
-        return _sim.train_locally(exp, view, [client], round_, stream, trainer=train_clients_sequential)[0]
+        return _client_update(exp.model, alg, _global(exp, received), client_state, exp.data.train_x,
+                              exp.data.train_y, exp.client_indices[client], exp.class_counts[client], training,
+                              client=client, server_correction_state=correction_state)
 
 
 def client_state_after(exp, out: ClientOutput) -> dict:
@@ -110,14 +116,14 @@ def personal_scores(exp, client: int, round_: int, received: dict, correction_st
     """The client's personalized model (``personalized_model``: after a local update, nothing kept, or
     the global model with its stored local parameters) on its own test set and on its class-balanced
     local test set: ``{"personalized": (accuracy, n), "drift": (accuracy, n)}``."""
-    c = exp.config
-    if c.personalized_model == "local_update":
+    if exp.config.personalized_model == "local_update":
         model = client_update(exp, client, round_, received, correction_state, server_training_state, client_state,
                               stream=3).local
     else:
-        view = _client_view(exp, client, received, correction_state, server_training_state, client_state)
-        task = _sim._tasks(exp, view, [client], round_, 3)[0]
-        model = task.start if task.start is not None else view["params"]
+        params = _global(exp, received)
+        task = client_task(exp.model, exp.algorithm, params, client_state, exp.client_indices[client],
+                           exp.class_counts[client], LocalTraining.of(exp.config, round_, 3), client=client)
+        model = task.start if task.start is not None else params
     out = {}
     with single_thread():
         for name, sets in (("personalized", exp.client_test_indices), ("drift", exp.balanced_test_indices)):
@@ -126,14 +132,15 @@ def personal_scores(exp, client: int, round_: int, received: dict, correction_st
                 out[name] = (float("nan"), 0)
                 continue
             r = torch.as_tensor(rows)
-            acc, _ = _sim.evaluate(exp.model, model, exp.data.test_x[r], exp.data.test_y[r], exp.data.num_classes,
-                                   logits=exp.algorithm.personalization.personal_logits)
+            acc, _ = evaluate(exp.model, model, exp.data.test_x[r], exp.data.test_y[r], exp.data.num_classes,
+                              logits=exp.algorithm.personalization.personal_logits)
             out[name] = (acc, len(rows))
     return out
 
 
 def pool_personal(scores: list[dict]) -> dict:
-    """FedABC Eqs. 7-8 pooled over clients (Σ correct / Σ samples), as fedlib pools them."""
+    """FedABC Eqs. 7-8 pooled over clients (Σ correct / Σ samples), as
+    :func:`fedlib.evaluation.personalized_evaluation` pools them."""
     out = {}
     for name in ("personalized", "drift"):
         correct = total = 0
@@ -147,36 +154,38 @@ def pool_personal(scores: list[dict]) -> dict:
     return out
 
 
-def server_step(exp, state: dict, round_: int, outputs: list[ClientOutput], *, evaluating: bool,
-                final: bool) -> float:
-    """Advance the server ``state`` by round ``round_`` from the sampled clients' ``outputs``
-    (in fedlib's client order): aggregation, server optimizer, correction state, server training.
-    Returns the round's mean train loss.  The clients' own state stays on the clients."""
+def server_step(exp, state: ServerState, round_: int, outputs: list[ClientOutput], *, evaluating: bool,
+                final: bool):
+    """The server's round ``round_`` from the sampled clients' ``outputs``: fedlib's round
+    (:func:`fedlib.simulation.run_round`) with the clients' updates replayed instead of trained —
+    aggregation, server optimizer, correction state, server training on server-held data.  Returns
+    its :class:`~fedlib.simulation.RoundReport` (the next state with no client's state in it: those
+    stay on the clients)."""
     by_client = {o.client: o for o in outputs}
 
     def replay(model, alg, params, tasks, correction_state, x, y, opt):
         return [by_client[t.client] for t in tasks]
 
     with single_thread():
-        loss = _sim.run_round(exp, state, round_, trainer=replay, evaluating=evaluating, final=final)
-    state["client_states"].clear()
-    return loss
+        report = _sim.run_round(exp, state, round_, trainer=replay, evaluating=evaluating, final=final)
+    report.state = report.state.replace(client_states={})
+    return report
 
 
 def evaluation_row(exp, params: dict, round_: int) -> dict:
     """The global model on the global test set: ``{"round", "test_accuracy", "acc_class_<y>"…}``."""
     with single_thread():
-        return _sim._evaluation_row(exp, params, round_)
+        return _evaluation_row(exp, params, round_)
 
 
-def after_training(exp, state: dict) -> dict:
+def after_training(exp, state: ServerState) -> dict:
     """The final model after the server-training part's last step (the aggregate itself for most methods)."""
     alg = exp.algorithm
     if alg.server_training.name == "none":
-        return state["params"]
+        return state.params
     with single_thread():
-        return alg.server_training.after_training(_sim._server_round(exp, 0, [], [], []), state["params"],
-                                                  state["server_training_state"])
+        return alg.server_training.after_training(_sim._server_round(exp, 0, [], [], []), state.params,
+                                                  state.server_training_state)
 
 
 def set_class_counts(exp, counts: np.ndarray) -> None:

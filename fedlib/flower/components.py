@@ -39,7 +39,7 @@ from flwr.serverapp import Grid, ServerApp
 from flwr.serverapp.strategy import Strategy
 from flwr.supercore import log
 
-from . import bridge
+import fedlib.flower.bridge as bridge
 from .records import from_record, to_record
 
 __all__ = ["apps", "server_app", "client_app", "FedlibStrategy", "STATE_KEY"]
@@ -55,11 +55,11 @@ def _config_record(exp, round_: int) -> ConfigRecord:
 
 def _server_message(exp, state: dict, round_: int) -> RecordDict:
     keys = bridge.local_keys(exp)
-    content = RecordDict({"arrays": to_record(bridge.shared(state["params"], keys)),
-                          "correction": to_record(state["correction_state"]),
+    content = RecordDict({"arrays": to_record(bridge.shared(state.params, keys)),
+                          "correction": to_record(state.correction_state),
                           "config": _config_record(exp, round_)})
     if bridge.loss_reads_server_state(exp):
-        content["server-training"] = to_record(state["server_training_state"])
+        content["server-training"] = to_record(state.server_training_state)
     return content
 
 
@@ -145,7 +145,6 @@ class FedlibStrategy(Strategy):
         self.personal_final: dict | None = None
         self.diverged_round: int | None = None
         self._row: dict = {}
-        self._loss = math.nan
 
     # -- helpers
     def _messages(self, clients, round_: int, kind: str, grid: Grid):
@@ -182,20 +181,20 @@ class FedlibStrategy(Strategy):
             content = got[k].content
             m = content["metrics"]
             w_k = from_record(content["arrays"])
-            local = {name: w_k.get(name, v) for name, v in state["params"].items()}
-            delta = {name: w - state["params"][name] for name, w in w_k.items()}
+            local = {name: w_k.get(name, v) for name, v in state.params.items()}
+            delta = {name: w - state.params[name] for name, w in w_k.items()}
             outputs.append(bridge.ClientOutput(k, delta, int(m["num-examples"]), int(m["num-steps"]),
                                                float(m["loss-sum"]), int(m["loss-count"]), {},
                                                from_record(content["message"]), local))
-        self._loss = bridge.server_step(exp, state, server_round, outputs, evaluating=self._evaluating(server_round),
-                                        final=server_round == exp.config.rounds)
-        if self.diverged_round is None and not all(bool(v.isfinite().all()) for v in state["params"].values()):
+        report = bridge.server_step(exp, state, server_round, outputs, evaluating=self._evaluating(server_round),
+                                    final=server_round == exp.config.rounds)
+        self.state = report.state
+        if report.diverged and self.diverged_round is None:
             self.diverged_round = server_round
-        self._row = {"round": server_round, "train_loss": self._loss}
-        self._row.update(state.pop("server_report", {}))
+        self._row = {"round": server_round, "train_loss": report.train_loss, **report.server_report}
         keys = bridge.local_keys(exp)
-        return (ArrayRecord(bridge.shared(state["params"], keys)),
-                MetricRecord({"train-loss": float(self._loss), "clients": len(outputs)}))
+        return (ArrayRecord(bridge.shared(self.state.params, keys)),
+                MetricRecord({"train-loss": float(report.train_loss), "clients": len(outputs)}))
 
     # -- personalized evaluation on the nodes
     def _personal_round(self, round_: int) -> bool:
@@ -231,7 +230,7 @@ class FedlibStrategy(Strategy):
             return None
         row = dict(self._row)
         if self._evaluating(server_round):
-            row = {**bridge.evaluation_row(self.exp, self.state["params"], server_round), **row}
+            row = {**bridge.evaluation_row(self.exp, self.state.params, server_round), **row}
         if set(row) - {"round", "train_loss"}:
             self.history.append(row)
         return MetricRecord({"test-accuracy": row["test_accuracy"]}) if "test_accuracy" in row else None
@@ -239,7 +238,7 @@ class FedlibStrategy(Strategy):
     def finish(self) -> dict:
         """The final parameters (after the server-training part's last step, evaluated again if it changed them)."""
         final = bridge.after_training(self.exp, self.state)
-        if any(not torch.equal(final[k], self.state["params"][k]) for k in final):
+        if any(not torch.equal(final[k], self.state.params[k]) for k in final):
             self.history.append({**bridge.evaluation_row(self.exp, final, self.exp.config.rounds),
                                  "after_training": True})
         return final
@@ -300,7 +299,7 @@ def _run_one(grid, config, timeout: float) -> dict:
     node_of = _discover(grid, exp, timeout)
     strategy = FedlibStrategy(exp, node_of)
     keys = bridge.local_keys(exp)
-    strategy.start(grid, ArrayRecord(bridge.shared(strategy.state["params"], keys)), num_rounds=config.rounds,
+    strategy.start(grid, ArrayRecord(bridge.shared(strategy.state.params, keys)), num_rounds=config.rounds,
                    timeout=timeout, evaluate_fn=strategy.evaluate_global)
     final = strategy.finish()
     summary = bridge.summary(exp, strategy.history, started, strategy.diverged_round, strategy.personal_final)

@@ -13,7 +13,7 @@ import os
 import threading
 import warnings
 
-from . import bridge
+import fedlib.flower.bridge as bridge
 from .components import client_app, server_app
 
 __all__ = ["run_simulation", "run_simulations", "DEFAULT_BACKEND"]
