@@ -114,8 +114,8 @@ FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION=1 flwr run . --stream --federation-
 
 `num-supernodes` must be {n}, one node per fedlib client (node `partition-id` i holds client i).
 `FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION=1` keeps the SuperLink that `flwr run` starts from
-installing the app's dependencies into a fresh environment, which would lack fedlib; without it the
-app runs only where `uv` can reach a package index. Any parameter can be changed for one run:
+installing the app's dependencies into a fresh environment: the app runs where fedlib is installed.
+Any parameter can be changed for one run:
 `flwr run . --run-config "rounds=5 lr=0.05" …`. The last log line of the ServerApp is the run's
 final accuracy (`fedlib: {{"final_accuracy": …}}`).
 

@@ -217,7 +217,8 @@ def resolve_config(baked: dict, run_config: dict | None = None) -> Config:
     """The run's :class:`Config`: ``baked`` (what :func:`fedlib.flower.apps` was given) with the
     fedlib parameters of Flower's run config (``[tool.flwr.app.config]``, ``flwr run --run-config``)
     on top; ``-`` in a key reads as ``_``.  Validated here, before any work; a multi-stage method
-    is refused."""
+    is refused.  ``engine`` is ``"sequential"``: a node trains its one client with the reference
+    engine (the vectorized one equals it to float32 rounding)."""
     from dataclasses import fields
 
     names = {f.name for f in fields(Config)}
@@ -226,7 +227,7 @@ def resolve_config(baked: dict, run_config: dict | None = None) -> Config:
         name = str(key).replace("-", "_")
         if name in names:
             values[name] = value
-    config = Config.from_dict(values)
+    config = Config.from_dict({**values, "engine": "sequential"})
     refuse_stages(config)
     return config
 
