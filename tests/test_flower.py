@@ -223,7 +223,8 @@ def test_flower_app_folder_is_a_valid_flower_app_with_the_configuration(tmp_path
     assert config["tool"]["flwr"]["app"]["components"] == {"serverapp": "fedlib_app.server_app:app",
                                                            "clientapp": "fedlib_app.client_app:app"}
     run_config = get_fused_config_from_dir(out, {})  # what the ServerApp's context.run_config holds
-    expected = Config(method="fedlc+scaffold", dataset="synthetic", num_clients=4, rounds=3, tau=0.5)
+    expected = Config(method="fedlc+scaffold", dataset="synthetic", num_clients=4, rounds=3, tau=0.5,
+                      engine="sequential")  # what a node runs
     assert bridge.resolve_config({}, run_config) == expected
     assert bridge.resolve_config({}, {**run_config, "rounds": 7}).rounds == 7  # flwr run --run-config
 
