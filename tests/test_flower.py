@@ -146,6 +146,36 @@ def test_scaffold_control_variate_lives_in_the_node_context_and_its_delta_crosse
     assert stats.tolist() == exp.class_counts[2].tolist()
 
 
+@pytest.mark.parametrize("method", ["fedlc+scaffold", "fednova"])
+def test_rounds_through_the_apps_equal_run_round_whatever_order_the_replies_come_in(task_identity, method):
+    """Without Ray: two rounds of the strategy's messages to the ClientApp (each node's state kept
+    in its Context), its replies back in two orders, the strategy's aggregation — bit for bit
+    fedlib's own rounds (``run_round``, sequential engine), SCAFFOLD's server c included."""
+    from fedlib.engine import train_clients_sequential
+    from fedlib.flower.components import FedlibStrategy
+    from fedlib.simulation import run_round
+
+    exp = bridge.experiment(bridge.resolve_config({**SYNTHETIC, "method": method, "momentum": 0.5}))
+    client = fedlib.flower.client_app()
+
+    def two_rounds(reverse: bool):
+        strategy = FedlibStrategy(exp, {k: 7 for k in range(exp.num_clients)})
+        contexts = {k: _context(k) for k in range(exp.num_clients)}
+        for r in (1, 2):
+            messages = list(strategy.configure_train(r, None, None, None))
+            replies = [client(m, contexts[k]) for k, m in zip(bridge.sampled_clients(exp, r), messages)]
+            strategy.aggregate_train(r, replies[::-1] if reverse else replies)
+        return strategy.state
+
+    ref = exp.initial_state()
+    for r in (1, 2):
+        ref = run_round(exp, ref, r, trainer=train_clients_sequential).state
+    for state in (two_rounds(False), two_rounds(True)):
+        assert all(torch.equal(state.params[k], ref.params[k]) for k in ref.params)
+        for k, c in ref.correction_state.get("c", {}).items():
+            assert torch.equal(state.correction_state["c"][k], c)
+
+
 def test_a_node_without_a_valid_partition_id_is_refused(task_identity):
     exp = bridge.experiment(Config(**SYNTHETIC))
     with pytest.raises(ValueError, match="partition-id=3 is outside fedlib's clients 0..2"):
