@@ -53,7 +53,7 @@ def _config_record(exp, round_: int) -> ConfigRecord:
     return ConfigRecord({"server-round": round_, "fedlib-config": bridge.config_json(exp.config)})
 
 
-def _server_message(exp, state: dict, round_: int) -> RecordDict:
+def _server_message(exp, state: "bridge.ServerState", round_: int) -> RecordDict:
     keys = bridge.local_keys(exp)
     content = RecordDict({"arrays": to_record(bridge.shared(state.params, keys)),
                           "correction": to_record(state.correction_state),
