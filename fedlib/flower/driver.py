@@ -1,5 +1,8 @@
 """``fedlib.flower.run_simulation``: a fedlib configuration run in Flower's simulation engine.
 
+It drives :func:`flwr.simulation.run_simulation`, Flower's in-process entry point (Flower 1.4x
+marks it deprecated in favour of ``flwr run``, which :func:`fedlib.flower.write_app`'s folder uses).
+
 One Flower node per fedlib client, node ``partition-id`` i holding client i's samples;
 the ServerApp runs in this process, the ClientApps in Ray actors.  Returns a
 :class:`fedlib.Result` built from what the ServerApp saw: its per-round history, its
