@@ -8,6 +8,7 @@ an absent dataset ends with one line on stderr and exit status 2.
     python -m fedlib run dataset=synthetic method=fedlc tau=1.0 num_clients=100 rounds=300
     python -m fedlib params              # every parameter: default, allowed values, meaning
     python -m fedlib params --markdown   # the same as the README's tables
+    python -m fedlib flower-app method=fedlc dataset=synthetic num_clients=10 --out apps/fedlc   # a `flwr run` folder
 """
 
 from __future__ import annotations
@@ -97,11 +98,17 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--quiet", action="store_true", help="no progress bar")
     p_params = sub.add_parser("params", help="list every parameter with its default, range and meaning")
     p_params.add_argument("--markdown", action="store_true", help="as Markdown tables (the README's)")
+    p_app = sub.add_parser("flower-app", help="write a folder that `flwr run` starts")
+    p_app.add_argument("params", nargs="*", help="key=value parameters (see `fedlib params`)")
+    p_app.add_argument("--out", required=True, help="the folder to write (created)")
     args = parser.parse_args(argv)
 
     if args.command == "params":
         print(parameter_tables() if args.markdown else _params_text())
         return 0
+
+    if args.command == "flower-app":
+        return _flower_app(args)
 
     from .api import run  # imported late so `fedlib params` and errors stay fast
     from .data import DataError, DatasetNotFoundError
@@ -122,6 +129,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fedlib: error: {err}", file=sys.stderr)
         return 2
     print(json.dumps(result.to_json_summary(), sort_keys=True))
+    return 0
+
+
+def _flower_app(args) -> int:
+    from .flower import write_app
+
+    try:
+        config = Config.from_dict(_parse_assignments(args.params))
+        out = write_app(args.out, config)
+    except (ConfigError, ValueError) as err:
+        print(f"fedlib: error: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}: cd {out} && FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION=1 flwr run . --stream "
+          f'--federation-config "num-supernodes={config.num_clients} client-resources-num-cpus=1" (see its README.md)')
     return 0
 
 

@@ -16,9 +16,10 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fedlib"
 # the reproduction layer (fedlib/repro/ once moved there; the same modules while they sit at the top)
-REPRODUCTION = ("fedlib.repro", "fedlib.papers", "fedlib.grid", "fedlib.compare", "fedlib.context",
-                "fedlib.figures", "fedlib.index", "fedlib.report", "fedlib.regenerate", "fedlib.profiles",
-                "fedlib.reported", "fedlib.spread", "fedlib.__main__")
+REPRODUCTION = ("fedlib.repro", "fedlib.papers")
+# the entry points and adapters above the core: the CLI (its subcommands reach the layers above
+# lazily) and the Flower adapter
+ABOVE_CORE = ("fedlib.__main__", "fedlib.flower")
 
 
 def _name(path: Path) -> str:
@@ -57,8 +58,11 @@ def import_graph() -> dict[str, set[str]]:
                 targets.update(a.name for a in node.names)
             elif isinstance(node, ast.ImportFrom):
                 base = _resolve(name, _is_package(name, modules), node.level, node.module)
-                targets.add(base)
-                targets.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import module`
+                submodules = {f"{base}.{a.name}" for a in node.names} & set(modules)  # `from pkg import module`
+                if len(submodules) < len(node.names) or not name.startswith(base + "."):
+                    targets.add(base)  # a name defined in the package (a module of its own package that
+                    # imports a sibling, `from . import reported`, runs inside the package's __init__ already)
+                targets.update(f"{base}.{a.name}" for a in node.names)
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "import_modules"):
                 targets.update(m for m in modules if m.rsplit(".", 1)[0] == name)  # discovery: every module
         for target in targets:
@@ -106,8 +110,18 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def _within(name: str, roots) -> bool:
+    return any(name == r or name.startswith(r + ".") for r in roots)
+
+
 def _core(name: str) -> bool:
-    return name != "fedlib" and not any(name == r or name.startswith(r + ".") for r in REPRODUCTION)
+    return name != "fedlib" and not _within(name, REPRODUCTION + ABOVE_CORE)
+
+
+def _layer(name: str) -> int:
+    """0: the training core; 1: the entry points and adapters, and the reproduction machinery;
+    2: the paper companions."""
+    return 2 if _within(name, ("fedlib.papers",)) else 0 if _core(name) else 1
 
 
 def test_the_training_core_never_imports_the_reproduction_layer():
@@ -125,3 +139,13 @@ def test_the_core_import_graph_has_no_circle():
 def test_the_cycle_finder_finds_a_circle():
     """The checker itself: a → b → c → a is one circle, d hangs off it."""
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_whole_package_has_no_circle_and_no_import_runs_back_up():
+    """Issue 18's acceptance: no circle anywhere, and at most one import that runs from a lower layer to a
+    higher one (there is none: the registry finds the companions by discovery, by package name)."""
+    graph = import_graph()
+    assert not _cycles(graph), f"import circles: {_cycles(graph)}"
+    up = sorted((m, t) for m, ts in graph.items() for t in ts if _layer(t) > _layer(m))
+    assert len(up) <= 1, f"imports that run back up: {up}"
+

@@ -19,7 +19,8 @@ from fedlib.papers import all_papers
 from fedlib.papers.fedlc import reported as fedlc
 from fedlib.repro.compare import (compare, gains, kendall_tau, mark_stand_in, recount, render_comparison, summarize,
                                   verdict_text, winners)
-from fedlib.repro.spread import Spread, record_seed_spread, seed_spread, spread_for
+from fedlib.repro.seeds import seed_spread
+from fedlib.repro.spread import Spread, record_seed_spread, spread_for
 
 
 def _cells(paper: dict, ours: dict, *, dataset="d", used="d", std=math.nan, n=1, paper_std=1.0, **extra):
@@ -161,7 +162,7 @@ def test_seed_spread_of_the_headline_cells_by_hand():
 def test_measure_seed_spread_runs_the_headline_cells_with_each_seed(tmp_path):
     import fedlib
     from fedlib.repro.compare import table_cells
-    from fedlib.repro.spread import main, measure_seed_spread
+    from fedlib.repro.seeds import main, measure_seed_spread
 
     prof = all_papers()["fedlc"].profile("smoke")  # Table 4: Synthetic(1,1), FedAvg and FedLC, 2 rounds
     got = measure_seed_spread("fedlc", "smoke", (0, 1), tables=["table4"], out_dir=tmp_path, store=False,
@@ -176,7 +177,7 @@ def test_measure_seed_spread_runs_the_headline_cells_with_each_seed(tmp_path):
     assert got["seeds"] == [0, 1] and got["cells"] == len(cells)
     assert got["max_std"] == pytest.approx(max(stds)) and got["max_gain_std"] == pytest.approx(statistics.stdev(gain))
     with pytest.raises(SystemExit):
-        main(["seeds", "fedlc", "--profile", "smoke", "--seeds", "0"])  # one seed measures no spread
+        main(["fedlc", "--profile", "smoke", "--seeds", "0"])  # one seed measures no spread
 
 
 # ------------------------------------------------------------------------------ what ± means
@@ -315,7 +316,7 @@ def test_recount_a_saved_table_and_the_index_says_what_changed(tmp_path):
     text = build_index(tmp_path / "figures").read_text()
     assert ("* Table 1: best method agrees 1/1 → 0/1 (1 spread not measured; 1/1 at face value); headline gain sign "
             "agrees 1/1 → 0/1 (1 spread not measured; 1/1 at face value); within std 1 → 0; outside std 1 → 0")in text
-    assert "python -m fedlib.repro.spread seeds fedlc --profile quick --seeds 0,1,2 --write" in text
+    assert "python -m fedlib.repro.seeds fedlc --profile quick --seeds 0,1,2 --write" in text
     # a measured cross-machine spread of this table decides them
     (folder / "_spread.json").write_text(json.dumps({"tables": {"table1": {"max_abs_delta": 0.2}}}))
     s = recount(folder / "table1.csv", fedlc_paper.table("table1"), fedlc_paper)

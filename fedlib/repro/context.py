@@ -97,9 +97,19 @@ class Context:
     def save_figure(self, fig, name: str, *, experiment: str | None = None, placeholder: bool = False,
                     **meta: Any) -> None:
         """:func:`fedlib.repro.figures.save_figure` into this notebook's folder; ``placeholder=True`` for a figure
-        made without its data (it never replaces a real one)."""
-        self.saved[name] = save_figure(fig, name, self.out_dir, placeholder=placeholder,
-                                       **self._meta(experiment, meta)) or {}
+        made without its data (it never replaces a real one).  Every axes plotting data must name the
+        profile's stand-ins among ``datasets`` (:meth:`stand_ins`), unless it declared its own."""
+        from .figure_rules import declare_stand_ins
+
+        meta = self._meta(experiment, meta)
+        declare_stand_ins(fig, self.stand_ins(meta.get("datasets")))
+        self.saved[name] = save_figure(fig, name, self.out_dir, placeholder=placeholder, **meta) or {}
+
+    def stand_ins(self, datasets) -> list[str]:
+        """The datasets among ``datasets`` that this profile uses in place of a paper's dataset
+        (``profile.datasets``): a figure showing them must name them (:mod:`fedlib.repro.figure_rules`)."""
+        subs = {used for ds, used in self.profile.datasets.items() if used is not None and used != ds}
+        return sorted(subs & {str(d) for d in (datasets if datasets is not None else [])})
 
     def save_table(self, frame, name: str, *, experiment: str | None = None, placeholder: bool = False,
                    **meta: Any) -> None:

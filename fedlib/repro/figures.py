@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..data import repo_root
+from .figure_rules import std_caption
 
 __all__ = [
     "PALETTE", "use_style", "method_colors", "repo_root", "default_output_dir", "git_commit",
     "relative_to_repo", "is_placeholder", "scrub_paths",
     "provenance", "save_figure", "save_table", "frame_to_markdown", "read_sidecar", "plot_paper_vs_ours",
-    "plot_histories", "heatmap_counts", "plot_effects",
+    "plot_histories", "heatmap_counts", "plot_effects", "seeds_of", "std_caption",
 ]
 
 PALETTE = "colorblind"
@@ -232,9 +233,13 @@ def _out(out_dir) -> Path:
 
 
 def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, title: str = "", caption: str = "",
-                close: bool = False, placeholder: bool = False, **meta: Any) -> dict[str, Path] | None:
+                close: bool = False, placeholder: bool = False, waive: dict[str, str] | None = None,
+                **meta: Any) -> dict[str, Path] | None:
     """Write ``fig`` as ``<out_dir>/<name>.pdf`` and ``.png`` (vector and raster) plus the
-    ``.json`` sidecar.
+    ``.json`` sidecar, once it obeys the figure rules (:mod:`fedlib.repro.figure_rules`):
+    a figure that breaks one raises the rule's :class:`~fedlib.repro.figure_rules.FigureRuleError`
+    before any file is written; ``waive`` (``{rule: reason}``) lets a known break through,
+    recorded in the sidecar.
 
     ``meta`` goes to :func:`provenance` (profile, experiment, parameters, seeds,
     datasets, deviations, ...).  ``placeholder=True`` marks a figure made without
@@ -242,10 +247,13 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
     the same name, and returns None when it was not written.  Returns the three
     paths by suffix.
     """
+    from .figure_rules import check_figure
+
     out = _out(out_dir)
     sidecar = _claim(out, name, "figure")
     if placeholder and _existing_is_real(sidecar):
         return None
+    checks = check_figure(fig, name=name, caption=caption, seeds=meta.get("seeds"), waive=waive)
     import matplotlib
 
     with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
@@ -254,7 +262,9 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
         fig.savefig(paths["png"], bbox_inches="tight", dpi=_RC["savefig.dpi"])
     body = provenance(**meta)
     body.update({"name": name, "kind": "figure", "title": title, "caption": caption, "placeholder": placeholder,
-                 "files": {k: p.name for k, p in paths.items()}})
+                 "files": {k: p.name for k, p in paths.items()}, "figure_checks": checks})
+    if waive:
+        body["figure_waivers"] = dict(waive)
     paths["json"] = _write_sidecar(sidecar, body)
     if close:
         import matplotlib.pyplot as plt
@@ -313,12 +323,19 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
                        panel_labels: dict | None = None, sharey: bool = False, paper=None):
     """One panel per ``panel`` value; in each, accuracy against ``x`` (a column of
     ``comparison`` holding numbers) for every method: ours solid with filled
-    markers (error bars: std over seeds), the paper dashed with open markers.
+    markers (error bars: std over seeds, only where a cell has >= 2), the paper dashed with
+    open markers.  Every panel obeys :mod:`.figure_rules`: its title names the dataset a
+    stand-in ran on ("run on FMNIST") or says "paper only"; a cell of ours that diverged or was
+    not run is labelled at the paper's value, a suspect paper value (†) marked.
     ``paper`` (a :class:`fedlib.repro.paper.Paper`) gives the methods' colours and labels.
-    Returns the figure."""
+    The caption of a figure with error bars needs :func:`.figure_rules.std_caption` of
+    ``seeds_of(comparison)``.  Returns the figure."""
     import matplotlib.pyplot as plt
+    import pandas as pd
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    from .figure_rules import declare, label_cell
 
     df = comparison.copy()
     if "method" not in df:
@@ -326,20 +343,58 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     panels = list(dict.fromkeys(df[panel]))
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False, sharey=sharey)
     colors = _colors(paper, df[series].unique())
+    seeds = seeds_of(df)
     shown = []
     for ax, pv in zip(axes[0], panels):
         sub = df[df[panel] == pv].sort_values(x)
+        ours_here = sub.ours_mean.notna().any()
+        unrun: list[str] = []
+        # values of x where no method of ours ran: one "not run" label each, at the bottom
+        empty_x = [v for v, g in sub.groupby(x, sort=True) if g.ours_mean.isna().all()
+                   and (g.get("run_status", pd.Series("", index=g.index)) != "diverged").all()] if ours_here else []
+        for v in empty_x:
+            label_cell(ax, v, 0.03, "not run", key=f"every method @ {v}", transform=ax.get_xaxis_transform(),
+                       va="bottom", rotation=90)
         for m in dict.fromkeys(sub[series]):
             s = sub[sub[series] == m]
             c = colors.get(m)
             if s.ours_mean.notna().any():
-                ax.errorbar(s[x], s.ours_mean, yerr=s.ours_std.fillna(0) if "ours_std" in s else None, color=c,
-                            marker="o", lw=1.6, ms=4, capsize=2)
+                yerr = s.ours_std.where(s.n_seeds >= 2) if seeds >= 2 and {"ours_std", "n_seeds"} <= set(s) else None
+                ax.errorbar(s[x], s.ours_mean, yerr=None if yerr is None or yerr.isna().all() else yerr.fillna(0),
+                            color=c, marker="o", lw=1.6, ms=4, capsize=2)
             if s.paper_mean.notna().any():
                 ax.plot(s[x], s.paper_mean, color=c, ls="--", marker="o", mfc="none", lw=1, ms=4)
+            missing = s[s.ours_mean.isna()]
+            if ours_here and len(missing) == len(s) and (missing.get("run_status", "") != "diverged").all():
+                unrun.append(m)  # a method of the paper's not run in this panel at all: one label below
+            elif ours_here:
+                own = ~missing[x].isin(empty_x) | (missing.get("run_status", "") == "diverged")
+                for r in missing[own].itertuples():
+                    word = "diverged" if getattr(r, "run_status", "") == "diverged" else "not run"
+                    y = r.paper_mean if pd.notna(r.paper_mean) else sub.ours_mean.min()
+                    label_cell(ax, getattr(r, x), y, word, key=f"{m} @ {getattr(r, x)}", color=c, va="top")
+            for r in s[_suspect(s)].itertuples():
+                label_cell(ax, getattr(r, x), r.paper_mean, "suspect", key=f"{m} @ {getattr(r, x)} (paper)",
+                           text=" †", color=c, ha="left", va="center")
             if m not in shown:
                 shown.append(m)
-        ax.set_title((panel_labels or {}).get(pv, str(pv)))
+        if unrun:
+            label_cell(ax, 0.5, -0.38, "not run", key=", ".join(unrun) + " (every cell)", transform=ax.transAxes,
+                       text="not run here: " + ", ".join(_label(m, paper) for m in unrun), ha="center", va="top",
+                       wrap=True)
+        name = (panel_labels or {}).get(pv, str(pv))
+        used = _stand_in_labels(sub, paper)
+        if not ours_here:
+            declare(ax, ours=False, stand_in=[])
+            name += " (paper only)"
+        elif used:
+            declare(ax, stand_in=used)
+            name += f"\n(run on {', '.join(used)})"
+        else:
+            declare(ax, stand_in=[])
+        if ours_here:
+            declare(ax, seeds=seeds)
+        ax.set_title(name)
         ax.set_xlabel(x_label or x)
         if x_log:
             ax.set_xscale("log")
@@ -354,11 +409,45 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     handles += [Line2D([], [], color="0.3", marker="o", lw=1.6), Line2D([], [], color="0.3", ls="--", marker="o",
                                                                          mfc="none", lw=1)]
     labels += ["ours", "paper"]
+    if _suspect(df).any():
+        handles.append(Line2D([], [], ls="none"))
+        labels.append("†: a paper value flagged as a probable typo")
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def _suspect(frame):
+    """Rows whose paper value is flagged as a probable typo (``suspect`` text, or the status)."""
+    import pandas as pd
+
+    flag = pd.Series(False, index=frame.index)
+    if "suspect" in frame:
+        flag |= frame["suspect"].fillna("").astype(str).str.len() > 0
+    if "status" in frame:
+        flag |= frame["status"] == "suspect"
+    return flag & frame["paper_mean"].notna()
+
+
+def seeds_of(comparison) -> int:
+    """The most seeds any cell of ``comparison`` (its ``n_seeds``) was run with (1 when unknown)."""
+    if "n_seeds" not in comparison or comparison["n_seeds"].isna().all():
+        return 1
+    return int(comparison["n_seeds"].max())
+
+
+def _stand_in_labels(frame, paper) -> list[str]:
+    """The labels of the datasets ``frame``'s cells ran on in place of the paper's."""
+    if not {"dataset", "dataset_used"} <= set(frame):
+        return []
+    pairs = frame[["dataset", "dataset_used"]].dropna()
+    used = [u for d, u in zip(pairs.dataset, pairs.dataset_used) if d != u]
+    from ..data import DATASETS
+
+    return [paper.dataset_label(u) if paper is not None else DATASETS[u].label if u in DATASETS else str(u)
+            for u in dict.fromkeys(used)]
 
 
 def _colors(paper, methods) -> dict:
@@ -390,7 +479,8 @@ def plot_histories(histories, *, panel: str = "setting", hue: str = "method", ti
         ax.set_title(str(pv))
         ax.set_xlabel("communication round")
     axes[0][0].set_ylabel(ylabel)
-    axes[0][-1].legend(loc="lower right")
+    handles, labels = axes[0][-1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -418,22 +508,32 @@ def heatmap_counts(counts, ax=None, *, title: str = "", class_names=None, cmap: 
 
 
 def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: str = "setting", title: str = "",
-                 ylabel: str = "difference (pp)"):
+                 ylabel: str = "difference (pp)", missing: str = "n/a"):
     """Grouped bars: one panel per ``panel`` value (an effect such as FedLC −
     FedAvg), bars per ``x`` value, one bar per source column of ``effects``
-    (e.g. paper / stand-in / CIFAR-10); missing values leave a gap."""
+    (e.g. paper / stand-in / CIFAR-10); a missing value is labelled ``missing``, a zero "0"."""
     import matplotlib.pyplot as plt
+    import numpy as np
     import seaborn as sns
 
+    from .figure_rules import label_empty_bars
+
     sources = list(sources)
-    long = effects.melt(id_vars=[panel, x], value_vars=sources, var_name="source", value_name="value")
-    panels = list(dict.fromkeys(long[panel]))
+    panels = list(dict.fromkeys(effects[panel]))
     fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.2), squeeze=False, sharey=False)
     colors = dict(zip(sources, sns.color_palette(PALETTE, len(sources))))
+    width = 0.8 / max(len(sources), 1)
     for ax, pv in zip(axes[0], panels):
-        sns.barplot(data=long[long[panel] == pv], x=x, y="value", hue="source", hue_order=sources, palette=colors,
-                    ax=ax, legend=False)
+        sub = effects[effects[panel] == pv]
+        xs = list(dict.fromkeys(sub[x]))
+        for i, src in enumerate(sources):
+            vals = [float(sub.loc[sub[x] == v, src].mean()) if sub.loc[sub[x] == v, src].notna().any() else np.nan
+                    for v in xs]
+            ax.bar(np.arange(len(xs)) + (i - (len(sources) - 1) / 2) * width, vals, width, color=colors[src],
+                   label=src)
+        ax.set_xticks(range(len(xs)), [str(v) for v in xs])
         ax.axhline(0, color="0.3", lw=0.8)
+        label_empty_bars(ax, missing=missing)
         ax.set_title(str(pv))
         ax.set_xlabel("")
         ax.set_ylabel("")

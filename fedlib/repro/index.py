@@ -165,7 +165,7 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
               "within our run-to-run spread (the largest measured of: std over seeds, the table's seed-to-seed "
               "spread, its cross-machine spread below).  *Spread not measured*: no run-to-run spread was measured "
               "for the cell, so the verdict is not decided (a spread of 0 is never assumed; measure one with "
-              "`python -m fedlib.repro.spread seeds <paper> --write`).  *± not over seeds*: the paper's ± is "
+              "`python -m fedlib.repro.seeds <paper> --write`).  *± not over seeds*: the paper's ± is "
               "another spread (e.g. over its last rounds), shown but not judged.  Cells run on a stand-in dataset "
               "are never counted as within or outside: the paper's numbers are on another dataset; only the "
               "qualitative comparisons (best method, sign of the gain, Kendall's τ) apply to them.  *Best method "
@@ -288,7 +288,7 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
         if unmeasured:
             lines += [f"No run-to-run spread is measured for {', '.join(unmeasured)} in this profile: their verdicts "
                       f"say \"spread not measured\" instead of deciding.  To measure the seed-to-seed spread of the "
-                      f"headline cells: `python -m fedlib.repro.spread seeds {paper} --profile "
+                      f"headline cells: `python -m fedlib.repro.seeds {paper} --profile "
                       f"{profile.split('-')[0]} --seeds 0,1,2 --write`.", ""]
         for label, key in (("within the paper's std", "within"), ("outside the paper's std", "outside"),
                            ("undecided", "undecided")):

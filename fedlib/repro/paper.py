@@ -70,12 +70,11 @@ class Paper:
         return self.tables[key]
 
     def profile(self, name: str | None = None):
-        """A profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a Profile passes through."""
+        """A profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a
+        :class:`fedlib.repro.profiles.Profile` (anything not a name) passes through."""
         import os
 
-        from .profiles import Profile
-
-        if isinstance(name, Profile):
+        if name is not None and not isinstance(name, str):
             return name
         name = name or os.environ.get("FEDLIB_PROFILE") or "quick"
         if name not in self.profiles:

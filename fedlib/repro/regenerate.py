@@ -206,6 +206,9 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
             plan.append((name, prof, paths))
     if not plan:
         raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
+    from .cost import estimate_text
+
+    print(estimate_text(plan, [root, _repo() / "figures"]), flush=True)
     total = sum(len(p) for _, _, p in plan)
     records, failed, count = {}, [], 0
     trained_keys: set = set()  # every run trained in this regeneration, across notebooks and papers

@@ -9,11 +9,11 @@ was, it says "spread not measured".  Three spreads are measured:
 * **seed-to-seed** spread of a table, measured on its headline comparison
   (the paper's method and baseline in every column, 3 seeds by default)::
 
-      python -m fedlib.repro.spread seeds fedabc --profile quick --seeds 0,1,2 --write
+      python -m fedlib.repro.seeds fedabc --profile quick --seeds 0,1,2 --write
 
   which runs those cells (store-backed: a cell already in the store is not
   trained again) and records, per table, the std over seeds of every headline
-  cell and of the headline gain (:func:`seed_spread`);
+  cell and of the headline gain (:func:`fedlib.repro.seeds.seed_spread`);
 * **cross-machine** spread of a table: the same outputs regenerated on two
   machines, compared cell by cell::
 
@@ -42,15 +42,15 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["Spread", "table_spread", "folder_spread", "record", "record_seed_spread", "seed_spread",
-           "load_spread", "spread_for", "table_metric", "measure_seed_spread", "main"]
+__all__ = ["Spread", "table_spread", "folder_spread", "record", "record_seed_spread", "load_spread", "spread_for",
+           "table_metric", "main", "SEED_COMMAND"]
 
-SEED_COMMAND = "python -m fedlib.repro.spread seeds {paper} --profile {profile} --seeds 0,1,2 --write"
+#: The command that measures a paper's seed-to-seed spread (:mod:`fedlib.repro.seeds`).
+SEED_COMMAND = "python -m fedlib.repro.seeds {paper} --profile {profile} --seeds 0,1,2 --write"
 
 
 @dataclass(frozen=True)
@@ -142,32 +142,6 @@ def record(folder: str | Path, tables: dict[str, dict], machines: str, note: str
 
 
 # ------------------------------------------------------------------------------ seed-to-seed
-def seed_spread(runs: pd.DataFrame, headline: tuple[str, str], value: str = "value") -> dict | None:
-    """The seed-to-seed spread of a table's headline comparison from its runs (one row per cell and seed:
-    ``row``, ``column``, ``seed``, ``value``; rows whose method, :func:`fedlib.repro.compare.method_of`, is
-    one of ``headline``).  Returns {"seeds", "cells" (with ≥ 2 seeds), "median_std", "max_std" (sample std
-    over seeds of a cell), "gains", "max_gain_std" (sample std over seeds of method − baseline per column)}
-    or None when no cell has two seeds."""
-    from .compare import method_of
-
-    df = runs.dropna(subset=[value]).copy()
-    df["_method"] = df["row"].map(method_of)
-    df = df[df._method.isin(headline)]
-    per_cell = df.groupby(["row", "column"])[value].agg(["std", "count"])
-    per_cell = per_cell[per_cell["count"] >= 2]
-    if per_cell.empty:
-        return None
-    wide = df.pivot_table(index=["column", "seed"], columns="_method", values=value, aggfunc="mean")
-    gain_std = []
-    if set(headline) <= set(wide.columns):
-        g = (wide[headline[0]] - wide[headline[1]]).dropna()
-        by_col = g.groupby(level="column").agg(["std", "count"])
-        gain_std = by_col.loc[by_col["count"] >= 2, "std"].tolist()
-    return {"seeds": sorted(int(s) for s in df.seed.unique()), "cells": int(len(per_cell)),
-            "median_std": float(per_cell["std"].median()), "max_std": float(per_cell["std"].max()),
-            "gains": len(gain_std), "max_gain_std": float(max(gain_std)) if gain_std else None}
-
-
 def record_seed_spread(folder: str | Path, tables: dict[str, dict], command: str, commit: str = "") -> Path:
     """Record seed-to-seed spreads per table in ``<folder>/_spread.json`` (``seed_to_seed``), replacing earlier
     ones of the same tables."""
@@ -176,46 +150,6 @@ def record_seed_spread(folder: str | Path, tables: dict[str, dict], command: str
     for name, s in tables.items():
         seeds["tables"][name] = {**s, "command": command, "git_commit": commit}
     return _write(folder, body)
-
-
-def measure_seed_spread(paper: str, profile: str = "quick", seeds: Iterable[int] = (0, 1, 2), *,
-                        tables: Iterable[str] | None = None, out_dir: str | Path | None = None, store=None,
-                        workers: int = 1, progress: bool = True) -> dict[str, dict]:
-    """Run the headline cells (the paper's method and baseline, every column the profile runs) of each paper
-    table with ``seeds`` and return {table id: :func:`seed_spread`}.  The metric of each table is the one its
-    committed sidecar in ``out_dir`` reports (``parameters.value``; accuracy when there is none)."""
-    from .compare import cell_values, method_of, metric_of, table_cells
-    from .figures import default_output_dir
-    from .grid import default_store, run_grid
-    from .paper import get_paper
-
-    pp = get_paper(paper)
-    prof = pp.profile(profile)
-    if pp.headline is None:
-        raise ValueError(f"paper {paper!r} has no headline comparison to measure")
-    out_dir = Path(out_dir) if out_dir is not None else default_output_dir(pp.name, prof.name)
-    out = {}
-    for tid in (tables or pp.tables):
-        cells = [c for c in table_cells(tid, prof) if c["config"] is not None and method_of(c["row"]) in pp.headline]
-        if not cells:
-            continue
-        try:
-            meta = json.loads((out_dir / f"{tid}.json").read_text())
-            value = (meta.get("parameters") or {}).get("value") or "accuracy"
-        except (OSError, json.JSONDecodeError):
-            value = "accuracy"
-        if isinstance(value, dict):
-            pairs = {tuple(k.split("/", 1)): v for k, v in value.items()}
-            metric = (lambda pairs: lambda r, c: pairs.get((r, c), "accuracy"))(pairs)
-        else:
-            metric = metric_of(value, pp.table(tid))
-        grid = run_grid(cells, seeds=tuple(seeds), store=default_store() if store is None else store,
-                        workers=workers, progress=progress, desc=f"{pp.name} {tid} seed-to-seed")
-        runs = cell_values(grid.runs[grid.runs.status == "ok"], metric)
-        s = seed_spread(runs, pp.headline)
-        if s is not None:
-            out[tid] = s
-    return out
 
 
 # ------------------------------------------------------------------------------ reading
@@ -255,41 +189,8 @@ def spread_for(out_dir: str | Path | None, table: str, metric: str | None = "acc
 
 
 # ------------------------------------------------------------------------------ command line
-def _seeds_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fedlib.repro.spread seeds",
-                                     description="measure the seed-to-seed spread of a paper's headline cells")
-    parser.add_argument("paper")
-    parser.add_argument("--profile", default="quick")
-    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
-    parser.add_argument("--tables", default="", help="comma-separated table ids (default: every table)")
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--write", action="store_true", help="record it in figures/<paper>/<profile>/_spread.json")
-    args = parser.parse_args(argv)
-    from .figures import default_output_dir, git_commit
-
-    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-    if len(seeds) < 2:
-        parser.error("--seeds: give at least 2 seeds")
-    tables = [t for t in args.tables.split(",") if t] or None
-    found = measure_seed_spread(args.paper, args.profile, seeds, tables=tables, workers=args.workers)
-    if not found:
-        print("fedlib.repro.spread: error: no headline cell ran with two seeds", file=sys.stderr)
-        return 2
-    for name, s in found.items():
-        gain = "—" if s["max_gain_std"] is None else f"{s['max_gain_std']:.3f}"
-        print(f"{name}: {s['cells']} cells, seeds {s['seeds']}, median std {s['median_std']:.3f}, "
-              f"max std {s['max_std']:.3f}, max std of the gain {gain}")
-    if args.write:
-        folder = default_output_dir(args.paper, args.profile)
-        command = SEED_COMMAND.format(paper=args.paper, profile=args.profile).replace("0,1,2", args.seeds)
-        print(f"recorded in {record_seed_spread(folder, found, command, git_commit())}")
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["seeds"]:
-        return _seeds_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m fedlib.repro.spread", description=__doc__.splitlines()[0])
     parser.add_argument("ours", help="an output folder, figures/<paper>/<profile>")
     parser.add_argument("other", nargs="?", help="the same folder regenerated on another machine")

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ...repro.figure_rules import label_empty_bars
 from . import PAPER
 from .experiments import HYPERPARAMETERS, ROLES
 from .reported import METHOD_LABELS
@@ -72,10 +73,12 @@ def per_class_bars(frame: pd.DataFrame, *, title: str = ""):
         for i, m in enumerate(here):
             acc = sub[sub.model == m].set_index("class").loc[order["class"], "accuracy"]
             ax.bar(np.arange(len(order)) + (i - (len(here) - 1) / 2) * width, acc, width, color=colors[m], label=m)
+        label_empty_bars(ax)
         ax.set_xticks(range(len(order)), ticks, fontsize=7)
         ax.set_title(panel)
-        ax.set_ylim(0, 100)
-        ax.legend(fontsize=7, loc="upper right")
+        ax.set_ylim(0, 105)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[m]) for m in models]
+    fig.legend(handles, models, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(models), fontsize=7)
     return _finish(fig, axes, "per-class test accuracy (%)", title)
 
 
@@ -102,11 +105,12 @@ def fig5_bars(summary: pd.DataFrame, *, title: str = ""):
         for xi, (hi, g) in enumerate(zip(np.fmax(sub.fedabc, sub.fedabc_wi), sub.gain)):
             if not math.isnan(g):
                 ax.text(xi, hi + 0.5, f"{g:+.2f}", ha="center", va="bottom", fontsize=8)
+        label_empty_bars(ax, missing="not run")
         ax.set_xticks(x, [f"Dir({b:g})" for b in sub.beta])
-        lo = np.nanmin(np.r_[sub.fedabc.to_numpy(float), sub.fedabc_wi.to_numpy(float), [100.0]])
-        ax.set_ylim(max(0.0, lo - 10.0), 100)
+        ax.set_ylim(0, 108)  # bars from 0: the gain is written above each pair, not drawn as a bar length
         ax.set_title(ds)
-        ax.legend(fontsize=8, loc="lower left")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8)
     return _finish(fig, axes, "PFL accuracy (%)", title)
 
 

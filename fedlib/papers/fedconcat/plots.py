@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...repro import figures as F
+from ...repro.figure_rules import label_cell, label_empty_bars
 from . import PAPER
 from . import reported as paper
 from .experiments import BASELINES, FIG1_MODELS, FIG1_TESTS
@@ -32,12 +33,14 @@ def fig1_bars(ctx, fig1: pd.DataFrame | None, info: dict):
             d = fig1[fig1["model"] == model].set_index("test set").loc[list(FIG1_TESTS)]
             ax.bar(np.arange(3) + (i - (len(FIG1_MODELS) - 1) / 2) * width, d.accuracy, width, label=model,
                    color=colors[i])
+        label_empty_bars(ax, fontsize=7)  # a model at 0 % on a test set is a result, not a gap
         names = {A: f"{A}\n{info['classes']['A']}", B: f"{B}\n{info['classes']['B']}", ALL: ALL}
         ax.set_xticks(range(3), [names[t] for t in FIG1_TESTS])
         ax.set_ylabel("test accuracy (%)")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2)
         ax.set_title(f"Clients {info['clients'][0]} (A) and {info['clients'][1]} (B), "
-                     f"{info['config']['local_epochs']} local epochs, {info['config']['dataset']}")
+                     f"{info['config']['local_epochs']} local epoch(s), "
+                     f"{PAPER.dataset_label(info['config']['dataset'])}")
     else:
         ax.text(0.5, 0.5, "not run: " + info["reason"], ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
@@ -54,25 +57,33 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
     """Table 1: ours (filled) beside the paper (hatched), one panel per column run."""
     import matplotlib.pyplot as plt
 
-    ran = comp1[comp1.ours_mean.notna()]
-    columns = list(dict.fromkeys(ran.column))
-    fig, axes = plt.subplots(1, max(1, len(columns)), figsize=(3.3 * max(1, len(columns)), 3.4), squeeze=False,
+    columns = list(dict.fromkeys(comp1.loc[comp1.ours_mean.notna(), "column"]))
+    fig, axes = plt.subplots(1, max(1, len(columns)), figsize=(3.3 * max(1, len(columns)), 3.6), squeeze=False,
                              sharey=True)
     colors = PAPER.method_colors
+    n = F.seeds_of(comp1[comp1.column.isin(columns)])
     for ax, column in zip(axes[0], columns):
-        d = ran[ran.column == column].set_index("row").reindex(paper.METHODS).dropna(subset=["ours_mean"])
+        d = comp1[comp1.column == column].set_index("row").reindex(paper.METHODS)
+        d = d[d.ours_mean.notna() | d.get("run_status", pd.Series("", index=d.index)).eq("diverged")]
         x = np.arange(len(d))
-        ax.bar(x - 0.2, d.ours_mean, 0.4, yerr=d.ours_std.fillna(0), color=[colors.get(m, "0.6") for m in d.index],
-               capsize=2)
-        ax.bar(x + 0.2, d.paper_mean, 0.4, color=[colors.get(m, "0.6") for m in d.index], alpha=0.35, hatch="//")
+        yerr = d.ours_std.where(d.n_seeds >= 2).fillna(0) if n >= 2 else None
+        ax.bar(x - 0.2, d.ours_mean, 0.4, yerr=yerr, color=[colors.get(m, "0.6") for m in d.index], capsize=2,
+               label="ours")
+        ax.bar(x + 0.2, d.paper_mean, 0.4, color=[colors.get(m, "0.6") for m in d.index], alpha=0.35, hatch="//",
+               label="paper")
+        for xi, (m, r) in enumerate(d.iterrows()):
+            if pd.isna(r.ours_mean):
+                label_cell(ax, xi - 0.2, 0, "diverged", key=f"{m} @ {column}", rotation=90)
+        label_empty_bars(ax, missing="not in paper")
         ax.set_xticks(x, [paper.METHOD_LABELS[m] for m in d.index], rotation=60, ha="right")
-        ax.set_title(d.column_label.iloc[0])
-        ax.set_ylim(max(0, np.nanmin(np.r_[d.ours_mean, d.paper_mean]) - 15), 100)
+        ax.set_title(d.column_label.dropna().iloc[0] if d.column_label.notna().any() else column)
+        top = np.nanmax(np.r_[d.ours_mean + (yerr if yerr is not None else 0), d.paper_mean, [100.0]])
+        ax.set_ylim(0, top)  # bars start at 0: a gap of a few points is not drawn as a large one
     axes[0][0].set_ylabel("test accuracy (%)")
     fig.tight_layout()
     ctx.save_figure(fig, "table1_bars", experiment="table1", title="Table 1: ours (filled) beside the paper (hatched)",
-                    caption="Final test accuracy per method in each column run in this profile; error bars: std over "
-                            "seeds.",
+                    caption="Final test accuracy per method in each column run in this profile; columns not run "
+                            "here are in the table. " + F.std_caption(n),
                     datasets=grid1.runs.dataset_used.dropna().unique())
     return fig
 
@@ -183,8 +194,10 @@ def fig4_bars(ctx, final4: pd.DataFrame, grid4):
     methods = list(dict.fromkeys(base.method))
     for i, arch in enumerate(archs):
         d = base[base.architecture == arch].set_index("method").reindex(methods)
-        ax.bar(np.arange(len(methods)) + (i - 0.5) * 0.4, d.ours_mean, 0.4, yerr=d.ours_std.fillna(0), capsize=2,
+        ax.bar(np.arange(len(methods)) + (i - 0.5) * 0.4, d.ours_mean, 0.4,
+               yerr=d.ours_std.where(d.n_seeds >= 2).fillna(0) if F.seeds_of(base) >= 2 else None, capsize=2,
                label=f"{arch}", color=["0.55", "0.2"][i])
+    label_empty_bars(ax, missing="not run")
     if len(fc) and pd.notna(fc.iloc[0]):
         ax.axhline(fc.iloc[0], color="k", ls="--", lw=1, label=f"FedConcat ({fc.iloc[0]:.1f}%)")
     ax.set_xticks(range(len(methods)), [paper.METHOD_LABELS[m] for m in methods])
@@ -194,7 +207,8 @@ def fig4_bars(ctx, final4: pd.DataFrame, grid4):
     ctx.save_figure(fig, "fig4_final_architecture", experiment="fig4",
                     title="Fig. 4: the baselines on one cluster model and on FedConcat's final architecture",
                     caption=f"Final test accuracy; on the final architecture the baselines run for the '{budget}' "
-                            "budget (rounds in the table).", datasets=grid4.runs.dataset_used.dropna().unique())
+                            "budget (rounds in the table). " + F.std_caption(F.seeds_of(base)),
+                    datasets=grid4.runs.dataset_used.dropna().unique())
     return fig
 
 

@@ -8,12 +8,45 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...repro import figures as F
+from ...repro.figure_rules import label_cell, label_empty_bars
 from .experiments import datasets_used
 
 __all__ = ["GROUP_COLORS", "long_tail_counts", "table3_groups", "fig3_aux_size", "fig4_lambda", "fig5_alpha"]
 
 #: Colours of the many / medium / few class groups.
 GROUP_COLORS = {"many": "tab:blue", "medium": "tab:orange", "few": "tab:red"}
+
+
+def _on(ctx, grid) -> str:
+    """" (run on FashionMNIST-LT)" for the datasets a grid trained on ("" when none ran)."""
+    used = datasets_used(grid)
+    return f" (run on {', '.join(ctx.paper.dataset_label(u) for u in used)})" if used else ""
+
+
+def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label) -> int:
+    """One line per ``by`` group (mean over seeds; error bars only where >= 2 seeds), its cells
+    that diverged or did not run labelled at the bottom of the data (:mod:`fedlib.repro.figure_rules`);
+    ticks at the values of ``x``.  Returns the number of seeds (for the caption)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    n = F.seeds_of(frame)
+    groups = frame.groupby(by, sort=False) if by else [(None, frame)]
+    floor = frame.ours_mean.min() if frame.ours_mean.notna().any() else 0.0
+    for i, (key, s) in enumerate(groups):
+        s = s.sort_values(x)
+        yerr = s.ours_std.where(s.n_seeds >= 2).fillna(0) if n >= 2 else None
+        line = ax.errorbar(s[x], s.ours_mean, yerr=yerr, marker="os^Dv<>"[i % 7], capsize=2, label=label(key))
+        for r in s[s.ours_mean.isna()].itertuples():
+            word = "diverged" if getattr(r, "status", "") == "diverged" else "not run"
+            label_cell(ax, getattr(r, x), floor, word, key=f"{label(key)} @ {getattr(r, x):g}",
+                       color=line.lines[0].get_color(), va="top", rotation=90)
+    ticks = sorted(float(v) for v in frame[x].dropna().unique())
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    return n
 
 
 def long_tail_counts(ctx, counts: pd.DataFrame | None, info: dict):
@@ -27,7 +60,7 @@ def long_tail_counts(ctx, counts: pd.DataFrame | None, info: dict):
         ax.bar(counts["class"] - 0.2, counts.train_count, width=0.4, color=[GROUP_COLORS[g] for g in counts.group])
         ax.bar(counts["class"] + 0.2, counts.aux_count, width=0.4, color="0.6")
         ax.legend(handles=[Patch(color=c, label=f"{g} (training)") for g, c in GROUP_COLORS.items()]
-                  + [Patch(color="0.6", label="D_aux")], fontsize=8)
+                  + [Patch(color="0.6", label="D_aux")], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.set_yscale("log")
         ax.set_xticks(counts["class"])
         ax.set_xlabel("class")
@@ -50,18 +83,18 @@ def fig3_aux_size(ctx, fig3: pd.DataFrame, grid):
     """Fig. 3: FedAvg, FT and FEDIC against the size of D_aux (per D_ulb)."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 3.4))
-    for (name, ulb), s in fig3.groupby(["curve", "ulb"], sort=False):
-        ax.errorbar(s.aux_per_class, s.ours_mean, yerr=s.ours_std.fillna(0), marker="o", capsize=2,
-                    label=name if name == "FedAvg" else f"{name}, D_ulb {ulb}")
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
+    n = _curves(ax, fig3, "aux_per_class", ["curve", "ulb"],
+                lambda k: k[0] if k[0] == "FedAvg" else f"{k[0]}, D_ulb {k[1]}")
     ax.set_xlabel("D_aux per class")
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(fontsize=8)
-    ax.set_title("Fig. 3: FedAvg, FT and FEDIC against the size of D_aux")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title("Fig. 3: FedAvg, FT and FEDIC against the size of D_aux" + _on(ctx, grid), fontsize=9)
     fig.tight_layout()
     ctx.save_figure(fig, "fig3_aux_size", experiment="fig3", title="Fig. 3: accuracy against the size of D_aux",
-                    caption="FT: the global model fine-tuned on D_aux (the teacher of FEDIC with LA off).",
+                    caption="FT: the global model fine-tuned on D_aux (the teacher of FEDIC with LA off); a run "
+                            "whose model stopped being finite is labelled 'diverged'. " + F.std_caption(n),
                     datasets=datasets_used(grid), placeholder=not fig3.ours_mean.notna().any())
     return fig
 
@@ -71,12 +104,13 @@ def fig4_lambda(ctx, fig4: pd.DataFrame, grid):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.0, 3.2))
-    ax.errorbar(fig4["lambda"], fig4.ours_mean, yerr=fig4.ours_std.fillna(0), marker="o", capsize=2, label="FEDIC")
+    n = _curves(ax, fig4, "lambda", None, lambda k: "FEDIC")
     ax.set_xlabel("λ (weight of the KL in Eq. 9)")
     ax.set_ylabel("test accuracy (%)")
-    ax.set_title("Fig. 4: FEDIC against λ")
+    ax.set_title("Fig. 4: FEDIC against λ" + _on(ctx, grid))
     fig.tight_layout()
     ctx.save_figure(fig, "fig4_lambda", experiment="fig4", title="Fig. 4: FEDIC's accuracy against λ",
+                    caption=F.std_caption(n),
                     datasets=datasets_used(grid), placeholder=not fig4.ours_mean.notna().any())
     return fig
 
@@ -85,17 +119,17 @@ def fig5_alpha(ctx, fig5: pd.DataFrame, grid):
     """Fig. 5: every method against the non-IID degree α (smaller: more non-IID)."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 3.4))
-    for name, s in fig5.groupby("curve", sort=False):
-        ax.errorbar(s.alpha, s.ours_mean, yerr=s.ours_std.fillna(0), marker="o", capsize=2, label=name)
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
+    n = _curves(ax, fig5, "alpha", "curve", lambda k: k)
     ax.invert_xaxis()
     ax.set_xlabel("α of D(α) (smaller: more non-IID)")
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(fontsize=8)
-    ax.set_title("Fig. 5: accuracy against the non-IID degree")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title("Fig. 5: accuracy against the non-IID degree" + _on(ctx, grid), fontsize=9)
     fig.tight_layout()
     ctx.save_figure(fig, "fig5_alpha", experiment="fig5", title="Fig. 5: accuracy against the non-IID degree α",
+                    caption=F.std_caption(n),
                     datasets=datasets_used(grid), placeholder=not fig5.ours_mean.notna().any())
     return fig
 
@@ -108,14 +142,21 @@ def table3_groups(ctx, comp3: pd.DataFrame, grid):
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
     if wide.notna().any().any():
         wide[[c for c in ("All", "Many", "Medium", "Few") if c in wide]].plot.bar(ax=ax, rot=0)
+        label_empty_bars(ax, missing="not run")
         ax.set_ylabel("test accuracy (%)")
         ax.set_xlabel("")
+        ax.legend(title=None, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     else:
         ax.text(0.5, 0.5, "not run", ha="center", va="center")
         ax.set_axis_off()
-    ax.set_title("Table 3 (ours): teachers (a)-(d) and distilled students (e)-(h), by group")
+    ax.set_title("Table 3 (ours): teachers (a)-(d) and distilled students (e)-(h), by group" + _on(ctx, grid),
+                 fontsize=9)
     fig.tight_layout()
+    few = ("" if "fmnist" not in datasets_used(grid) else
+           " On the FashionMNIST-LT stand-in the 'few' classes (7-9: sneaker, bag, ankle boot) are FashionMNIST's "
+           "easiest, so 'few' accuracy can beat 'many' although they have the fewest training samples; on CIFAR-10-LT "
+           "(the paper) the few classes are hard.")
     ctx.save_figure(fig, "table3_groups", experiment="table3", title="Table 3 (ours) by row and group",
-                    caption="Bars: ours, accuracy of all classes and of the many / medium / few groups.",
+                    caption="Bars: ours, accuracy of all classes and of the many / medium / few groups." + few,
                     datasets=datasets_used(grid), placeholder=not datasets_used(grid))
     return fig

@@ -43,7 +43,7 @@ __all__ = [
     "stand_in_cells", "stand_in_comparison", "stand_in_findings", "STAND_IN", "ON_CIFAR10",
     "fig1_frame", "fig1_claims", "fig2_by_role", "toy_panels", "fig3_toy_table", "LOSS_NAMES",
     "deviation_summary", "deviation_by_minority_size", "Calibration", "calibration_table",
-    "tau_sweep", "fig4_counts_table", "stand_in_check",
+    "fig4_counts_table",
     "fig6_per_class", "fig6_summary", "fig7_separation",
 ]
 
@@ -691,24 +691,6 @@ def calibration_table(ctx, calib: Calibration) -> pd.DataFrame:
     return variants
 
 
-def tau_sweep(ctx, calib: Calibration) -> pd.DataFrame:
-    """§4: accuracy against τ for the two full-softmax margins (figure and table)."""
-    from .plots import tau_curve
-
-    taus = ctx.grid(tau_cells(ctx.profile), "calibration")
-    tau_tab = taus.aggregate(["variant", "label", "tau"])
-    var = calib.var
-    base = var[var.variant.isin(["fedavg", "fedrs"])
-               & (var.setting == skew_label(ctx.profile.experiment("calibration")["tau_setting"]))]
-    tau_curve(ctx, taus, tau_tab, base)
-    best_tau = tau_tab.loc[tau_tab.groupby("variant").ours_mean.idxmax().dropna()]
-    tau_tab = tau_tab[["variant", "label", "tau", "ours_mean", "ours_std", "n_seeds", "dataset_used"]]
-    ctx.save_table(tau_tab, "calibration_tau", experiment="calibration", title="§4: accuracy (%) against τ",
-                   datasets=taus.runs.dataset_used.dropna().unique(),
-                   findings=[f"{r.label}: best τ = {r.tau:g} ({r.ours_mean:.2f}%)" for r in best_tau.itertuples()])
-    return tau_tab
-
-
 def fig4_counts_table(ctx, counts: dict, seed: int) -> pd.DataFrame:
     """Fig. 4: samples per class and client, saved as a table."""
     rows = [{"setting": name, "client": j, **{f"class {c}": int(v) for c, v in enumerate(row)}, "total": int(row.sum())}
@@ -718,31 +700,6 @@ def fig4_counts_table(ctx, counts: dict, seed: int) -> pd.DataFrame:
                    title="Fig. 4: samples per class and client (CIFAR-10, 5 clients)", floatfmt=".0f",
                    datasets=["cifar10"] if counts else [], seeds=[seed], placeholder=not counts)
     return table
-
-
-def stand_in_check(ctx) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """The stand-in check: Tables 1-2's CIFAR-10 cells on the stand-in and on CIFAR-10 (two tables
-    and a figure); None when the profile trains on CIFAR-10 itself."""
-    from .plots import stand_in_effects
-
-    check = ctx.grid(stand_in_cells(ctx.profile), "stand_in")
-    if not len(check.runs):
-        print(f"profile {ctx.profile.name!r} trains Tables 1–2 on CIFAR-10 itself: no stand-in to check")
-        return None
-    acc, effects = stand_in_comparison(check)
-    stand_in = ", ".join(paper.DATASET_LABELS.get(d, d) for d in
-                         check.runs.loc[check.runs.trained_on == STAND_IN, "dataset_used"].dropna().unique())
-    datasets = check.runs.dataset_used.dropna().unique()
-    ctx.save_table(acc.round(2), "stand_in_accuracy", experiment="stand_in", datasets=datasets,
-                   title="Stand-in check: accuracy (%) of Tables 1–2's CIFAR-10 cells on the stand-in and on CIFAR-10",
-                   caption=f"Paper: Tables 1–2 (400 rounds, Table 9 CNN); ours: this profile, on {stand_in} "
-                           "(stand-in) and on CIFAR-10 with the model listed in the deviations.")
-    ctx.save_table(effects.round(2), "stand_in_effects", experiment="stand_in", datasets=datasets,
-                   title="Stand-in check: the paper's effects (pp) on the paper, the stand-in and CIFAR-10",
-                   caption="'same sign': whether the stand-in and CIFAR-10 agree on the effect's direction.",
-                   findings=stand_in_findings(effects, stand_in))
-    stand_in_effects(ctx, effects, stand_in, datasets)
-    return acc.round(2), effects.round(2)
 
 
 def fig6_per_class(ba: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,327 @@
+"""The figure rules (fedlib.repro.figure_rules): each one on a small figure made to break it
+(save_figure refuses it, naming the rule and the axes, and writes nothing), the same figure
+mended, and a figure that obeys all of them (its sidecar records every check)."""
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from fedlib.repro import figure_rules as fr  # noqa: E402
+from fedlib.repro.figures import save_figure  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def _refused(fig, error, tmp_path, **kw):
+    with pytest.raises(error) as info:
+        save_figure(fig, "f", tmp_path, **kw)
+    assert not list(tmp_path.glob("f.*"))  # nothing written
+    return info.value
+
+
+# ------------------------------------------------------------------ values within the axes
+def test_a_bar_below_the_y_axis_is_refused_and_the_axes_named(tmp_path):
+    fig, (a, b) = plt.subplots(1, 2)
+    a.bar([0, 1], [10, 20])
+    b.bar([0, 1], [50.6, 58.0])
+    b.set_title("FMNIST #C=2")
+    b.set_ylim(57, 60)  # hides the 50.6 bar and cuts every bar's bottom
+    err = _refused(fig, fr.ValueOutsideAxes, tmp_path)
+    assert err.rule == "values_within_axes" and "axes 2 'FMNIST #C=2'" in str(err)
+    assert "bottom y = 0" in str(err) and all(a_ == "axes 2 'FMNIST #C=2'" for _, a_, _ in err.violations)
+
+
+def test_a_broken_axis_may_cut_bar_bottoms_but_not_tops(tmp_path):
+    fig, ax = plt.subplots()
+    ax.bar([0, 1], [75.2, 75.4])
+    ax.set_ylim(75, 76)
+    with pytest.raises(fr.ValueOutsideAxes, match="do not start at 0"):
+        fr.check_figure(fig)
+    fr.mark_broken_axis(ax, "y")
+    assert fr.check_figure(fig)["values_within_axes"]
+    ax.set_ylim(75, 75.3)  # now the 75.4 top is hidden
+    with pytest.raises(fr.ValueOutsideAxes, match="top y = 75.4"):
+        fr.check_figure(fig)
+
+
+def test_a_line_vertex_or_error_bar_end_outside_the_limits_is_refused():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [10, 20, np.nan])  # (3, NaN) is not drawn: ignored
+    ax.set_ylim(0, 25)
+    assert fr.check_figure(fig)["values_within_axes"]
+    ax.set_xlim(1.5, 3)
+    with pytest.raises(fr.ValueOutsideAxes, match="x = 1 outside"):
+        fr.check_figure(fig)
+    fig, ax = plt.subplots()
+    ax.errorbar([1, 2], [10, 20], yerr=[1, 6], fmt="o")
+    ax.set_ylim(0, 24)  # 20 + 6 = 26 is cut
+    with pytest.raises(fr.ValueOutsideAxes, match="error bar end"):
+        fr.check_figure(fig, seeds=3, caption="std over 3 seeds")
+
+
+def test_log_axes_compare_in_log_space():
+    fig, ax = plt.subplots()
+    ax.plot([100, 400, 1000], [1, 2, 3])
+    ax.set_xscale("log")
+    ax.set_xlim(50, 2000)
+    assert fr.check_figure(fig)["values_within_axes"]
+    ax.set_xlim(200, 2000)
+    with pytest.raises(fr.ValueOutsideAxes):
+        fr.check_figure(fig)
+
+
+# ------------------------------------------------------------------ stand-ins named
+def test_an_axes_with_a_stand_in_must_name_it_in_title_or_legend(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [3, 4], label="FedAvg")
+    ax.set_title("CIFAR-10 #C=2")  # the paper's dataset only
+    fr.declare(ax, stand_in="fmnist")
+    err = _refused(fig, fr.StandInUnnamed, tmp_path)
+    assert "fmnist" in str(err) and "CIFAR-10 #C=2" in str(err)
+    ax.set_title("CIFAR-10 #C=2 (run on FashionMNIST)")  # an alias of the token counts
+    assert fr.check_figure(fig)["stand_in_named"]
+    ax.set_title("CIFAR-10 #C=2")
+    ax.legend(title="run on FMNIST", loc="lower right")  # so does the legend
+    assert fr.check_figure(fig)["stand_in_named"]
+
+
+# ------------------------------------------------------------------ cells labelled
+def test_a_declared_diverged_or_not_run_cell_needs_its_label(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([100, 200], [60, 62], marker="o")
+    fr.declare(ax, cells={"FEDIC @ 400": "diverged", "FEDIC @ 800": "not run"})
+    err = _refused(fig, fr.CellUnlabelled, tmp_path)
+    assert "diverged (FEDIC @ 400)" in str(err) and "not run (FEDIC @ 800)" in str(err)
+    fr.label_cell(ax, 150, 60, "diverged", key="FEDIC @ 400")  # labels the declared cell
+    with pytest.raises(fr.CellUnlabelled, match="not run"):
+        fr.check_figure(fig)
+    ax.text(200, 55, "not run")
+    assert fr.check_figure(fig)["cells_labelled"]
+    # another diverged cell, still one label -> refused again
+    fr.declare(ax, cells={"FedAvg @ 400": "diverged"})
+    with pytest.raises(fr.CellUnlabelled, match="2 cell"):
+        fr.check_figure(fig)
+
+
+def test_a_zero_bar_needs_a_value_label_and_a_missing_bar_a_label():
+    fig, ax = plt.subplots()
+    ax.bar([0, 1, 2], [3.0, 0.0, np.nan])
+    with pytest.raises(fr.CellUnlabelled) as info:
+        fr.check_figure(fig)
+    assert "height 0" in str(info.value) and "drawn as nothing" in str(info.value)
+    ax.text(1, 0, "0.0", ha="center")
+    ax.text(2, 0, "not run", ha="center")
+    assert fr.check_figure(fig)["cells_labelled"]
+    fig, ax = plt.subplots()
+    ax.bar([0, 1], [3.0, 0.0])
+    ax.text(0, 3.0, "0.0", ha="center")  # over the other bar: does not label the zero one
+    with pytest.raises(fr.CellUnlabelled):
+        fr.check_figure(fig)
+
+
+def test_an_axes_without_our_results_says_paper_only(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [50, 55], ls="--")
+    ax.set_title("SVHN")
+    fr.declare(ax, ours=False)
+    _refused(fig, fr.CellUnlabelled, tmp_path)
+    ax.set_title("SVHN (paper only)")
+    assert fr.check_figure(fig)["cells_labelled"]
+
+
+def test_a_suspect_paper_value_needs_its_dagger():
+    fig, ax = plt.subplots()
+    ax.plot([0.1, 1.0], [80, 83.7], ls="--")
+    fr.declare(ax, cells={"Local-only @ Dir(1.0)": "suspect"})
+    with pytest.raises(fr.CellUnlabelled, match="suspect"):
+        fr.check_figure(fig)
+    ax.annotate("83.7 †", (1.0, 83.7))
+    assert fr.check_figure(fig)["cells_labelled"]
+
+
+def test_bad_declarations_are_refused_naming_the_parameter():
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match=r"cells\['a'\]: status must be one of"):
+        fr.declare(ax, cells={"a": "broken"})
+    with pytest.raises(ValueError, match="seeds must be"):
+        fr.declare(ax, seeds=0)
+    with pytest.raises(ValueError, match="axis must be"):
+        fr.mark_broken_axis(ax, "z")
+    with pytest.raises(ValueError, match="waive: unknown rule"):
+        fr.check_figure(fig, waive={"nice_colours": "why not"})
+
+
+# ------------------------------------------------------------------ series distinct
+def test_two_series_with_one_colour_style_and_marker_are_refused(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2], color="C0", label="FedAvg")
+    ax.plot([1, 2], [2, 3], color="C0", label="FedABC")
+    err = _refused(fig, fr.SeriesAlike, tmp_path)
+    assert "'FedABC' and 'FedAvg'" in str(err)
+    ax.lines[1].set_linestyle("--")  # another line style tells them apart
+    assert fr.check_figure(fig)["series_distinct"]
+    ax.plot([1, 2], [0.5, 1.5], color="C0", label="FedAvg")  # the same series again (one label): allowed
+    assert fr.check_figure(fig)["series_distinct"]
+    fig, ax = plt.subplots()
+    ax.bar([0, 1], [1, 2], width=0.4, color="C1", label="ours")
+    ax.bar([0.4, 1.4], [1, 2], width=0.4, color="C1", label="paper")
+    with pytest.raises(fr.SeriesAlike, match="bar series"):
+        fr.check_figure(fig)
+
+
+# ------------------------------------------------------------------ legend clear
+def test_a_legend_over_bars_is_refused_and_one_outside_passes(tmp_path):
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar([0, 1, 2], [90, 95, 92], label="ours")
+    ax.legend(loc="upper left")  # over the first bar
+    err = _refused(fig, fr.LegendCoversData, tmp_path)
+    assert "covers bar 'ours'" in str(err)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))  # beside the axes
+    assert fr.check_figure(fig)["legend_clear"]
+
+
+def test_a_legend_over_a_line_segment_is_refused_even_between_vertices():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 10], [0, 10], label="a")
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    # a figure legend placed in the middle of the axes, where the diagonal has no vertex
+    fig.legend(loc="center", bbox_to_anchor=(0.5, 0.5), bbox_transform=ax.transAxes)
+    with pytest.raises(fr.LegendCoversData, match="the figure"):
+        fr.check_figure(fig)
+
+
+# ------------------------------------------------------------------ error bars
+def test_error_bars_need_two_seeds_and_the_caption(tmp_path):
+    fig, ax = plt.subplots()
+    ax.errorbar([1, 2], [50, 55], yerr=[0, 0], marker="o")  # zero-height caps from one seed
+    err = _refused(fig, fr.ErrorBarsWithoutSeeds, tmp_path, seeds=[0], caption="std over seeds")
+    assert "1 seed" in str(err)
+    _refused(fig, fr.ErrorBarsWithoutSeeds, tmp_path, seeds=[0, 1, 2], caption="std over seeds")
+    paths = save_figure(fig, "f", tmp_path, seeds=[0, 1, 2], caption="Error bars: std over 3 seeds.")
+    assert json.loads(paths["json"].read_text())["figure_checks"]["error_bars_seeds"] is True
+    fig, ax = plt.subplots()
+    ax.errorbar([1, 2], [50, 55], yerr=[1, 1])
+    with pytest.raises(fr.ErrorBarsWithoutSeeds, match="not known"):
+        fr.check_figure(fig)
+    fr.declare(ax, seeds=2)  # an axes' own seeds win over the figure's
+    assert fr.check_figure(fig, seeds=1, caption="std over 2 seeds")["error_bars_seeds"]
+    fig, ax = plt.subplots()
+    ax.errorbar([1, 2], [50, 55], marker="o")  # no yerr: no error bars, nothing to say
+    assert fr.check_figure(fig, seeds=1)["error_bars_seeds"]
+
+
+# ------------------------------------------------------------------ a passing figure, a waiver
+def test_a_figure_that_obeys_every_rule_records_every_check(tmp_path):
+    fig, (a, b) = plt.subplots(1, 2, figsize=(7, 3))
+    a.bar([0, 1, 2], [52.0, 0.0, np.nan], color=["C0", "C0", "C0"], label="FedAvg")
+    a.text(1, 0, "0.0", ha="center", va="bottom")
+    a.text(2, 0, "diverged", ha="center", va="bottom")
+    a.set_ylim(0, 100)
+    a.set_title("CIFAR-10 (run on FMNIST)")
+    fr.declare(a, stand_in="fmnist", cells={"FedAvg @ 2": "diverged", "FedAvg @ 1": "zero"})
+    b.plot([1, 2], [50, 57], ls="--", marker="o", mfc="none", color="C0", label="FedAvg")
+    b.plot([1, 2], [48, 58], ls="--", marker="o", mfc="none", color="C1", label="FedLC")
+    b.set_title("SVHN (paper only)")
+    fr.declare(b, ours=False)
+    fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)
+    paths = save_figure(fig, "ok", tmp_path, title="t", caption="one seed", seeds=[0])
+    side = json.loads(paths["json"].read_text())
+    assert side["figure_checks"] == {rule: True for rule in fr.RULES}
+    assert paths["png"].exists() and paths["pdf"].exists() and "figure_waivers" not in side
+
+
+def test_a_waived_rule_saves_and_is_recorded_false(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2], color="C0", label="a")
+    ax.plot([1, 2], [2, 3], color="C0", label="b")
+    ax.set_ylim(1.5, 3)  # also breaks values_within_axes, not waived
+    with pytest.raises(fr.ValueOutsideAxes) as info:
+        save_figure(fig, "w", tmp_path, waive={"series_distinct": "fixed in issue 23 phase 2"})
+    assert {r for r, _, _ in info.value.violations} == {"values_within_axes"}
+    ax.set_ylim(0.5, 3)
+    paths = save_figure(fig, "w", tmp_path, waive={"series_distinct": "fixed in issue 23 phase 2"})
+    side = json.loads(paths["json"].read_text())
+    assert side["figure_checks"]["series_distinct"] is False and side["figure_checks"]["values_within_axes"]
+    assert side["figure_waivers"] == {"series_distinct": "fixed in issue 23 phase 2"}
+
+
+def test_label_empty_bars_labels_exactly_the_bars_that_draw_nothing():
+    fig, ax = plt.subplots()
+    ax.bar([0, 1, 2, 3], [5.0, 0.0, np.nan, 2.0])
+    ax.barh([0, 1], [0.0, 1.0])
+    assert fr.label_empty_bars(ax, missing="diverged") == 3
+    assert sorted(t.get_text() for t in ax.texts) == ["0", "0", "diverged"]
+    assert fr.check_figure(fig)["cells_labelled"]
+
+
+def test_bars_on_a_log_axis_rise_from_its_bottom():
+    fig, ax = plt.subplots()
+    ax.bar([0, 1, 2], [5000, 500, 50])
+    ax.set_yscale("log")
+    assert fr.check_figure(fig)["values_within_axes"]
+    ax.set_ylim(100, 10000)  # hides the 50 bar's top
+    with pytest.raises(fr.ValueOutsideAxes, match="top y = 50"):
+        fr.check_figure(fig)
+
+
+def test_the_context_requires_every_data_axes_to_name_the_profiles_stand_ins(tmp_path):
+    from fedlib.repro.context import Context
+
+    ctx = Context("smoke", notebook="fedlc/01_motivation", out_dir=tmp_path)  # smoke: CIFAR-10 -> FMNIST
+    assert ctx.stand_ins(["fmnist", "mnist"]) == ["fmnist"] and ctx.stand_ins(None) == []
+    fig, (a, b) = plt.subplots(1, 2)
+    a.plot([1, 2], [3, 4])
+    a.set_title("CIFAR-10")
+    b.plot([1, 2], [3, 4])
+    b.set_title("FMNIST")
+    fr.declare(b, stand_in=[])  # declared: shows no stand-in
+    with pytest.raises(fr.StandInUnnamed) as info:
+        ctx.save_figure(fig, "f", datasets=["fmnist"])
+    assert [a_ for _, a_, _ in info.value.violations] == ["axes 1 'CIFAR-10'"]
+    fig.suptitle("CIFAR-10 run on FMNIST")
+    ctx.save_figure(fig, "f", datasets=["fmnist"])
+    assert json.loads((tmp_path / "f.json").read_text())["figure_checks"]["stand_in_named"] is True
+
+
+def _comparison(n_seeds):
+    import pandas as pd
+
+    rows = []
+    for col, ds, used in (("c10", "cifar10", "fmnist"), ("svhn", "svhn", None)):
+        for m, base in (("fedavg", 50.0), ("fedlc", 55.0)):
+            for beta in (0.1, 0.5):
+                ran = used is not None and not (m == "fedlc" and beta == 0.5)
+                rows.append({"column": col, "method": m, "beta": beta, "dataset": ds, "dataset_used": used,
+                             "paper_mean": base + 10 * beta, "ours_mean": base - 5 + beta if ran else float("nan"),
+                             "ours_std": 0.5 if ran and n_seeds > 1 else float("nan"), "n_seeds": n_seeds if ran else 0,
+                             "run_status": "ok" if ran else ("diverged" if used else "not run"),
+                             "status": "suspect" if (col, m, beta) == ("svhn", "fedavg", 0.5) else "stand_in"})
+    return pd.DataFrame(rows)
+
+
+def test_plot_paper_vs_ours_obeys_the_rules_it_can_see(tmp_path):
+    from fedlib.repro.figures import plot_paper_vs_ours, seeds_of, std_caption
+
+    fig = plot_paper_vs_ours(_comparison(1), x="beta")
+    a, b = fig.axes
+    assert "run on FMNIST" in a.get_title() and b.get_title() == "svhn (paper only)"
+    assert [t.get_text() for t in a.texts] == ["diverged"] and [t.get_text() for t in b.texts] == [" †"]
+    assert not any(c.has_yerr for c in a.containers)  # one seed: no error bars
+    assert fr.check_figure(fig, seeds=1) == {rule: True for rule in fr.RULES}
+    comp = _comparison(3)
+    fig = plot_paper_vs_ours(comp, x="beta")
+    assert any(c.has_yerr for c in fig.axes[0].containers)
+    with pytest.raises(fr.ErrorBarsWithoutSeeds):
+        save_figure(fig, "c", tmp_path, caption="ours vs paper")
+    save_figure(fig, "c", tmp_path, caption="ours vs paper. " + std_caption(seeds_of(comp)))

@@ -1,0 +1,44 @@
+"""The estimate printed before a regeneration (fedlib.repro.cost): measured per-notebook cold
+times summed over the notebooks about to run, the cold record of a warm re-render, the profile's
+budget when nothing was measured."""
+
+import json
+from pathlib import Path
+
+from fedlib.repro.cost import cold_record, estimate_minutes, estimate_text
+from fedlib.repro.profiles import Profile
+
+
+def _write(root, paper, profile, record):
+    out = root / paper / profile
+    out.mkdir(parents=True)
+    (out / "_run.json").write_text(json.dumps(record))
+
+
+def _nb(name, seconds, trained):
+    return {"name": name, "status": "ok", "wall_time_s": seconds, "trained": trained}
+
+
+def test_measured_cold_times_are_summed_over_the_chosen_notebooks(tmp_path):
+    prof = Profile(name="quick", description="", seeds=(0,), budget_minutes=60)
+    _write(tmp_path, "p", "quick", {"git_commit": "abcdef123", "started": "2026-11-21T10:00:00",
+                                    "notebooks": [_nb("01_a", 120.0, 2), _nb("02_b", 600.0, 9), _nb("03_c", 30.0, 0)]})
+    assert estimate_minutes("p", prof, ["01_a", "02_b", "03_c"], [tmp_path])[0] == (120 + 600 + 30) / 60
+    minutes, how = estimate_minutes("p", prof, ["02_b"], [tmp_path])
+    assert minutes == 10.0 and "measured" in how and "abcdef1" in how
+    # a notebook never measured: the profile's budget instead
+    assert estimate_minutes("p", prof, ["04_new"], [tmp_path]) == (60.0, estimate_minutes("p", prof, [], [])[1])
+    text = estimate_text([("p", prof, [Path("02_b.ipynb")]), ("p", prof, [Path("04_new.ipynb")])], [tmp_path])
+    assert text.splitlines()[0].startswith("estimated time from an empty results store: ≈ 70 min")
+
+
+def test_a_warm_render_keeps_the_cold_measurement_and_a_warm_one_alone_is_not_one(tmp_path):
+    warm = {"git_commit": "c", "notebooks": [_nb("01_a", 5.0, 0)]}
+    assert cold_record(warm) is None
+    cold = {"started": "x", "notebooks": [_nb("01_a", 900.0, 3)]}
+    assert cold_record({**warm, "cold": cold}) is cold
+    prof = Profile(name="quick", description="", seeds=(0,), budget_minutes=None)
+    _write(tmp_path / "a", "p", "quick", warm)
+    _write(tmp_path / "b", "p", "quick", {**warm, "cold": cold})
+    assert estimate_minutes("p", prof, ["01_a"], [tmp_path / "a"]) == (None, "no measurement, no budget")
+    assert estimate_minutes("p", prof, ["01_a"], [tmp_path / "a", tmp_path / "b"])[0] == 15.0
