@@ -62,7 +62,8 @@ def _gt(low):
     return lambda v: v > low
 
 
-_NOT_IN_PAPER = "not in FedLC"
+#: The source of a default that no paper fixes: fedlib chose it.
+_FEDLIB_CHOICE = "fedlib's choice"
 AUTO_AUX_PER_CLASS = 100  # D_aux per class when a method needs one and none is given (FEDIC's code)
 
 #: The core parameters, in the order the README lists them: (section, parameters).
@@ -79,9 +80,9 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
         Param("long_tail_if", 1.0, float, "global long-tail imbalance factor IF applied before partitioning "
               "(1 = none)", check=_ge(1), allowed="≥ 1"),
         Param("max_train_samples", 0, int, "seeded random subset of the training set (0 = all); reduced profiles",
-              check=_ge(0), allowed="an integer ≥ 0", source=_NOT_IN_PAPER),
+              check=_ge(0), allowed="an integer ≥ 0", source=_FEDLIB_CHOICE),
         Param("max_test_samples", 0, int, "seeded random subset of the test set (0 = all)", check=_ge(0),
-              allowed="an integer ≥ 0", source=_NOT_IN_PAPER),
+              allowed="an integer ≥ 0", source=_FEDLIB_CHOICE),
     )),
     ("partition", (
         Param("partition", "auto", str, "label-skew partition; auto: natural for datasets with clients, dirichlet "
@@ -102,11 +103,11 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
         Param("num_clients", 20, int, "m, the number of clients", check=_ge(1), allowed="an integer in [1, n]",
               source="FedLC §5.2"),
         Param("participation", 1.0, float, "fraction of clients sampled per round", check=lambda v: 0 < v <= 1,
-              allowed="in (0, 1]", source=_NOT_IN_PAPER),
+              allowed="in (0, 1]", source=_FEDLIB_CHOICE),
         Param("rounds", 400, int, "communication rounds", check=_ge(1), allowed="an integer ≥ 1",
               source="FedLC §5.4 (§5.3 uses 300)"),
         Param("local_epochs", 1, int, "E, local epochs per round", check=_ge(1), allowed="an integer ≥ 1",
-              source=_NOT_IN_PAPER + " (except Table 5)"),
+              source=_FEDLIB_CHOICE + " (FedLC Table 5 varies E)"),
         Param("batch_size", 128, int, "B, local mini-batch size", check=_ge(1), allowed="an integer ≥ 1",
               source="FedLC §5.2"),
         Param("lr", 0.01, float, "client SGD learning rate η", check=_gt(0), allowed="> 0", source="FedLC §5.2"),
