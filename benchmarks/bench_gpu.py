@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("FEDLIB_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 from fedlib.config import Config  # noqa: E402
-from fedlib.simulation import _evaluation_row, _initial_state, prepare, run_round, single_thread  # noqa: E402
+from fedlib.evaluation import evaluation_row  # noqa: E402
+from fedlib.simulation import prepare, run_round, single_thread  # noqa: E402
 
 ENGINES = ("vectorized", "sequential")
 #: FedLC Table 1, CIFAR-10 under D(β=0.5) (fedlib.papers.fedlc): 20 clients, batch 128, lr 0.01, no weight decay.
@@ -71,7 +72,7 @@ def _peak_bytes(device: str) -> int:
 def time_setting(config: Config, rounds: int) -> dict:
     """Best seconds per round (after one warm-up round), one evaluation's seconds, peak memory."""
     exp = _experiment(config)
-    state = _initial_state(exp)
+    state = exp.initial_state()
     if config.device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()
     best = float("inf")
@@ -79,12 +80,12 @@ def time_setting(config: Config, rounds: int) -> dict:
         for r in range(1, rounds + 2):
             _sync(config.device)
             start = time.perf_counter()
-            run_round(exp, state, r)
+            state = run_round(exp, state, r).state
             _sync(config.device)
             if r > 1:
                 best = min(best, time.perf_counter() - start)
         start = time.perf_counter()
-        _evaluation_row(exp, state["params"], rounds + 1)
+        evaluation_row(exp, state.params, rounds + 1)
         _sync(config.device)
         evaluation = time.perf_counter() - start
     return {"round_s": best, "eval_s": evaluation, "peak_bytes": _peak_bytes(config.device)}
@@ -94,16 +95,16 @@ def _worker(args) -> int:
     """One of k runs sharing the device: prepare, warm up, wait for the others, time ``rounds`` rounds."""
     config = Config.from_dict(json.loads(args.worker))
     exp = _experiment(config)
-    state = _initial_state(exp)
+    state = exp.initial_state()
     with single_thread():
-        run_round(exp, state, 1)
+        state = run_round(exp, state, 1).state
         _sync(config.device)
         Path(args.barrier + f".ready{os.getpid()}").touch()
         while not Path(args.barrier + ".go").exists():
             time.sleep(0.01)
         start = time.perf_counter()
         for r in range(2, args.rounds + 2):
-            run_round(exp, state, r)
+            state = run_round(exp, state, r).state
         _sync(config.device)
     print(json.dumps({"rounds_per_s": args.rounds / (time.perf_counter() - start), "peak_bytes":
                       _peak_bytes(config.device)}))

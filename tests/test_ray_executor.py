@@ -50,9 +50,11 @@ def _same_params(store_a, store_b, keys):
 
 
 def _entries_complete(root):
-    """Every entry of the store holds a finished, verified result and nothing half-written."""
+    """Every entry of the store holds a finished, verified result and nothing half-written (besides the
+    entry's lock file, ``Store.claim``'s, which holds no data)."""
     for entry in root.iterdir():
-        assert sorted(p.name for p in entry.iterdir() if p.name != "config.json") == ["params.pt", "result.json"]
+        assert sorted(p.name for p in entry.iterdir()
+                      if p.name not in ("config.json", ".lock")) == ["params.pt", "result.json"]
         assert Store(root).load_result(entry.name) is not None
 
 
@@ -191,9 +193,16 @@ def test_regenerate_passes_the_executor_flags_to_the_notebooks_grids(monkeypatch
     from fedlib.repro.regenerate import main
 
     pytest.importorskip("ray")
-    for var in (EXECUTOR_ENV, GPUS_ENV, "RAY_ADDRESS"):
-        monkeypatch.delenv(var, raising=False)  # restored afterwards: main sets them for the kernels
-    assert main(["--executor", "ray", "--ray-address", "head:6379", "--gpus-per-run", "0.25", "--list"]) == 0
-    assert (os.environ[EXECUTOR_ENV], os.environ["RAY_ADDRESS"], os.environ[GPUS_ENV]) == ("ray", "head:6379", "0.25")
-    ex = make_executor(None, gpus_per_run=1)  # what a notebook's grid then builds
-    assert (ex.name, ex.gpus_per_run) == ("ray", 0.25)
+    saved = dict(os.environ)  # main sets the kernels' environment in this process: restore all of it after
+    try:
+        for var in (EXECUTOR_ENV, GPUS_ENV, "RAY_ADDRESS"):
+            os.environ.pop(var, None)
+        assert main(["--executor", "ray", "--ray-address", "head:6379", "--gpus-per-run", "0.25", "--list"]) == 0
+        assert (os.environ[EXECUTOR_ENV], os.environ["RAY_ADDRESS"], os.environ[GPUS_ENV]) == ("ray", "head:6379",
+                                                                                              "0.25")
+        ex = make_executor(None, gpus_per_run=1)  # what a notebook's grid then builds
+        assert (ex.name, ex.gpus_per_run) == ("ray", 0.25)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    assert EXECUTOR_ENV not in os.environ or os.environ[EXECUTOR_ENV] == saved[EXECUTOR_ENV]
