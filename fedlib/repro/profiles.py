@@ -63,6 +63,8 @@ class Profile:
     explanations: dict[str, str] = field(default_factory=dict)  # why a configuration key deviates
     workers: int = 1  # parallel worker processes for grids (1 = in-process)
     budget_minutes: float | None = None  # the wall-time target of a full regeneration
+    cost: Any = None  # fedlib.repro.costs.CostModel: runs a CPU cannot afford are "not run: needs a GPU"
+    device: str | None = None  # None: $FEDLIB_DEVICE, else cpu (see fedlib.repro.costs)
 
     # ------------------------------------------------------------------ settings
     @property
@@ -117,6 +119,9 @@ class Profile:
             cfg.pop("max_train_samples", None)  # its clients come with the data (Synthetic, FEMNIST)
             cfg.pop("max_test_samples", None)
         note = "" if used == ds else f"{pp.dataset_label(ds)} → {pp.dataset_label(used)}"
+        if self.cost is not None:  # on a CPU, the runs it affords; on a GPU, every run (fedlib.repro.costs)
+            cfg, gated = self.cost.gate(cfg, self.device)
+            note = gated or note
         return cfg, note
 
     def table_cells(self, table_id: str) -> list[dict]:
@@ -255,7 +260,14 @@ class Profile:
                 "experiments": {k: dict(v) for k, v in self.experiments.items()},
                 "notes": {k: list(v) for k, v in self.notes.items()}, "explanations": dict(self.explanations),
                 "workers": self.workers,
-                "budget_minutes": self.budget_minutes}
+                "budget_minutes": self.budget_minutes,
+                **({"device": self.resolved_device()} if self.cost is not None else {})}
+
+    def resolved_device(self) -> str:
+        """Where this profile's runs train: :attr:`device`, else ``$FEDLIB_DEVICE``, else cpu."""
+        from .costs import resolve_device
+
+        return resolve_device(self.device)
 
 
 def merge_notes(*dicts: dict) -> dict:
