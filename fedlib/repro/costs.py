@@ -209,6 +209,18 @@ def _experiment_cells(paper, profile) -> list[dict]:
     return out
 
 
+def _ladder_cells(paper, profile) -> list[tuple[dict, tuple]]:
+    """The runs of the paper's budget ladder under ``profile`` (those it affords), when it declares one."""
+    from .ladder import ladder_cells, ladder_seeds, spec_for
+
+    try:
+        spec = spec_for(paper.name)
+    except KeyError:
+        return []
+    seeds = ladder_seeds(spec, profile)
+    return [(c, seeds) for c in ladder_cells(spec, profile)[0]]
+
+
 def _in_store(cfg: dict, store) -> bool:
     if store is None:
         return False
@@ -225,11 +237,12 @@ def _in_store(cfg: dict, store) -> bool:
 
 def plan(paper: str, profile: str = "paper", device: str | None = None, store=None) -> dict:
     """What a regeneration of ``paper`` under ``profile`` would train on ``device``: every run of
-    its tables (``Profile.table_cells`` × the table's seeds) and of its experiments' cell lists
-    (× the profile's seeds), identical configurations once.  Returns ``runs`` (to train here: not
+    its tables (``Profile.table_cells`` × the table's seeds), of its experiments' cell lists
+    (× the profile's seeds) and of its budget ladder, identical configurations once.  Returns ``runs`` (to train here: not
     in ``store``), ``stored``, ``not_run`` (cells a CPU cannot afford, with their notes),
     ``cpu_s`` (the runs' estimated CPU seconds; None when a cost is unknown), ``unknown`` (runs
     without a unit cost), and ``wall_s`` (``cpu_s`` over the profile's workers)."""
+    import dataclasses
     import json
 
     from .paper import get_paper
@@ -244,6 +257,7 @@ def plan(paper: str, profile: str = "paper", device: str | None = None, store=No
         seeds = everything.seeds_for(tid)
         cells += [(c, seeds) for c in everything.table_cells(tid)]
     cells += [(c, everything.seeds) for c in _experiment_cells(pp, everything)]
+    cells += _ladder_cells(pp, dataclasses.replace(prof, device=device) if cost is not None else prof)
     runs: dict[str, dict] = {}
     not_run: dict[str, str] = {}
     stored = 0

@@ -21,6 +21,7 @@ from pathlib import Path
 from .figures import repo_root
 from .paper import all_papers
 from .profiles import PROFILE_NAMES
+from .scales import scale_section, summary_rows
 
 __all__ = ["build_index", "collect"]
 
@@ -112,6 +113,7 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
               "within our run-to-run spread (std over seeds, or the cross-machine spread below).  Cells run on a "
               "stand-in dataset are never counted as within or outside: the paper's numbers are on another "
               "dataset; only the qualitative comparisons (best method, sign of the gain) apply to them.", ""]
+    lines += summary_rows(found, papers)  # quick and paper side by side (fedlib.repro.scales)
     spreads = [(k, found[k]["spread"]) for k in keys if found[k]["spread"].get("tables")]
     if spreads:
         lines += ["## Reproducibility: the spread between machines", "",
@@ -135,6 +137,7 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
         title = papers[paper].title if paper in papers else paper
         citation = papers[paper].citation if paper in papers else ""
         lines += [f"## {title}", "", f"*{citation}*", ""]
+        lines += scale_section(paper, found, papers.get(paper))
         for profile in sorted((k[1] for k in keys if k[0] == paper), key=_profile_order):
             lines += _section(paper, profile, found[(paper, profile)], papers.get(paper), root, index)
     index.write_text("\n".join(lines).rstrip() + "\n")

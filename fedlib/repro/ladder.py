@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-__all__ = ["LadderSpec", "spec_for", "rung_scales", "ladder_cells", "run_ladder", "ladder_table", "ladder_figure",
+__all__ = ["LadderSpec", "spec_for", "rung_scales", "ladder_seeds", "ladder_cells", "run_ladder", "ladder_table", "ladder_figure",
            "finding", "plan_frame", "EXPERIMENT"]
 
 #: The name ladders save under (tables, figures, progress).
@@ -50,7 +50,7 @@ class LadderSpec:
     baseline: str  # row key of the baseline
     metric: str = "accuracy"  # the run metric the table reports (FedABC: personalized_accuracy)
     scale_keys: tuple[str, ...] = _DEFAULT_KEYS
-    rungs: int = 4  # budgets from quick's to the paper's, both included
+    rungs: int = 4  # budgets from quick's to the paper's, both included (when all are affordable)
     quick_budget_minutes: float = 30.0  # wall time the quick profile's ladder may take (on its workers)
     tolerance_pp: float = 0.5  # a change of the distance to the paper's gap smaller than this is "not at all"
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -87,20 +87,23 @@ def _scale_value(cfg: dict, key: str) -> float:
         return float(train_size({**cfg, "max_train_samples": 0}) if not cfg.get(key) else cfg[key])
     from ..config import all_params
 
-    return float(cfg.get(key, all_params()[key].default))
+    value = cfg.get(key)
+    return float(all_params()[key].default if value is None else value)
 
 
-def rung_scales(low: dict, high: dict, keys: tuple[str, ...], rungs: int) -> list[dict]:
-    """``rungs`` settings of ``keys`` from ``low`` to ``high`` (both included), each key geometric
-    in between, rounded to integers ≥ 1; a training-set size that reaches the full set is 0 (all)."""
+def rung_scales(low: dict, high: dict, keys: tuple[str, ...], at: "int | list[float]") -> list[dict]:
+    """Settings of ``keys`` between ``low`` (t = 0) and ``high`` (t = 1), each key geometric in
+    between (``low^(1−t) · high^t``), rounded to integers ≥ 1; a training-set size that reaches the
+    full set is 0 (all).  ``at``: the t values, or a number of rungs evenly spaced in t (≥ 2)."""
     from .costs import train_size
 
-    if rungs < 2:
-        raise ValueError(f"rungs must be ≥ 2 (quick's budget and the paper's), got {rungs}")
+    if isinstance(at, int):
+        if at < 2:
+            raise ValueError(f"rungs must be ≥ 2 (quick's budget and the paper's), got {at}")
+        at = [i / (at - 1) for i in range(at)]
     full = train_size({**high, "max_train_samples": 0})
     out = []
-    for i in range(rungs):
-        t = i / (rungs - 1)
+    for t in at:
         row = {}
         for key in keys:
             a, b = _scale_value(low, key), _scale_value(high, key)
@@ -108,6 +111,18 @@ def rung_scales(low: dict, high: dict, keys: tuple[str, ...], rungs: int) -> lis
             row[key] = 0 if key == "max_train_samples" and full is not None and v >= full else v
         out.append(row)
     return out
+
+
+def _largest(fits, lo: float = 0.0, hi: float = 1.0, steps: int = 24) -> float | None:
+    """The largest t in [lo, hi] with ``fits(t)`` (monotone: True below, False above); None if none."""
+    if fits(hi):
+        return hi
+    if not fits(lo):
+        return None
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
 
 
 def _low_high(spec: LadderSpec, profile) -> tuple[dict, dict, str]:
@@ -122,52 +137,98 @@ def _low_high(spec: LadderSpec, profile) -> tuple[dict, dict, str]:
         return low, {**low, **{k: int(v) for k, v in high.items()}}, "the smoke profile's cell at 1× to 2× its scale"
     paper_cfg = _cell(pp.profile("paper"), spec, spec.method)
     quick_cfg = _cell(pp.profile("quick"), spec, spec.method)
-    low = {**paper_cfg, **{k: quick_cfg.get(k, paper_cfg.get(k)) for k in spec.scale_keys}}
+    low = {**paper_cfg, **{k: quick_cfg[k] for k in spec.scale_keys if quick_cfg.get(k) is not None}}
+    if "max_train_samples" in spec.scale_keys and not quick_cfg.get("max_train_samples"):
+        low.pop("max_train_samples", None)  # quick trains on all of its (stand-in) training set
     return low, paper_cfg, "from the quick profile's scale to the paper's, on the paper's dataset and model"
+
+
+def ladder_seeds(spec: LadderSpec, profile) -> tuple[int, ...]:
+    """The paper profile's seeds of the table; every other profile one seed (the trend, not the spread)."""
+    seeds = tuple(profile.seeds_for(spec.table))
+    return seeds if profile.name == "paper" else seeds[:1]
 
 
 def ladder_cells(spec: LadderSpec, profile) -> tuple[list[dict], pd.DataFrame]:
     """The ladder's runs under ``profile`` (cells for :func:`fedlib.repro.grid.run_grid`: labels
     ``rung``, ``method`` and ``config``, None with a note where not run) and its plan: one row per
     rung with the scale keys, the client sample-epochs of a run, the estimated CPU minutes of the
-    rung's runs and whether it runs here."""
+    rung's runs (both methods × seeds, one core) and whether it runs here.
+
+    The rungs: ``spec.rungs`` evenly spaced (in t) from quick's budget to the paper's when every
+    one of them is affordable; otherwise three from quick's up to the largest affordable budget
+    and, not run, the paper's.  Affordable: under ``quick``, the rungs from the bottom fit
+    ``spec.quick_budget_minutes`` of wall time on the profile's workers; under ``paper`` on a CPU,
+    each run fits the cost model's limit; on ``cuda`` and under ``smoke``, everything."""
     from .costs import client_samples_per_round, resolve_device
     from .paper import get_paper
 
     pp = get_paper(spec.paper)
     low, high, _ = _low_high(spec, profile)
-    scales = rung_scales(low, high, spec.scale_keys, spec.rungs if profile.name != "smoke" else 3)
     cost = pp.profile("paper").cost
     device = resolve_device(getattr(profile, "device", None))
-    seeds = profile.seeds_for(spec.table)
-    workers = max(1, int(profile.workers))
-    spent, cells, plan = 0.0, [], []
-    for i, scale in enumerate(scales):
-        # smoke: its own cell rescaled; otherwise the paper's cell rescaled (not the profile's own reductions)
-        source = profile if profile.name == "smoke" else pp.profile("paper")
-        configs = {row: spec.adjust({**_cell(source, spec, row), **scale}) for row in (spec.baseline, spec.method)}
-        secs = [cost.seconds(c) if cost is not None else None for c in configs.values()]
-        known = None if any(s is None for s in secs) else sum(secs) * len(seeds)
+    seeds = ladder_seeds(spec, profile)
+    budget_s = spec.quick_budget_minutes * 60 * max(1, int(profile.workers))
+    source = profile if profile.name == "smoke" else pp.profile("paper")  # smoke: its own cell; else the paper's
+    bases = {row: _cell(source, spec, row) for row in (spec.baseline, spec.method)}
+
+    def configs(scale: dict) -> dict:
+        return {row: spec.adjust({**base, **scale}) for row, base in bases.items()}
+
+    def rung_s(t: float) -> float | None:
+        secs = [cost.seconds(c) if cost is not None else None
+                for c in configs(rung_scales(low, high, spec.scale_keys, [t])[0]).values()]
+        return None if any(x is None for x in secs) else sum(secs) * len(seeds)
+
+    def affordable(ts: list[float]) -> list[bool]:
         if profile.name == "smoke" or device != "cpu":
-            run, why = True, ""
+            return [True] * len(ts)
+        if profile.name == "paper":
+            return [cost is not None and all(cost.fits_cpu(c) for c in
+                                             configs(rung_scales(low, high, spec.scale_keys, [t])[0]).values())
+                    for t in ts]
+        out, spent = [], 0.0
+        for t in ts:
+            s = rung_s(t)
+            ok = s is not None and spent + s <= budget_s and (not out or out[-1])
+            spent += s if ok else 0.0
+            out.append(ok)
+        return out
+
+    if profile.name == "smoke":
+        ts = [0.0, 0.5, 1.0]
+    else:
+        ts = [i / (spec.rungs - 1) for i in range(spec.rungs)]
+        if not all(affordable(ts)):
+            top = _largest(lambda t: all(affordable([0.0, t / 2, t])))
+            if top is not None and top > 0.05:
+                ts = [0.0, top / 2, top, 1.0]
+    scales, kept = [], []
+    for t, scale in zip(ts, rung_scales(low, high, spec.scale_keys, ts)):
+        if scale not in scales:
+            scales.append(scale)
+            kept.append(t)
+    runs_here = affordable(kept)
+    cells, plan = [], []
+    for i, (t, scale, run) in enumerate(zip(kept, scales, runs_here)):
+        cfgs = configs(scale)
+        known = rung_s(t)
+        if run:
+            why = ""
         elif profile.name == "paper":
-            run = all(cost is not None and cost.fits_cpu(c) for c in configs.values())
-            why = "" if run else cost.not_run_note(configs[spec.method]) if cost is not None else "not run: no cost model"
+            why = cost.not_run_note(cfgs[spec.method]) if cost is not None else "not run: no cost model"
         else:
-            run = known is not None and (spent + known) / workers <= spec.quick_budget_minutes * 60
-            why = "" if run else (f"not run in {profile.name!r}: est. {known / 60:.0f} CPU-min on one core for its "
-                                  f"{2 * len(seeds)} runs, beyond the ladder's budget of "
-                                  f"{spec.quick_budget_minutes:g} min" if known is not None else
-                                  "not run: its cost is not measured")
-        if run and known is not None:
-            spent += known
+            why = (f"not run in {profile.name!r}: est. {known / 60:.0f} CPU-min on one core for its "
+                   f"{2 * len(seeds)} runs, beyond the ladder's budget of {spec.quick_budget_minutes:g} min "
+                   f"on {profile.workers} worker(s)" if known is not None else "not run: its cost is not measured")
         if device != "cpu" and profile.name != "smoke":
-            configs = {r: {**c, "device": device} for r, c in configs.items()}
-        samples = client_samples_per_round(configs[spec.method])
-        rounds = sum(r for r, _ in cost.stages(configs[spec.method])) if cost is not None else scale.get("rounds")
-        plan.append({"rung": i, **scale, "sample_epochs": None if samples is None else samples * rounds,
+            cfgs = {r: {**c, "device": device} for r, c in cfgs.items()}
+        samples = client_samples_per_round(cfgs[spec.method])
+        rounds = sum(r for r, _ in cost.stages(cfgs[spec.method])) if cost is not None else scale.get("rounds")
+        plan.append({"rung": i, "t": round(t, 3), **scale,
+                     "sample_epochs": None if samples is None else samples * rounds,
                      "est_cpu_min": None if known is None else known / 60, "runs_here": run, "note": why})
-        for row, cfg in configs.items():
+        for row, cfg in cfgs.items():
             cells.append({"rung": i, "method": row, "config": cfg if run else None, "note": why})
     return cells, pd.DataFrame(plan)
 
@@ -183,7 +244,7 @@ def run_ladder(spec: LadderSpec, ctx) -> tuple[pd.DataFrame, Any]:
     from .grid import run_grid
 
     cells, plan = ladder_cells(spec, ctx.profile)
-    grid = run_grid(cells, seeds=ctx.profile.seeds_for(spec.table), store=ctx.store, workers=ctx.profile.workers,
+    grid = run_grid(cells, seeds=ladder_seeds(spec, ctx.profile), store=ctx.store, workers=ctx.profile.workers,
                     progress=ctx.progress, desc=f"{spec.paper} {EXPERIMENT} ({ctx.profile.name})")
     return ladder_table(spec, plan, grid.runs), grid
 
@@ -293,5 +354,5 @@ def deviations(spec: LadderSpec, profile) -> list[str]:
     """What the ladder's runs change from the paper's cell, for the sidecars."""
     _, _, what = _low_high(spec, profile)
     keys = ", ".join(spec.scale_keys)
-    return [f"budget ladder {what}: {keys} scaled together, geometrically between the two ends; every other "
-            "setting is the cell's"] + list(spec.notes)
+    return [f"budget ladder, {what}: {keys} scaled together, geometrically between the two ends; every other "
+            "setting is the cell's"] + (list(spec.notes) if profile.name != "smoke" else [])
