@@ -149,9 +149,11 @@ class CostModel:
 
     def not_run_note(self, cfg: dict) -> str:
         cpu, gpu = self.seconds(cfg), self.seconds(cfg, gpu=True)
+        if cpu is None:
+            return (f"not run on this CPU: its cost is not measured (no unit cost for {cfg.get('model', 'auto')} on "
+                    f"{cfg.get('dataset')}); with device='cuda' it runs")
         gpu_text = f"{gpu / 60:.0f} GPU-min" if gpu is not None else "GPU time not measured"
-        cpu_text = f"{cpu / 3600:.1f} CPU-h on one core" if cpu is not None else "CPU cost not measured"
-        return f"not run: needs a GPU (est. {gpu_text} / {cpu_text} per run)"
+        return f"not run: needs a GPU (est. {gpu_text} / {cpu / 3600:.1f} CPU-h on one core per run)"
 
     def gate(self, cfg: dict, device: str | None = None) -> tuple[dict | None, str]:
         """``(cfg, "")`` for a run to train here (on ``cuda``: with ``device`` set), else

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 from ...repro.profiles import Profile, changed, merge_notes
 from . import reported
+from .budget import COST
 from .communication import CENTRALIZED_EPOCHS, budget_of, with_budget
 from .reported import DATASET_LABELS, SETUP
 
@@ -170,6 +171,7 @@ PAPER_PROFILE = FedConcatProfile(
     },
     notes=_with_budget_lines({}),
     workers=1,
+    cost=COST,
 )
 
 _QUICK_IMAGE = {"max_train_samples": 15_000, "batch_size": 16, "local_epochs": 1, "encoder_rounds": 10,

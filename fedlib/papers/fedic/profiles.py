@@ -20,6 +20,7 @@ run once).
 from __future__ import annotations
 
 from ...repro.profiles import Profile, changed, merge_notes
+from .budget import COST
 from .reported import SEEDS
 
 __all__ = ["PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "EXPERIMENTS", "EXPERIMENT_DATASETS", "MODEL_LABELS",
@@ -79,6 +80,7 @@ PAPER_PROFILE = Profile(
     },
     notes=_ALWAYS,
     workers=1,
+    cost=COST,
 )
 
 #: Quick's unit costs and the estimate of a cold regeneration (see the module docstring).
