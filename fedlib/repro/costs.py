@@ -34,7 +34,7 @@ __all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "resolve_device", "train_size"
 #: Environment variable naming the device of paper-profile runs (``cpu`` or ``cuda``).
 DEVICE_ENV = "FEDLIB_DEVICE"
 #: The wall-time budget of a regeneration whose profile states none (``Profile.budget_minutes``).
-DEFAULT_BUDGET_HOURS = 12.0
+DEFAULT_BUDGET_HOURS = 8.0
 
 
 def resolve_device(device: str | None = None) -> str:
@@ -182,7 +182,7 @@ class PlanError(RuntimeError):
     """A regeneration's estimated time exceeds its budget."""
 
 
-def _experiment_cells(paper, profile) -> list[dict]:
+def _experiment_cells(paper, profile, sources: str | None = None) -> list[dict]:
     """The cells of the paper's experiments module functions named ``<name>_cells`` whose first
     parameter is ``profile`` and whose others have defaults (the notebooks' grids); others are not counted."""
     import importlib
@@ -194,7 +194,8 @@ def _experiment_cells(paper, profile) -> list[dict]:
         return []
     out = []
     for name, fn in vars(module).items():
-        if not (name.endswith("_cells") and callable(fn)) or name == "table_cells":
+        if not (name.endswith("_cells") and callable(fn)) or name == "table_cells" or \
+                (sources is not None and name not in sources):
             continue
         try:
             params = list(inspect.signature(fn).parameters.values())
@@ -237,13 +238,16 @@ def _in_store(cfg: dict, store) -> bool:
         return False
 
 
-def plan(paper: str, profile: str = "paper", device: str | None = None, store=None) -> dict:
+def plan(paper: str, profile: str = "paper", device: str | None = None, store=None,
+         sources: str | None = None) -> dict:
     """What a regeneration of ``paper`` under ``profile`` would train on ``device``: every run of
     its tables (``Profile.table_cells`` × the table's seeds), of its experiments' cell lists
     (× the profile's seeds) and of its budget ladder, identical configurations once.  Returns ``runs`` (to train here: not
     in ``store``), ``stored``, ``not_run`` (cells a CPU cannot afford, with their notes),
     ``cpu_s`` (the runs' estimated CPU seconds; None when a cost is unknown), ``unknown`` (runs
-    without a unit cost), and ``wall_s`` (``cpu_s`` over the profile's workers)."""
+    without a unit cost), and ``wall_s`` (``cpu_s`` over the profile's workers).  ``sources``: the
+    text of the notebooks to run (``--only``): a table counts only when its id is quoted there, an
+    experiment's cell list when its function is named there, the ladder when ``spec_for`` is."""
     import dataclasses
     import json
 
@@ -256,10 +260,12 @@ def plan(paper: str, profile: str = "paper", device: str | None = None, store=No
     everything = ungated(prof)
     cells = []
     for tid in pp.tables:
-        seeds = everything.seeds_for(tid)
-        cells += [(c, seeds) for c in everything.table_cells(tid)]
-    cells += [(c, everything.seeds) for c in _experiment_cells(pp, everything)]
-    cells += _ladder_cells(pp, dataclasses.replace(prof, device=device) if cost is not None else prof)
+        if sources is None or f'"{tid}"' in sources:
+            seeds = everything.seeds_for(tid)
+            cells += [(c, seeds) for c in everything.table_cells(tid)]
+    cells += [(c, everything.seeds) for c in _experiment_cells(pp, everything, sources)]
+    if sources is None or "spec_for" in sources:
+        cells += _ladder_cells(pp, dataclasses.replace(prof, device=device) if cost is not None else prof)
     runs: dict[str, dict] = {}
     not_run: dict[str, str] = {}
     stored = 0
@@ -313,13 +319,14 @@ def check_budget(plans: list[dict], budget_hours: float, allow_over: bool = Fals
 
 
 def preflight(papers: list[str], profile: str, *, device: str | None = None, store=None,
-              budget_hours: float | None = None, allow_over: bool = False) -> str:
+              budget_hours: float | None = None, allow_over: bool = False, only: list[str] | None = None) -> str:
     """Before a regeneration starts: set ``$FEDLIB_DEVICE`` (when ``device`` is given, so the
     notebooks' kernels inherit it), plan every paper whose ``profile`` has a cost model, and
     return the plan's lines, or raise :class:`PlanError` when the estimated wall time exceeds
     ``budget_hours`` (default: the largest ``budget_minutes`` of the profiles, else
     :data:`DEFAULT_BUDGET_HOURS`) and ``allow_over`` is False.  ``""`` when no profile has a
-    cost model (``quick`` and ``smoke``: their budgets are written in their docstrings)."""
+    cost model (``quick`` and ``smoke``: their budgets are written in their docstrings).  With ``only``
+    (the regeneration's notebook selection) each plan counts what those notebooks run."""
     from .grid import default_store
     from .paper import get_paper
 
@@ -333,5 +340,20 @@ def preflight(papers: list[str], profile: str, *, device: str | None = None, sto
         stated = [prof.budget_minutes for _, prof in costed if prof.budget_minutes]
         budget_hours = max(stated) / 60 if stated else DEFAULT_BUDGET_HOURS
     root = store if store is not None else default_store().root
-    plans = [plan(p, profile, store=root) for p, _ in costed]
+    plans = [plan(p, profile, store=root, sources=_sources(p, only)) for p, _ in costed]
     return check_budget(plans, budget_hours, allow_over)
+
+
+def _sources(paper: str, only: list[str] | None) -> str | None:
+    """The code of the notebooks ``only`` selects of ``paper`` (None: every notebook)."""
+    if not only:
+        return None
+    import json
+
+    from .regenerate import notebooks, select
+
+    text = []
+    for path in select(notebooks(paper), only):
+        cells = json.loads(path.read_text()).get("cells", [])
+        text += ["".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code"]
+    return "\n".join(text)

@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         text = preflight(papers or papers_with_notebooks(), args.profile, device=args.device, store=args.store,
-                         budget_hours=args.budget_hours, allow_over=args.over_budget)
+                         budget_hours=args.budget_hours, allow_over=args.over_budget, only=only or None)
     except (PlanError, ValueError) as err:
         print(f"fedlib.repro.regenerate: {err}", file=sys.stderr)
         return 2
