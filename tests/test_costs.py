@@ -121,3 +121,17 @@ def test_the_regeneration_refuses_before_running_anything(tmp_path, monkeypatch,
     err = capsys.readouterr().err
     assert "refused: the estimate exceeds the budget of 0.01 h" in err and "--over-budget" in err
     assert not (tmp_path / "figures").exists()
+
+
+def test_fedlc_table4s_synthetic_columns_fit_this_cpu_and_a_notebook_selection_plans_only_its_runs(monkeypatch):
+    monkeypatch.delenv(costs.DEVICE_ENV, raising=False)
+    pp = get_paper("fedlc")
+    text = costs._sources("fedlc", ["05"])  # notebook 05: Table 4 (and the α check, which trains nothing)
+    p = costs.plan("fedlc", "paper", store=None, sources=text)
+    table = pp.table("table4")
+    synthetic = [c for c in table.columns if c.dataset == "synthetic"]
+    assert p["runs"] == len(table.rows) * len(synthetic) * len(pp.seeds) == 105
+    assert p["not_run"] == len(table.rows) * (len(table.columns) - len(synthetic)) * len(pp.seeds)  # FEMNIST
+    unit = pp.profile("paper").cost.units["logreg"]
+    assert p["cpu_s"] == pytest.approx(105 * (unit.fixed_s + 300 * unit.s_per_round))
+    assert costs.plan("fedlc", "paper", store=None)["runs"] > p["runs"]  # the whole paper plans more
