@@ -242,9 +242,10 @@ def plan(paper: str, profile: str = "paper", device: str | None = None, store=No
          sources: str | None = None) -> dict:
     """What a regeneration of ``paper`` under ``profile`` would train on ``device``: every run of
     its tables (``Profile.table_cells`` × the table's seeds), of its experiments' cell lists
-    (× the profile's seeds) and of its budget ladder, identical configurations once.  Returns ``runs`` (to train here: not
-    in ``store``), ``stored``, ``not_run`` (cells a CPU cannot afford, with their notes),
-    ``cpu_s`` (the runs' estimated CPU seconds; None when a cost is unknown), ``unknown`` (runs
+    (× the profile's seeds) and of its budget ladder, identical configurations once.  Returns
+    ``runs`` (to train here: not in ``store``), ``stored``, ``not_run`` (runs a CPU cannot afford,
+    with their notes; ``not_run_cpu_s`` their estimated CPU seconds, ``not_run_unknown`` those
+    without a measured cost), ``cpu_s`` (the runs' estimated CPU seconds; None when a cost is unknown), ``unknown`` (runs
     without a unit cost), and ``wall_s`` (``cpu_s`` over the profile's workers).  ``sources``: the
     text of the notebooks to run (``--only``): a table counts only when its id is quoted there, an
     experiment's cell list when its function is named there, the ladder when ``spec_for`` is."""
@@ -268,6 +269,7 @@ def plan(paper: str, profile: str = "paper", device: str | None = None, store=No
         cells += _ladder_cells(pp, dataclasses.replace(prof, device=device) if cost is not None else prof)
     runs: dict[str, dict] = {}
     not_run: dict[str, str] = {}
+    beyond: list[float | None] = []  # the estimated CPU seconds of the runs not run here
     stored = 0
     for cell, seeds in cells:
         cfg = cell.get("config")
@@ -281,6 +283,7 @@ def plan(paper: str, profile: str = "paper", device: str | None = None, store=No
                 continue
             if cost is not None and device == "cpu" and not cost.fits_cpu(c):
                 not_run[key] = cost.not_run_note(c)
+                beyond.append(cost.seconds(c))
                 continue
             if _in_store(c, store):
                 stored += 1
@@ -293,7 +296,8 @@ def plan(paper: str, profile: str = "paper", device: str | None = None, store=No
     return {"paper": paper, "profile": prof.name, "device": device, "runs": len(runs), "stored": stored,
             "not_run": len(not_run), "not_run_notes": sorted(set(not_run.values())), "unknown": unknown,
             "cpu_s": cpu if cost is not None else None, "wall_s": cpu / workers if cost is not None else None,
-            "workers": workers}
+            "workers": workers, "not_run_cpu_s": sum(b for b in beyond if b is not None),
+            "not_run_unknown": sum(b is None for b in beyond)}
 
 
 def check_budget(plans: list[dict], budget_hours: float, allow_over: bool = False) -> str:

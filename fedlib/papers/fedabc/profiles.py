@@ -136,7 +136,7 @@ PAPER_PROFILE = Profile(
                         "grid": _GRID, "table": "table1", **_TABLE_SETTING},
     },
     notes=_ALWAYS,
-    workers=1,
+    workers=2,  # the cells a CPU affords run one per core (a GPU is shared by the two)
     cost=COST,
 )
 

@@ -37,12 +37,22 @@ def rebudget(cfg: dict) -> dict:
     return with_budget({k: v for k, v in cfg.items() if k != "rounds"})
 
 
-_UNITS: dict = {}
+_FMNIST = UnitCost(s_per_sample_epoch=1.20e-4, fixed_s=0.95,
+                   measured="fedconcat_fmnist_cnn: 6,000 samples, E = 1, 1/3 rounds 1.67/3.11 s, 2026-11-24, load 7")
+_CIFAR10 = UnitCost(s_per_sample_epoch=1.79e-4, fixed_s=2.41,
+                    measured="fedconcat_cifar10_cnn: 6,000 samples, E = 1, 1/3 rounds 3.49/5.64 s, 2026-11-24, load 6")
+# stage 3 trains a linear classifier on features computed once: 40 more rounds cost less than the timing's
+# resolution (1 / 41 rounds: 6.53 / 6.09 s), so ≤ 0.5 s / (40 · 6,000) per sample-epoch; the fixed part is
+# the clustering, K encoders' setup and the feature pass
+_STAGE3 = UnitCost(s_per_sample_epoch=2e-6, fixed_s=6.5,
+                   measured="fedconcat_fmnist_stage3: T_e = 1, T_c 1/41 6.53/6.09 s, 2026-11-24, load 8 (an upper bound)")
+_UNITS = {"simple_cnn@fmnist": _FMNIST, "simple_cnn@cifar10": _CIFAR10, "simple_cnn@svhn": _CIFAR10,
+          "simple_cnn:stage3": _STAGE3}
 
 COST = CostModel(units=_UNITS, cpu_run_limit_s=CPU_RUN_LIMIT_S, stages=stages)
 
 LADDER = LadderSpec(paper="fedconcat", table="table1", column="fmnist_c2", method="fedconcat", baseline="fedavg",
                     scale_keys=("encoder_rounds", "classifier_rounds", "local_epochs", "max_train_samples"),
-                    quick_budget_minutes=45, adjust=rebudget,
+                    quick_budget_minutes=30, adjust=rebudget,
                     notes=("FMNIST with the simple CNN at the paper's batch 64 at every rung (quick uses batch 16 on "
                            "its 15,000 samples); the baselines' rounds follow from T_e and T_c at each rung",))
