@@ -4,6 +4,7 @@
 #   make figures PAPER=fedlc              # one paper
 #   make figures PROFILE=smoke            # seconds per notebook (what CI runs)
 #   make figures PROFILE=paper PAPER=fedlc NB=06   # the paper's setup (GPU), one notebook
+#   make figures PROFILE=paper DEVICE=cuda # every paper cell on a GPU (on a CPU: the cells it affords)
 #   make smoke-notebooks                  # CI check: every notebook under smoke, in a temp folder
 #   make strip-notebooks                  # remove outputs from notebooks/**/*.ipynb before committing
 #   make test                             # the whole test suite
@@ -18,11 +19,13 @@ PYTHON ?= python
 PROFILE ?= quick
 PAPER ?=
 NB ?=
+DEVICE ?=
 
 .PHONY: figures smoke-notebooks strip-notebooks test bench readme-params
 
 figures:
-	$(PYTHON) -m fedlib.repro.regenerate --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER),) $(if $(NB),--only $(NB),)
+	$(PYTHON) -m fedlib.repro.regenerate --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER),) $(if $(NB),--only $(NB),) \
+		$(if $(DEVICE),--device $(DEVICE),)
 
 smoke-notebooks:
 	bash .ci/smoke_notebooks.sh

@@ -34,7 +34,7 @@ from fedlib.repro.paper import get_paper  # noqa: E402
 CASES = {
     "fedabc_mnist_mlp": ("fedabc", "table1", "fedavg", "mnist_dir0.3", {}, (2, 6), "rounds"),
     "fedabc_cifar10_convnet": ("fedabc", "table1", "fedavg", "cifar10_dir0.3",
-                               {"max_train_samples": 5000, "local_epochs": 1}, (1, 3), "rounds"),
+                               {"max_train_samples": 20000, "local_epochs": 1}, (1, 5), "rounds"),
     "fedlc_synthetic_logreg": ("fedlc", "table4", "fedavg", "synthetic_1_1", {}, (5, 25), "rounds"),
     "fedlc_cifar10_cnn": ("fedlc", "table1", "fedavg", "cifar10_beta0.5", {"max_train_samples": 4000}, (1, 3),
                           "rounds"),

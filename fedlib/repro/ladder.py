@@ -8,9 +8,10 @@ epochs and training samples; FedConcat's stage rounds) go together, geometricall
 quick profile's values (rung 0) to the paper's (the last rung); everything else is the paper
 profile's cell.  Each rung's cost is estimated from the paper profile's measured unit costs
 (:mod:`fedlib.repro.costs`): under ``quick`` the rungs run from the bottom while they fit the
-ladder's stated budget, under ``paper`` each rung runs where the device affords it, and the
-others are shown, with their estimated cost, as not run.  Under ``smoke`` the ladder runs the
-smoke profile's own cell at 1×, 1.4× and 2× its scale (seconds; its numbers mean nothing).
+ladder's stated budget (one seed), under ``paper`` each rung runs where the device affords it
+(the paper's seeds), and the others are shown, with their estimated cost, as not run.  Under
+``smoke`` the ladder runs the smoke profile's own cell at 1×, 1.4× and 2× its scale (seconds; its
+numbers mean nothing).
 
 A paper declares its ladder in ``fedlib/papers/<paper>/budget.py`` as ``LADDER``
 (:class:`LadderSpec`), beside its cost model; :func:`spec_for` finds it by that convention.
@@ -27,8 +28,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
-__all__ = ["LadderSpec", "spec_for", "rung_scales", "ladder_seeds", "ladder_cells", "run_ladder", "ladder_table", "ladder_figure",
-           "finding", "plan_frame", "EXPERIMENT"]
+__all__ = ["LadderSpec", "spec_for", "rung_scales", "ladder_seeds", "ladder_cells", "run_ladder", "ladder_table",
+           "ladder_figure", "finding", "plan_frame", "deviations", "paper_values", "EXPERIMENT"]
 
 #: The name ladders save under (tables, figures, progress).
 EXPERIMENT = "budget_ladder"

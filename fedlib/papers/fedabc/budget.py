@@ -24,8 +24,12 @@ Unit costs (``python benchmarks/unit_costs.py --only fedabc_mnist_mlp --only fed
   60,000 samples: 30,000 client sample-epochs per round): 2 rounds 22.5 s, 6 rounds 28.2 s →
   1.42 s per round (4.7e-5 s per sample-epoch) + 19.7 s fixed (loading, the personalized
   evaluation).  100 rounds ≈ 19.7 + 142 = **162 s per run** (the issue measured ≈ 160 s).
-* CIFAR-10, ConvNet, FedAvg Dir(0.3), 5,000 samples, E = 1 (500 sample-epochs per round):
-  see CONVNET below; the paper cell trains 0.1 · 50,000 · 5 = 25,000 sample-epochs per round.
+* CIFAR-10, ConvNet, FedAvg Dir(0.3), 20,000 samples, E = 1 (2,000 sample-epochs per round): 1
+  round 40.5 s, 5 rounds 49.1 s → **1.07 ms per sample-epoch** (load 4; 0.99 ms at 5,000 samples);
+  the 38 s fixed part holds loading (≈ 17 s) and the personalized evaluation (every client's E
+  epochs: 20,000 sample-epochs ≈ 21 s).  The paper cell trains 0.1 · 50,000 · 5 = 25,000
+  sample-epochs per round and its personalized evaluation 250,000: 17 + 267 + 200 × 26.7 s ≈
+  5,600 s = **1.6 CPU-h per run**.
 
 The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 CPU-min):
 
@@ -35,19 +39,19 @@ The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 
   hyperparameters + the center, FedABC_wi and FedAvg ≈ 16 settings × 3 seeds × ≈ 150 s ≈ 2.0 CPU-h;
   Fig. 2 (one client, no federation) seconds.
 * Tables 1-2 CIFAR-10 (108 runs) and Fig. 5 (FedABC_wi on CIFAR-10, 12 runs): not run on this
-  CPU, ≈ 3.4 CPU-h each (200 rounds × 25,000 sample-epochs × the ConvNet's unit cost): **≈ 400
-  CPU-h**, a GPU job; GPU time not measured (no GPU lent).
+  CPU, ≈ 1.6 CPU-h each: **≈ 190 CPU-h**, a GPU job; GPU time not measured (no GPU lent).
 
-Total of the paper profile here: ≈ 7.3 CPU-h for what fits (≈ 3.7 h on 2 workers), ≈ 410 CPU-h
-for all of it.  The budget ladder (:data:`LADDER`) under quick: 4 rungs × 2 runs of 40 / 54 /
+Total of the paper profile here (``fedlib.repro.costs.plan('fedabc')``): 180 runs fit (Tables 1-2's 108
+MNIST runs, the sensitivity study's 48 and the budget ladder's 24), ≈ 7.4 CPU-h, ≈ 3.7 h on the profile's
+2 workers; 120 runs need a GPU (≈ 190 CPU-h).  The budget ladder (:data:`LADDER`) under quick: 4 rungs × 2 runs of 40 / 54 /
 74 / 100 rounds ≈ (77 + 96 + 125 + 162) s × 2 × 1.1 ≈ 17 CPU-min, ≈ 9 min on 2 workers.
 """
 
 _MLP = UnitCost(s_per_sample_epoch=4.73e-5, fixed_s=19.7,
                 measured="fedabc_mnist_mlp: 2/6 rounds 22.5/28.2 s, 2026-11-24, load 10")
-# CONVNET is replaced by the measurement when benchmarks/unit_costs.py has run it (see PAPER_ESTIMATE).
-_CONVNET = UnitCost(s_per_sample_epoch=2.0e-3, fixed_s=60.0,
-                    measured="≈ 2 ms per sample-epoch on one core (the quick profile's earlier probe)")
+# fixed: loading (≈ 17 s) + the personalized evaluation of the paper cell (250,000 sample-epochs)
+_CONVNET = UnitCost(s_per_sample_epoch=1.07e-3, fixed_s=17.0 + 250_000 * 1.07e-3,
+                    measured="fedabc_cifar10_convnet: 20,000 samples, E = 1, 1/5 rounds 40.5/49.1 s, 2026-11-24, load 4")
 
 COST = CostModel(units={"mlp": _MLP, "convnet": _CONVNET}, cpu_run_limit_s=CPU_RUN_LIMIT_S)
 

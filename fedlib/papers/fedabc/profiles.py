@@ -28,7 +28,7 @@ MNIST runs: + 48 × 66 × 1.1 / 2 workers ≈ 29 min, ≈ 70–80 min in all: he
 **The paper profile on a CPU** (:data:`fedlib.papers.fedabc.budget.PAPER_ESTIMATE`, measured 2026-11-24):
 an MNIST run costs 19.7 s + 1.42 s per round ≈ 162 s at 100 rounds, so every MNIST cell of Tables 1-2
 (108 runs, ≈ 5.3 CPU-h) and the sensitivity study (≈ 2 CPU-h) run on this CPU; a CIFAR-10 ConvNet run
-(≈ 3.4 CPU-h) is "not run: needs a GPU" unless the profile's device is ``cuda``
+(1.07 ms per client sample-epoch, ≈ 1.6 CPU-h) is "not run: needs a GPU" unless the profile's device is ``cuda``
 (``python -m fedlib.repro.regenerate --profile paper --device cuda``).
 """
 

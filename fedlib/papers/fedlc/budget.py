@@ -36,6 +36,12 @@ The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 
   ``fedlib.repro.costs.plan('fedlc')`` sums them; GPU time not measured, no GPU lent).  SVHN,
   CIFAR-100 and the ImageNet subset are absent here.
 
+``fedlib.repro.costs.plan('fedlc')`` on this CPU: 135 runs fit (Table 4's 105 Synthetic runs and, with the
+paper's 5 seeds, the budget ladder's three lower rungs: 30 runs of 12-30 CPU-min, ≈ 10 CPU-h), ≈ 10.4
+CPU-h in all, ≈ 5.2 h on the profile's 2 workers (over the default 8-hour budget only with the ladder:
+``--only 05`` plans Table 4 alone, ≈ 10 min); 1,545 runs need a GPU (≈ 97,000 CPU-h here), 175 more have
+no measured cost (FEMNIST, the ImageNet subset).
+
 The budget ladder (:data:`LADDER`) under quick: one seed; rung 0 is 30 rounds on 6,000 samples
 (2 runs ≈ 2 × (25 + 30 × 6,000 × 3.75 ms) ≈ 23 CPU-min); the rungs above it run while the three
 lowest fit 60 min on 2 workers (≈ 120 CPU-min), which reaches ≈ 2.5× quick's sample-epochs, about
