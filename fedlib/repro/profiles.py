@@ -19,7 +19,10 @@ A profile is plain data (:class:`Profile`):
 * ``experiments`` -- per experiment (a paper table or figure, see
   :attr:`fedlib.repro.paper.Paper.experiments`): grid restrictions (``columns``,
   ``rows``, …) and further overrides;
-* ``notes`` -- extra deviation text per experiment.
+* ``notes`` -- extra deviation text per experiment;
+* ``cost`` / ``device`` -- the ``paper`` profile's measured unit costs
+  (:class:`fedlib.repro.costs.CostModel`) and where it trains: on a CPU a cell it cannot
+  afford is "not run: needs a GPU (est. …)", on ``cuda`` every cell runs.
 
 :meth:`Profile.deviations` lists, for one experiment, every way the profile's
 runs differ from the paper's setup; each table and figure prints that list.
@@ -119,7 +122,8 @@ class Profile:
             cfg.pop("max_train_samples", None)  # its clients come with the data (Synthetic, FEMNIST)
             cfg.pop("max_test_samples", None)
         note = "" if used == ds else f"{pp.dataset_label(ds)} → {pp.dataset_label(used)}"
-        if self.cost is not None:  # on a CPU, the runs it affords; on a GPU, every run (fedlib.repro.costs)
+        trains = experiment is None or self.setting(experiment, "trains", True)
+        if self.cost is not None and trains:  # on a CPU, the runs it affords; on a GPU, every run (.costs)
             cfg, gated = self.cost.gate(cfg, self.device)
             note = gated or note
         return cfg, note
