@@ -316,7 +316,7 @@ def finding(spec: LadderSpec, table: pd.DataFrame) -> str:
 
 def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     """Left: the gap per rung against the client sample-epochs of a run (log), the paper's gap
-    dashed, not-run rungs as open markers at the axis; right: both methods' accuracy per rung and
+    dashed, not-run rungs as open markers on it; right: both methods' accuracy per rung and
     the paper's values."""
     import matplotlib.pyplot as plt
 
@@ -331,8 +331,12 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
                  label="ours")
     if table.paper_gap.notna().any():
         ax1.axhline(float(table.paper_gap.iloc[0]), color="k", ls="--", lw=1, label="paper")
-    if (~ran).any():
-        ax1.plot(x[~ran], [ax1.get_ylim()[0]] * int((~ran).sum()), "o", mfc="none", color="C7", label="not run")
+    if (~ran).any():  # at the paper's gap (or 0): where they would be read against it
+        at = float(table.paper_gap.iloc[0]) if table.paper_gap.notna().any() else 0.0
+        ax1.plot(x[~ran], [at] * int((~ran).sum()), "o", mfc="none", color="C7", label="not run here")
+    lo, hi = float(x.min()), float(x.max())
+    for ax in (ax1, ax2):
+        ax.set_xlim(lo / 1.6, hi * 1.6)
     ax1.set_xscale("log")
     ax1.set_xlabel("client sample-epochs per run")
     ax1.set_ylabel(f"{pp.method_label(spec.method).replace(' (ours)', '')} − {pp.method_label(spec.baseline)} (pp)")
