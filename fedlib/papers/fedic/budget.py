@@ -27,36 +27,36 @@ is cheap):
   The paper's cell (200 rounds, E = 10: 48,624 sample-epochs a round) ≈ 200 × 48,624 × 11.2 ms ≈
   **30 CPU-h per FedAvg run**.
 * FEDIC's server steps (FT, calibration and distillation, 100 Adam steps each, with ResNet-8 and the 8
-  clients' models as teachers): the 1- and 2-round timing passed 30 CPU-min without
-  finishing (py-spy: in the distillation's teacher forward passes), so t(1) + t(2) = 2 · 58 + 3 · 54 + 3 · S >
-  1,800 s gives **S > 500 s a round**, a lower bound: a FEDIC run at the paper's scale > 30 CPU-h + 200 · 500 s ≈
-  **58 CPU-h**.  FedDF's and FedBE's distillation are priced from it with the quick profile's measured
+  clients' models as teachers): the 1- and 2-round timing was stopped unfinished after
+  41 CPU-min (py-spy: in the distillation's teacher forward passes), so t(1) + t(2) = 2 · 58 + 3 · 54 + 3 · S >
+  2,470 s gives **S > 700 s a round**, a lower bound: a FEDIC run at the paper's scale > 30 CPU-h + 200 · 700 s
+  ≈ **69 CPU-h**.  FedDF's and FedBE's distillation are priced from it with the quick profile's measured
   ratios (10 and 20 s against FEDIC's 14 s a round): lower bounds too.
 
 The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 CPU-min;
 ``fedlib.repro.costs.plan('fedic')``): no run fits (Table 1's cheapest cell, FedAvg, is
-  ≈ 26 CPU-h); 140 runs need a GPU, ≈ 6,300 CPU-h here (a lower bound), 7 more have no measured cost
+  ≈ 26 CPU-h); 140 runs need a GPU, ≈ 7,100 CPU-h here (a lower bound), 7 more have no measured cost
   (ResNet-18 on ImageNet-LT, absent here).  GPU time: not measured (no GPU lent).  CIFAR-100 and
 ImageNet-LT are absent here.
 
 The budget ladder (:data:`LADDER`) under quick, one seed: rung 0 is quick's 12 rounds of E = 2 on CIFAR-10-LT
-with ResNet-8 (FedAvg ≈ 58 + 12 × 9,725 × 11.2 ms ≈ 1,370 s; FEDIC that plus 12 × 500 s of server steps),
-≈ 145 CPU-min for the two runs, more than the ladder's 60 min on 2 workers: under quick no rung runs (each is
-shown with its estimate: 145, 429, 1,501 and 5,299 CPU-min), and the finding is "undecided"; a GPU
+with ResNet-8 (FedAvg ≈ 58 + 12 × 9,725 × 11.2 ms ≈ 1,370 s; FEDIC that plus 12 × 700 s of server steps),
+≈ 185 CPU-min for the two runs, more than the ladder's 60 min on 2 workers: under quick no rung runs (each is
+shown with its estimate: 185, 532, 1,761 and 5,966 CPU-min), and the finding is "undecided"; a GPU
 (``--device cuda``, paper profile) runs every rung.
 """
 
 _RESNET8 = UnitCost(s_per_sample_epoch=1.12e-2, fixed_s=57.8,
                     measured="fedic_cifar10lt_resnet8: E = 1, 1/2 rounds 112.3/166.7 s, 2026-11-24, load 6")
-# FEDIC's server steps: the 1- and 2-round timing of FEDIC (E = 1) passed 30 CPU-min without finishing,
-# so t(1) + t(2) = 2 · 58 + 3 · 54 + 3 · S > 1,800 s gives S > 500 s a round: a lower bound.  FedDF's and
+# FEDIC's server steps: the 1- and 2-round timing of FEDIC (E = 1) was stopped unfinished after 41 CPU-min,
+# so t(1) + t(2) = 2 · 58 + 3 · 54 + 3 · S > 2,470 s gives S > 700 s a round: a lower bound.  FedDF's and
 # FedBE's distillation are priced from it with the quick profile's measured ratios (10 and 20 s against
 # FEDIC's 14 s a round on FashionMNIST-LT, QUICK_ESTIMATE): lower bounds too.
-_SERVER_S = 500.0
+_SERVER_S = 700.0
 _UNITS = {"resnet8": _RESNET8,
           "resnet8+fedic": UnitCost(s_per_sample_epoch=_RESNET8.s_per_sample_epoch, fixed_s=_RESNET8.fixed_s,
                                     s_per_round=_SERVER_S,
-                                    measured="fedic_cifar10lt_resnet8_fedic: > 30 CPU-min for 1 + 2 rounds (a lower bound)"),
+                                    measured="fedic_cifar10lt_resnet8_fedic: > 41 CPU-min for 1 + 2 rounds (a lower bound)"),
           "resnet8+feddf": UnitCost(s_per_sample_epoch=_RESNET8.s_per_sample_epoch, fixed_s=_RESNET8.fixed_s,
                                     s_per_round=_SERVER_S * 10 / 14, measured="FEDIC's lower bound × 10/14 (quick's ratio)"),
           "resnet8+fedbe": UnitCost(s_per_sample_epoch=_RESNET8.s_per_sample_epoch, fixed_s=_RESNET8.fixed_s,

@@ -18,7 +18,7 @@ run once).
 
 **The paper profile on a CPU** (:data:`fedlib.papers.fedic.budget.PAPER_ESTIMATE`, measured 2026-11-24):
 ResNet-8 on CIFAR-10-LT costs 11.2 ms per client sample-epoch, so a FedAvg run at the paper's 200 rounds
-of 8 clients × 10 local epochs costs ≈ 30 CPU-h (FEDIC's server steps add more than 500 s a round: ≥ 58 CPU-h): every CIFAR-10 cell is
+of 8 clients × 10 local epochs costs ≈ 30 CPU-h (FEDIC's server steps add more than 700 s a round: ≥ 69 CPU-h): every CIFAR-10 cell is
 "not run: needs a GPU" unless the profile's device is ``cuda``.
 """
 
