@@ -16,6 +16,8 @@ A companion has the same modules in every paper:
   one way to resolve a profile name) or of a notebook's :class:`fedlib.repro.context.Context`,
   returning frames and saving tables;
 * ``plots`` -- its figures: functions that draw (and save) from the frames of ``experiments``;
+* ``budget`` -- the paper profile's cost model from measured unit costs (``COST``, read by the paper
+  profile: which cells a CPU affords, the rest "not run: needs a GPU") and its budget ladder;
 * optionally ``analysis`` -- a paper-specific computation (FedLC's deviation bound, FedConcat's
   communication budget).
 

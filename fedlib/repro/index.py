@@ -22,6 +22,7 @@ from .compare import findings, mark_stand_in, recount, verdict_text
 from .figures import repo_root
 from .paper import all_papers
 from .profiles import PROFILE_NAMES
+from .scales import scale_section, summary_rows
 
 __all__ = ["build_index", "collect"]
 
@@ -187,6 +188,7 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
                          f"{v.get('cells')} | {v.get('median_std', 0):.2f} | {v.get('max_std', 0):.2f} | "
                          f"{'—' if gain is None else f'{gain:.2f}'} | `{v.get('command', '')}` |")
         lines.append("")
+    lines += summary_rows(found, papers)  # quick and paper side by side (fedlib.repro.scales)
     spreads = [(k, found[k]["spread"]) for k in keys if found[k]["spread"].get("tables")]
     if spreads:
         lines += ["## Reproducibility: the spread between machines", "",
@@ -210,6 +212,7 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
         title = papers[paper].title if paper in papers else paper
         citation = papers[paper].citation if paper in papers else ""
         lines += [f"## {title}", "", f"*{citation}*", ""]
+        lines += scale_section(paper, found, papers.get(paper))
         for profile in sorted((k[1] for k in keys if k[0] == paper), key=_profile_order):
             lines += _section(paper, profile, found[(paper, profile)], papers.get(paper), root, index)
     index.write_text("\n".join(lines).rstrip() + "\n")

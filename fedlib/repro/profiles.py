@@ -19,7 +19,10 @@ A profile is plain data (:class:`Profile`):
 * ``experiments`` -- per experiment (a paper table or figure, see
   :attr:`fedlib.repro.paper.Paper.experiments`): grid restrictions (``columns``,
   ``rows``, …) and further overrides;
-* ``notes`` -- extra deviation text per experiment.
+* ``notes`` -- extra deviation text per experiment;
+* ``cost`` / ``device`` -- the ``paper`` profile's measured unit costs
+  (:class:`fedlib.repro.costs.CostModel`) and where it trains: on a CPU a cell it cannot
+  afford is "not run: needs a GPU (est. …)", on ``cuda`` every cell runs.
 
 :meth:`Profile.deviations` lists, for one experiment, every way the profile's
 runs differ from the paper's setup; each table and figure prints that list.
@@ -65,6 +68,8 @@ class Profile:
     cpus_per_run: float = 1  # CPUs of each run's Ray task (executor "ray", fedlib.repro.executors)
     gpus_per_run: float = 0  # GPUs of each run's Ray task: a fraction where runs share a GPU
     budget_minutes: float | None = None  # the wall-time target of a full regeneration
+    cost: Any = None  # fedlib.repro.costs.CostModel: runs a CPU cannot afford are "not run: needs a GPU"
+    device: str | None = None  # None: $FEDLIB_DEVICE, else cpu (see fedlib.repro.costs)
 
     # ------------------------------------------------------------------ settings
     @property
@@ -119,6 +124,10 @@ class Profile:
             cfg.pop("max_train_samples", None)  # its clients come with the data (Synthetic, FEMNIST)
             cfg.pop("max_test_samples", None)
         note = "" if used == ds else f"{pp.dataset_label(ds)} → {pp.dataset_label(used)}"
+        trains = experiment is None or self.setting(experiment, "trains", True)
+        if self.cost is not None and trains:  # on a CPU, the runs it affords; on a GPU, every run (.costs)
+            cfg, gated = self.cost.gate(cfg, self.device)
+            note = gated or note
         return cfg, note
 
     def table_cells(self, table_id: str) -> list[dict]:
@@ -257,7 +266,14 @@ class Profile:
                 "experiments": {k: dict(v) for k, v in self.experiments.items()},
                 "notes": {k: list(v) for k, v in self.notes.items()}, "explanations": dict(self.explanations),
                 "workers": self.workers, "cpus_per_run": self.cpus_per_run, "gpus_per_run": self.gpus_per_run,
-                "budget_minutes": self.budget_minutes}
+                "budget_minutes": self.budget_minutes,
+                **({"device": self.resolved_device()} if self.cost is not None else {})}
+
+    def resolved_device(self) -> str:
+        """Where this profile's runs train: :attr:`device`, else ``$FEDLIB_DEVICE``, else cpu."""
+        from .costs import resolve_device
+
+        return resolve_device(self.device)
 
 
 def merge_notes(*dicts: dict) -> dict:

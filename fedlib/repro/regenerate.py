@@ -3,6 +3,8 @@
     python -m fedlib.repro.regenerate                                  # every paper, profile quick
     python -m fedlib.repro.regenerate --paper fedlc --profile smoke    # one paper
     python -m fedlib.repro.regenerate --paper fedlc --only 04          # one notebook (name, number or substring)
+    python -m fedlib.repro.regenerate --profile paper --paper fedabc   # the cells this CPU affords (budget-checked)
+    python -m fedlib.repro.regenerate --profile paper --device cuda    # every cell, on a GPU
     make figures PAPER=fedlc PROFILE=paper NB=06                 # the same through make
 
 Each notebook ``notebooks/<paper>/NN_<section>.ipynb`` (in name order) runs with
@@ -36,44 +38,12 @@ import threading
 import time
 from pathlib import Path
 
+from .notebooks import _repo, notebooks, papers_with_notebooks, select
+
 __all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings", "cold_timing",
            "papers_with_notebooks"]
 
 _ARTEFACT_SUFFIXES = {".pdf", ".png", ".json", ".csv", ".md"}
-
-
-def _repo() -> Path:
-    from .figures import repo_root
-
-    return repo_root()
-
-
-def papers_with_notebooks(folder: str | os.PathLike | None = None) -> list[str]:
-    """The papers (``fedlib.papers``) that have a notebook folder, sorted."""
-    from .paper import all_papers
-
-    root = Path(folder) if folder is not None else _repo() / "notebooks"
-    return [p for p in all_papers() if (root / p).is_dir() and any((root / p).glob("*.ipynb"))]
-
-
-def notebooks(paper: str, folder: str | os.PathLike | None = None) -> list[Path]:
-    """A paper's regeneration notebooks, in order: ``notebooks/<paper>/*.ipynb``."""
-    root = Path(folder) if folder is not None else _repo() / "notebooks"
-    return sorted(p for p in (root / paper).glob("*.ipynb") if not p.name.startswith("."))
-
-
-def select(paths: list[Path], only: list[str] | None) -> list[Path]:
-    """Notebooks whose stem equals, ends with, or contains one of ``only``
-    (e.g. ``04_label_skew``, ``04``)."""
-    if not only:
-        return list(paths)
-    chosen = []
-    for name in only:
-        name = Path(name).stem
-        hits = [p for p in paths if p.stem == name] or [p for p in paths if p.stem.endswith(name)] \
-            or [p for p in paths if name in p.stem]
-        chosen += [p for p in hits if p not in chosen]
-    return [p for p in paths if p in chosen]
 
 
 def _clean(out: Path) -> None:
@@ -220,6 +190,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         started = _dt.datetime.now().astimezone()
         t0 = time.perf_counter()
         record = {"paper": name, "profile": prof.name, "store": relative_to_repo(env["store"]),
+                  **({"device": prof.resolved_device()} if prof.cost is not None else {}),
                   "started": started.isoformat(timespec="seconds"), "notebooks": [], "only": only or []}
         for nb in paths:
             count += 1
@@ -366,6 +337,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
     parser.add_argument("--no-index", action="store_true", help="do not rebuild figures/README.md")
     parser.add_argument("--quiet", action="store_true", help="no progress lines from inside the notebooks")
+    parser.add_argument("--device", default=None,
+                        help="cpu or cuda: where a profile with a cost model (paper) trains; on cpu only the cells "
+                             "it affords run (default $FEDLIB_DEVICE or cpu)")
+    parser.add_argument("--budget-hours", type=float, default=None,
+                        help="refuse to start when the estimated wall time exceeds this (default: the profile's "
+                             "budget, else fedlib.repro.costs.DEFAULT_BUDGET_HOURS)")
+    parser.add_argument("--over-budget", action="store_true", help="start even when the estimate exceeds the budget")
     parser.add_argument("--list", action="store_true", help="list the notebooks and exit")
     parser.add_argument("--strip", action="store_true", help="strip outputs from notebooks/**/*.ipynb and exit")
     parser.add_argument("--executor", choices=("local", "ray"), default=None,
@@ -403,6 +381,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fedlib.repro.regenerate: error: --profile must be one of {', '.join(all_papers()[paper].profiles)} "
                   f"for {paper}, got {args.profile!r}", file=sys.stderr)
             return 2
+    from .plan import PlanError, preflight
+
+    try:
+        text = preflight(papers or papers_with_notebooks(), args.profile, device=args.device, store=args.store,
+                         budget_hours=args.budget_hours, allow_over=args.over_budget, only=only or None)
+    except (PlanError, ValueError) as err:
+        print(f"fedlib.repro.regenerate: {err}", file=sys.stderr)
+        return 2
+    if text:
+        print(text, flush=True)
     records = regenerate(args.profile, papers or None, only or None, args.figures, args.store, args.timeout,
                          not args.no_index, progress=not args.quiet)
     return 1 if records["failed"] else 0

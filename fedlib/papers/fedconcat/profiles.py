@@ -40,6 +40,11 @@ Total ≈ 2,300 + 900 + 75 + 15 + 710 + 1,250 ≈ 5,250 CPU-seconds of grid work
 workers, plus notebook start-up and data loading (≈ 2 min): ≈ 46 min.  Notebooks 03-05 read
 Table 1's runs from the store (the same configurations) and train nothing new.  SVHN and CIFAR-100/Tiny-ImageNet are absent here: "not run".  Where
 SVHN is present the quick profile runs its #C=2 column too (≈ +8 min).
+
+**The paper profile on a CPU** (:data:`fedlib.papers.fedconcat.budget.PAPER_ESTIMATE`, measured 2026-11-24):
+the simple CNN costs 0.12 ms (FMNIST) and 0.18 ms (CIFAR-10) per client sample-epoch, so a baseline
+at the paper's 147 rounds of E = 10 costs ≈ 2.9 CPU-h and FedConcat ≈ 1.3 CPU-h: "not run: needs a
+GPU" unless the profile's device is ``cuda``; the Centralized cells (≈ 72-90 s) run on this CPU.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from dataclasses import dataclass
 
 from ...repro.profiles import Profile, changed, merge_notes
 from . import reported
+from .budget import COST
 from .deviations import NOTES
 from .analysis import CENTRALIZED_EPOCHS, budget_of, with_budget
 from .reported import DATASET_LABELS, SETUP
@@ -149,6 +155,7 @@ PAPER_PROFILE = FedConcatProfile(
     },
     notes=_with_budget_lines({}),
     workers=1,
+    cost=COST,
 )
 
 _QUICK_IMAGE = {"max_train_samples": 15_000, "batch_size": 16, "local_epochs": 1, "encoder_rounds": 10,

@@ -15,11 +15,17 @@ and every baseline's settings) is the paper's.
 average noted, as CPU seconds of one single-threaded process (the regeneration runs two workers on
 two cores), then summed over the runs the notebooks need (runs shared by several tables and figures
 run once).
+
+**The paper profile on a CPU** (:data:`fedlib.papers.fedic.budget.PAPER_ESTIMATE`, measured 2026-11-24):
+ResNet-8 on CIFAR-10-LT costs 11.2 ms per client sample-epoch, so a FedAvg run at the paper's 200 rounds
+of 8 clients × 10 local epochs costs ≈ 30 CPU-h (FEDIC's server steps add more than 700 s a round: ≥ 69 CPU-h): every CIFAR-10 cell is
+"not run: needs a GPU" unless the profile's device is ``cuda``.
 """
 
 from __future__ import annotations
 
 from ...repro.profiles import Profile, changed, merge_notes
+from .budget import COST
 from .deviations import NOTES
 from .reported import SEEDS
 
@@ -62,6 +68,7 @@ PAPER_PROFILE = Profile(
     },
     notes=NOTES,
     workers=1,
+    cost=COST,
 )
 
 #: Quick's unit costs and the estimate of a cold regeneration (see the module docstring).

@@ -3,11 +3,18 @@
 
 The ``quick`` profile is written as "the paper's, with these changes" (:func:`fedlib.repro.profiles.changed`);
 every table and figure lists the resulting deviations (:meth:`Profile.deviations`).
+
+**The paper profile on a CPU** (:data:`fedlib.papers.fedlc.budget.PAPER_ESTIMATE`, measured 2026-11-24):
+a Synthetic run (logistic regression, 100 clients, 300 rounds) costs ≈ 11 s, so Table 4's Synthetic
+columns (105 runs, ≈ 25 CPU-min) run on this CPU; a CIFAR-10 run with the Table 9 CNN costs 3.75 ms per
+client sample-epoch, ≈ 21 CPU-h at the paper's 400 rounds, and is "not run: needs a GPU" unless the
+profile's device is ``cuda`` (``python -m fedlib.repro.regenerate --profile paper --device cuda``).
 """
 
 from __future__ import annotations
 
 from ...repro.profiles import Profile, changed, merge_notes
+from .budget import COST
 from .deviations import NOTES
 from .reported import SEEDS
 
@@ -75,7 +82,8 @@ PAPER_PROFILE = Profile(
                  "rounds": 400, "tsne_samples": 300, "uses_seeds": False},
     },
     notes=NOTES,
-    workers=1,
+    workers=2,  # the cells a CPU affords run one per core (a GPU is shared by the two)
+    cost=COST,
 )
 
 QUICK = Profile(

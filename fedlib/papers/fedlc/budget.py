@@ -1,0 +1,62 @@
+"""FedLC at its own scale: the ``paper`` profile's cost model and the headline's budget ladder.
+
+:data:`PAPER_ESTIMATE` is the arithmetic (unit costs measured here, ``benchmarks/unit_costs.py``);
+:data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.costs`);
+:data:`LADDER` is FedLC − FedAvg at CIFAR-10 D(β = 0.5), Table 1, on CIFAR-10 with the Table 9 CNN,
+from the quick profile's scale toward the paper's (:mod:`fedlib.repro.ladder`).
+"""
+
+from __future__ import annotations
+
+from ...repro.costs import CostModel, UnitCost
+from ...repro.ladder import LadderSpec
+
+__all__ = ["COST", "LADDER", "PAPER_ESTIMATE", "CPU_RUN_LIMIT_S"]
+
+#: A run fits this CPU when its estimate is at most this (one core).
+CPU_RUN_LIMIT_S = 1800.0
+
+PAPER_ESTIMATE = """
+Unit costs (``python benchmarks/unit_costs.py --only fedlc_synthetic_logreg --only fedlc_cifar10_cnn``,
+2026-11-24, load average 7-10 on 2 cores, CPU seconds of one single-threaded process):
+
+* Synthetic(1, 1), logistic regression, 100 clients, FedAvg (Table 4's cell): 5 rounds 0.30 s,
+  25 rounds 1.02 s → 0.036 s per round + 0.12 s fixed: **300 rounds ≈ 11 s per run**.
+* CIFAR-10, Table 9 CNN, FedAvg D(0.5), 4,000 samples (20 clients, E = 1): 1 round 40.4 s,
+  3 rounds 70.4 s → 15.0 s per round = **3.75 ms per client sample-epoch**, + 25 s fixed
+  (loading, one evaluation of the 10,000 test images).  The paper's cell (all 50,000 samples,
+  400 rounds) ≈ 400 × 50,000 × 3.75 ms ≈ **20.8 CPU-h per run**.
+
+The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 CPU-min):
+
+* Table 4's Synthetic columns: 7 methods × 3 settings × 5 seeds = 105 runs × ≈ 11 s (× 1.2 for the
+  methods with extra state) ≈ **25 CPU-min**: run.  FEMNIST is absent here and its cost not measured.
+* every CIFAR-10 cell (Tables 1, 2, 5, 6, 7; Figs. 1, 2, 5-7; the calibration study): ≈ 21 CPU-h a
+  run at E = 1 (Table 5's E = 5 and 10: 5× and 10×): not run, "needs a GPU" (the plan of
+  ``fedlib.repro.plan.plan('fedlc')`` sums them; GPU time not measured, no GPU lent).  SVHN,
+  CIFAR-100 and the ImageNet subset are absent here.
+
+``fedlib.repro.plan.plan('fedlc')`` on this CPU: 135 runs fit (Table 4's 105 Synthetic runs and, with the
+paper's 5 seeds, the budget ladder's three lower rungs: 30 runs of 12-30 CPU-min, ≈ 10 CPU-h), ≈ 10.4
+CPU-h in all, ≈ 5.2 h on the profile's 2 workers (over the default 8-hour budget only with the ladder:
+``--only 05`` plans Table 4 alone, ≈ 10 min); 1,545 runs need a GPU (≈ 97,000 CPU-h here), 175 more have
+no measured cost (FEMNIST, the ImageNet subset).
+
+The budget ladder (:data:`LADDER`) under quick: one seed; rung 0 is 30 rounds on 6,000 samples
+(2 runs ≈ 2 × (25 + 30 × 6,000 × 3.75 ms) ≈ 23 CPU-min); the rungs above it run while the three
+lowest fit 60 min on 2 workers (≈ 120 CPU-min), which reaches ≈ 2.5× quick's sample-epochs, about
+2 % of the paper's; the paper's own budget (2 × 20.8 CPU-h) is shown as not run.
+"""
+
+_LOGREG = UnitCost(fixed_s=0.12, s_per_round=0.036,
+                   measured="fedlc_synthetic_logreg: 5/25 rounds 0.30/1.02 s, 2026-11-24, load 10")
+_CNN_CIFAR = UnitCost(s_per_sample_epoch=3.75e-3, fixed_s=25.4,
+                      measured="fedlc_cifar10_cnn: 4,000 samples, 1/3 rounds 40.4/70.4 s, 2026-11-24, load 7")
+
+COST = CostModel(units={"logreg": _LOGREG, "cnn_cifar": _CNN_CIFAR}, cpu_run_limit_s=CPU_RUN_LIMIT_S)
+
+LADDER = LadderSpec(paper="fedlc", table="table1", column="cifar10_beta0.5", method="fedlc", baseline="fedavg",
+                    quick_budget_minutes=60,
+                    notes=("CIFAR-10 with the Table 9 CNN at every rung (quick's CIFAR-10 cells run on "
+                           "FashionMNIST); quick's rung 0: 30 rounds on a 6,000-sample subset at the paper's batch "
+                           "128 (quick itself uses batch 16)",))

@@ -1,0 +1,123 @@
+"""The index's view across scales: each paper at the quick profile's budget and at its own.
+
+:func:`summary_rows` gives ``figures/README.md`` one row per paper and profile (``quick`` and
+``paper``, whether regenerated or not: a paper profile that has not run shows what its plan would
+train on this CPU and what needs a GPU, from :func:`fedlib.repro.plan.plan`).
+:func:`scale_section` gives each paper's section the cells its paper profile has settled (within
+the paper's std, outside it, undecided), each table's headline gain at both scales where both
+exist, and the budget ladders' findings.  Both read only the sidecars that
+:func:`fedlib.repro.index.collect` found.
+"""
+
+from __future__ import annotations
+
+__all__ = ["summary_rows", "scale_section", "SCALES"]
+
+#: The profiles compared, from the cheapest that means something to the paper's own.
+SCALES = ("quick", "paper")
+
+
+def _tables(metas: list[dict]) -> list[dict]:
+    return sorted((m for m in metas if m.get("kind") == "table" and m.get("paper_table")),
+                  key=lambda m: m["paper_table"])
+
+
+def _count(tables: list[dict], key: str) -> int:
+    return sum(m.get("summary", {}).get("counts", {}).get(key, 0) for m in tables)
+
+
+def _ladder(metas: list[dict]) -> str:
+    lines = [f for m in metas if m.get("name") == "budget_ladder" for f in m.get("findings", [])]
+    return lines[0].split(": ", 1)[1] if lines else "—"
+
+
+def _gain_text(tables: list[dict]) -> str:
+    parts = []
+    for m in tables:
+        s = m.get("summary", {})
+        og, pg = s.get("ours_gain_mean"), s.get("paper_gain_mean")
+        if og is not None and pg is not None:
+            parts.append(f"{m['title'].split(':')[0]} {og:+.2f} / {pg:+.2f}")
+    return "; ".join(parts) or "—"
+
+
+def _plan_text(paper: str) -> str:
+    from .plan import plan
+
+    try:
+        p = plan(paper, "paper", device="cpu")
+    except Exception as err:  # noqa: BLE001 -- the index is written whatever a plan does
+        return f"not regenerated (no plan: {type(err).__name__})"
+    if p["cpu_s"] is None:
+        return "not regenerated (no cost model)"
+    return (f"not regenerated: on this 2-core CPU {p['runs']} runs fit (est. {p['cpu_s'] / 3600:.1f} CPU-h), "
+            f"{p['not_run']} need a GPU; `python -m fedlib.repro.regenerate --profile paper --paper {paper}`")
+
+
+def summary_rows(found: dict, papers: dict, *, plans: bool = True) -> list[str]:
+    """A Markdown table: one row per paper and profile of :data:`SCALES`: cells run, within / outside /
+    undecided against the paper's std, the headline gain per table (ours / paper), the budget
+    ladder's finding.  ``plans=False`` leaves out the plan of a paper profile not regenerated."""
+    lines = ["## Each paper at two scales: quick and paper", "",
+             "One row per paper and profile.  *Headline gain*: the paper's method minus its baseline, averaged "
+             "over each table's columns, ours / the paper's.  *Budget ladder*: does the headline gap move toward the "
+             "paper's value as rounds, local epochs and training data grow together (`NN_budget_ladder`)?", "",
+             "| paper | profile | status | cells run | within std | outside std | undecided | "
+             "headline gain (ours / paper) | budget ladder |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for paper in sorted(papers):
+        title = papers[paper].title
+        for profile in SCALES:
+            entry = found.get((paper, profile))
+            if entry is None:
+                status = _plan_text(paper) if profile == "paper" and plans else "not regenerated"
+                lines.append(f"| {title} | `{profile}` | {status} | — | — | — | — | — | — |")
+                continue
+            tables = _tables(entry["metas"])
+            run = sum(m.get("summary", {}).get("run", 0) for m in tables)
+            lines.append(f"| {title} | `{profile}` | regenerated | {run} | {_count(tables, 'within')} | "
+                         f"{_count(tables, 'outside')} | {_count(tables, 'undecided')} | {_gain_text(tables)} | "
+                         f"{_ladder(entry['metas'])} |")
+    return lines + [""]
+
+
+def scale_section(paper: str, found: dict, pp=None) -> list[str]:
+    """Lines for a paper's section: what the paper profile settled, the headline at both scales."""
+    entries = {p: found[(paper, p)] for p in SCALES if (paper, p) in found}
+    if not entries:
+        return []
+    lines = ["### At the paper's scale and at quick's", ""]
+    paper_entry = entries.get("paper")
+    if paper_entry is None:
+        lines += ["The `paper` profile has not been regenerated here: no cell is settled at the paper's scale.", ""]
+    else:
+        tables = _tables(paper_entry["metas"])
+        lines.append(f"The `paper` profile has settled {_count(tables, 'within')} cells within the paper's std, "
+                     f"{_count(tables, 'outside')} outside it and left {_count(tables, 'undecided')} undecided "
+                     f"(of {sum(m.get('summary', {}).get('run', 0) for m in tables)} run; "
+                     f"{_count(tables, 'not_run')} not run).")
+        for label, key in (("within std", "within"), ("outside std", "outside"), ("undecided", "undecided")):
+            cells = [f"{m['title'].split(':')[0]}: {x}" for m in tables for x in m.get("summary", {}).get(key, [])]
+            if cells:
+                lines.append(f"* {label} ({len(cells)}): " + "; ".join(cells))
+        lines.append("")
+    by_table: dict[str, dict[str, dict]] = {}
+    for profile, entry in entries.items():
+        for m in _tables(entry["metas"]):
+            by_table.setdefault(m["paper_table"], {})[profile] = m
+    both = {t: v for t, v in by_table.items() if len(v) == len(SCALES)}
+    if both:
+        lines += ["| table | headline gain at quick (ours / paper) | at the paper's scale (ours / paper) |",
+                  "| --- | --- | --- |"]
+        for table, per in sorted(both.items()):
+            cells = []
+            for profile in SCALES:
+                s = per[profile].get("summary", {})
+                og, pg = s.get("ours_gain_mean"), s.get("paper_gain_mean")
+                cells.append("—" if og is None or pg is None else f"{og:+.2f} / {pg:+.2f}")
+            lines.append(f"| {per[SCALES[0]]['title'].split(':')[0]} | {cells[0]} | {cells[1]} |")
+        lines.append("")
+    ladders = [(p, f) for p, e in entries.items() for m in e["metas"] if m.get("name") == "budget_ladder"
+               for f in m.get("findings", [])]
+    lines += [f"* `{p}`: {f}" for p, f in ladders]
+    return lines + ([""] if ladders else [])

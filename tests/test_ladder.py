@@ -1,0 +1,84 @@
+"""Budget ladders: geometric rungs between quick's scale and the paper's, the rungs a budget or a
+device affords, the gap per rung and the finding."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fedlib.repro import costs
+from fedlib.repro import ladder as L
+from fedlib.repro.paper import get_paper
+
+
+def test_rungs_are_geometric_between_the_two_ends_and_the_full_training_set_is_zero():
+    low = {"dataset": "cifar10", "rounds": 30, "local_epochs": 1, "max_train_samples": 6000}
+    high = {"dataset": "cifar10", "rounds": 400, "local_epochs": 10}
+    rungs = L.rung_scales(low, high, ("rounds", "local_epochs", "max_train_samples"), 4)
+    t = np.arange(4) / 3
+    assert [r["rounds"] for r in rungs] == [int(round(v)) for v in 30 * (400 / 30) ** t]
+    assert [r["local_epochs"] for r in rungs] == [int(round(v)) for v in 10 ** t]
+    samples = [int(round(v)) for v in 6000 * (50000 / 6000) ** t]
+    assert [r["max_train_samples"] for r in rungs] == samples[:3] + [0]  # the last rung: all of it
+    with pytest.raises(ValueError, match="rungs must be ≥ 2"):
+        L.rung_scales(low, high, ("rounds",), 1)
+
+
+def _table(gaps, stds=None, paper=0.4):
+    n = len(gaps)
+    return pd.DataFrame({"rung": range(n), "gap": gaps, "gap_std": stds or [math.nan] * n, "paper_gap": [paper] * n})
+
+
+@pytest.mark.parametrize("gaps,stds,verdict", [
+    ([-6.0, -3.0, 0.1], None, "toward the paper's value"),
+    ([0.3, 1.0, 2.5], None, "away from the paper's value"),
+    ([0.1, 0.2, 0.3], None, "not at all"),
+    ([-2.0, -1.0, -0.5], [1.0, 1.0, 1.0], "not at all"),  # 1.5 pp closer, within twice the std
+])
+def test_the_finding_compares_the_distance_to_the_papers_gap_at_the_lowest_and_highest_rung(gaps, stds, verdict):
+    spec = L.spec_for("fedabc")
+    text = L.finding(spec, _table(gaps, stds))
+    assert f"the gap moves {verdict} as the budget grows" in text
+    assert text.startswith("Budget ladder, FedABC − FedAvg at MNIST Dir(0.3) (table1)")
+    assert "undecided" in L.finding(spec, _table([0.1, math.nan, math.nan]))
+
+
+def test_the_table_pairs_the_two_methods_by_seed():
+    spec = L.spec_for("fedlc")
+    plan = pd.DataFrame({"rung": [0, 1], "est_cpu_min": [1.0, 2.0], "runs_here": [True, False]})
+    runs = pd.DataFrame({"rung": [0, 0, 0, 0, 1, 1], "method": ["fedavg", "fedlc"] * 3,
+                         "seed": [0, 0, 1, 1, 0, 0], "status": ["ok"] * 4 + ["not run"] * 2,
+                         "accuracy": [50.0, 60.0, 52.0, 58.0, math.nan, math.nan]})
+    table = L.ladder_table(spec, plan, runs)
+    assert table.gap[0] == pytest.approx(8.0) and table.gap_std[0] == pytest.approx(np.std([10.0, 6.0], ddof=1))
+    assert table.fedavg_mean[0] == pytest.approx(51.0) and math.isnan(table.gap[1])
+    assert table.paper_gap[0] == pytest.approx(72.99 - 60.18)
+
+
+def test_quick_runs_the_rungs_its_budget_affords_and_shows_the_papers_budget_with_its_cost(monkeypatch):
+    monkeypatch.delenv(costs.DEVICE_ENV, raising=False)
+    spec = L.spec_for("fedlc")
+    quick = get_paper("fedlc").profile("quick")
+    cells, plan = L.ladder_cells(spec, quick)
+    unit = get_paper("fedlc").profile("paper").cost.units["cnn_cifar"]
+    # rung 0: quick's scale (30 rounds, 6,000 samples) on CIFAR-10, two methods, one seed, from the unit cost
+    assert (plan.rounds[0], plan.max_train_samples[0]) == (30, 6000)
+    assert plan.est_cpu_min[0] == pytest.approx(2 * (unit.fixed_s + 30 * 6000 * unit.s_per_sample_epoch) / 60)
+    ran = plan[plan.runs_here]
+    assert len(ran) >= 3 and ran.est_cpu_min.sum() <= spec.quick_budget_minutes * quick.workers + 1e-9
+    last = plan.iloc[-1]  # the paper's own budget, not run, with its estimate
+    assert (last.rounds, last.max_train_samples, bool(last.runs_here)) == (400, 0, False)
+    assert "beyond the ladder's budget" in last.note
+    assert all(c["config"] is None for c in cells if c["rung"] == last.rung)
+    cfg = next(c["config"] for c in cells if c["rung"] == 0 and c["method"] == "fedlc")
+    assert cfg["dataset"] == "cifar10" and cfg.get("model", "auto") in ("auto", "cnn_cifar") and cfg["batch_size"] == 128
+
+
+def test_on_cuda_the_paper_profile_runs_every_rung_on_the_gpu(monkeypatch):
+    monkeypatch.setenv(costs.DEVICE_ENV, "cuda")
+    spec = L.spec_for("fedlc")
+    cells, plan = L.ladder_cells(spec, get_paper("fedlc").profile("paper"))
+    assert len(plan) == spec.rungs and plan.runs_here.all()
+    assert all(c["config"]["device"] == "cuda" for c in cells)
+    assert L.ladder_seeds(spec, get_paper("fedlc").profile("paper")) == tuple(get_paper("fedlc").seeds)
