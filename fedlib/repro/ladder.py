@@ -29,7 +29,7 @@ from typing import Any, Callable
 import pandas as pd
 
 __all__ = ["LadderSpec", "spec_for", "rung_scales", "ladder_seeds", "ladder_cells", "run_ladder", "ladder_table",
-           "ladder_figure", "finding", "plan_frame", "deviations", "paper_values", "EXPERIMENT"]
+           "ladder_figure", "figure_caption", "finding", "plan_frame", "deviations", "paper_values", "EXPERIMENT"]
 
 #: The name ladders save under (tables, figures, progress).
 EXPERIMENT = "budget_ladder"
@@ -280,6 +280,9 @@ def ladder_table(spec: LadderSpec, plan: pd.DataFrame, runs: pd.DataFrame) -> pd
         out["gap_std"] = float(gaps.std(ddof=1)) if len(gaps) > 1 else math.nan
         out["paper_gap"] = math.nan if paper_gap is None else paper_gap
         out["n_seeds"] = int(len(gaps))
+        used = runs[runs.rung == r["rung"]].dataset_used.dropna().unique() \
+            if len(runs) and "dataset_used" in runs else []
+        out["dataset_used"] = ", ".join(sorted(map(str, used))) if len(used) else None
         rows.append(out)
     return pd.DataFrame(rows)
 
@@ -314,6 +317,21 @@ def finding(spec: LadderSpec, table: pd.DataFrame) -> str:
     return text + f": the gap moves {verdict} as the budget grows (distance {d_lo:.2f} → {d_hi:.2f} pp, ±{tol:.2f})"
 
 
+def _seeds(table: pd.DataFrame) -> int:
+    """The fewest seeds behind a rung that ran (0 when none ran)."""
+    n = table["n_seeds"].dropna() if "n_seeds" in table else pd.Series(dtype=float)
+    return int(n[n > 0].min()) if (n > 0).any() else 0
+
+
+def figure_caption(table: pd.DataFrame) -> str:
+    """The caption of :func:`ladder_figure`, with the error bars' seeds where it draws them."""
+    from .figure_rules import std_caption
+
+    text = ("The gap per rung (client sample-epochs of a run, log) against the paper's (dashed); right: both "
+            "methods and the paper's values (dotted).")
+    return " ".join(t for t in (text, std_caption(_seeds(table))) if t)
+
+
 def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     """Left: the gap per rung against the client sample-epochs of a run (log), the paper's gap
     dashed, not-run rungs as open markers on it; right: both methods' accuracy per rung and
@@ -327,8 +345,11 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
     x = table.sample_epochs.astype(float).where(table.sample_epochs.notna(), table.rung + 1)
     ran = table.gap.notna()
-    ax1.errorbar(x[ran], table.gap[ran], yerr=table.gap_std[ran].fillna(0), marker="o", color="C0", capsize=3,
-                 label="ours")
+    if _seeds(table) >= 2:  # error bars only over ≥ 2 seeds (fedlib.repro.figure_rules)
+        ax1.errorbar(x[ran], table.gap[ran], yerr=table.gap_std[ran].fillna(0), marker="o", color="C0", capsize=3,
+                     label="ours")
+    else:
+        ax1.plot(x[ran], table.gap[ran], marker="o", color="C0", label="ours")
     if table.paper_gap.notna().any():
         ax1.axhline(float(table.paper_gap.iloc[0]), color="k", ls="--", lw=1, label="paper")
     if (~ran).any():  # at the paper's gap (or 0): where they would be read against it
@@ -349,6 +370,11 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     ax2.set_xlabel("client sample-epochs per run")
     ax2.set_ylabel(f"{spec.metric.replace('_', ' ')} (%); dotted: paper")
     ax2.legend(frameon=False, fontsize=8)
+    used = sorted({d for v in table.get("dataset_used", pd.Series(dtype=object)).dropna() for d in str(v).split(", ")})
+    if used:  # every axes names the dataset its runs trained on (a stand-in in reduced profiles)
+        where = "run on " + ", ".join(pp.dataset_label(d) for d in used)
+        ax1.set_title(f"the gap ({where})", fontsize=9)
+        ax2.set_title(f"accuracy ({where})", fontsize=9)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
