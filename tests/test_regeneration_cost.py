@@ -30,6 +30,13 @@ def test_measured_cold_times_are_summed_over_the_chosen_notebooks(tmp_path):
     assert estimate_minutes("p", prof, ["04_new"], [tmp_path]) == (60.0, estimate_minutes("p", prof, [], [])[1])
     text = estimate_text([("p", prof, [Path("02_b.ipynb")]), ("p", prof, [Path("04_new.ipynb")])], [tmp_path])
     assert text.splitlines()[0].startswith("estimated time from an empty results store: ≈ 70 min")
+    # a profile with a cost model is planned run by run (fedlib.repro.plan), not from cold times
+    import dataclasses
+
+    modelled = dataclasses.replace(prof, name="paper", cost=object())
+    assert estimate_text([("p", modelled, [Path("02_b.ipynb")])], [tmp_path]) == ""
+    mixed = estimate_text([("p", modelled, [Path("02_b.ipynb")]), ("q", prof, [Path("02_b.ipynb")])], [tmp_path])
+    assert "  q (quick" in mixed and "  p (" not in mixed
 
 
 def test_a_warm_render_keeps_the_cold_measurement_and_a_warm_one_alone_is_not_one(tmp_path):

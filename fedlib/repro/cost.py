@@ -60,9 +60,14 @@ def estimate_minutes(paper: str, profile, notebooks: Iterable[str], roots: Itera
 
 
 def estimate_text(plan: list[tuple[str, object, list[Path]]], roots: Iterable[Path]) -> str:
-    """The lines printed before a regeneration: one per paper and the total.  ``plan`` is
-    ``[(paper, profile, notebook paths)]``."""
+    """The lines printed before a regeneration: one per paper and the total ("" when every profile has a
+    cost model: :mod:`fedlib.repro.plan` estimated those).  ``plan`` is ``[(paper, profile, notebook paths)]``."""
     roots = list(dict.fromkeys(Path(r) for r in roots))
+    # a profile with a cost model (the paper profiles) is estimated run by run by fedlib.repro.plan,
+    # printed before this; the measured cold times here are for the others
+    plan = [(paper, prof, paths) for paper, prof, paths in plan if getattr(prof, "cost", None) is None]
+    if not plan:
+        return ""
     lines, total, unknown = [], 0.0, False
     for paper, prof, paths in plan:
         minutes, how = estimate_minutes(paper, prof, [p.stem for p in paths], roots)

@@ -178,7 +178,9 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
     from .cost import estimate_text
 
-    print(estimate_text(plan, [root, _repo() / "figures"]), flush=True)
+    estimate = estimate_text(plan, [root, _repo() / "figures"])
+    if estimate:
+        print(estimate, flush=True)
     total = sum(len(p) for _, _, p in plan)
     records, failed, count = {}, [], 0
     trained_keys: set = set()  # every run trained in this regeneration, across notebooks and papers
