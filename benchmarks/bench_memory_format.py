@@ -129,6 +129,14 @@ def measure(name: str, shape: tuple, batch: int, budget_s: float, max_clients: i
     return rows
 
 
+def _row(r) -> str:
+    """One measured case as a row of the results table."""
+    model, inp, b, path, clients, t_c, t_l = r
+    return (f"| {model} | {inp} | {b} | {path} | {clients} | "
+            + ("— | — | engine runs this with the sequential kernels |" if t_c is None else
+               f"{t_c * 1e3:.2f} | {t_l * 1e3:.2f} | {t_c / t_l:.2f} |"))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="two tiny cases; writes nothing")
@@ -143,16 +151,10 @@ def main(argv=None) -> int:
         for batch in batches:
             for r in measure(name, shape, batch, 0.05 if quick else 1.5, 4 if quick else 32):
                 rows.append(r)
-                model, inp, b, path, clients, t_c, t_l = r
-                line = (f"| {model} | {inp} | {b} | {path} | {clients} | "
-                        + ("— | — | engine runs this with the sequential kernels |" if t_c is None else
-                           f"{t_c * 1e3:.2f} | {t_l * 1e3:.2f} | {t_c / t_l:.2f} |"))
-                print(line, flush=True)
+                print(_row(r), flush=True)
     header = ("| model | input | batch | path | clients/pass | contiguous ms | channels-last ms | "
               "ratio (contiguous / channels-last) |\n|---|---|---|---|---|---|---|---|")
-    lines = [f"| {m} | {i} | {b} | {p} | {c} | "
-             + ("— | — | engine runs this with the sequential kernels |" if tc is None else
-                f"{tc * 1e3:.2f} | {tl * 1e3:.2f} | {tc / tl:.2f} |") for m, i, b, p, c, tc, tl in rows]
+    lines = [_row(r) for r in rows]
     machine = (f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__}, 1 thread; "
                f"load average at the end {os.getloadavg()[0]:.1f}; benchmark took {time.perf_counter() - t0:.0f} s")
     table = header + "\n" + "\n".join(lines)

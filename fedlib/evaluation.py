@@ -18,7 +18,8 @@ import torch
 from .client import client_tasks, train_locally
 from .state import ServerState
 
-__all__ = ["evaluate", "evaluate_predictor", "evaluation_row", "personalized_evaluation"]
+__all__ = ["evaluate", "evaluate_predictor", "evaluation_row", "personalized_evaluation", "personal_scores",
+           "pool_personal"]
 
 
 def evaluate(model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor, num_classes: int,
@@ -67,28 +68,44 @@ def personalized_evaluation(exp, state: ServerState, round_: int, trainer=None) 
     "personalized_per_client", "drift_per_client"}``."""
     if exp.client_test_indices is None:
         raise ValueError("this experiment has no per-client test sets (personal_eval_every = 0)")
-    c, alg = exp.config, exp.algorithm
+    c = exp.config
     clients = list(range(exp.num_clients))
     if c.personalized_model == "local_update":
         models = [o.local for o in train_locally(exp, state, clients, round_, 3, trainer)]
     else:
         models = [t.start if t.start is not None else state.params
                   for t in client_tasks(exp, state, clients, round_, 3)]
-    read = alg.personalization.personal_logits
+    return pool_personal([personal_scores(exp, models[k], k) for k in clients])
+
+
+def personal_scores(exp, model: dict, client: int) -> dict:
+    """One client's personalized model ``model`` on its own test set (Eq. 7) and on its class-balanced
+    local test set (Eq. 8): ``{"personalized": (accuracy, samples), "drift": (…)}``, ``(nan, 0)`` where
+    the client has no such samples."""
     out = {}
     for name, sets in (("personalized", exp.client_test_indices), ("drift", exp.balanced_test_indices)):
+        rows = sets[client]
+        if len(rows) == 0:
+            out[name] = (float("nan"), 0)
+            continue
+        r = torch.as_tensor(rows)
+        acc, _ = evaluate(exp.model, model, exp.data.test_x[r], exp.data.test_y[r], exp.data.num_classes,
+                          logits=exp.algorithm.personalization.personal_logits)
+        out[name] = (acc, len(rows))
+    return out
+
+
+def pool_personal(scores: list[dict]) -> dict:
+    """FedABC Eqs. 7-8 pooled over the clients' :func:`personal_scores` (Σ correct / Σ samples), with
+    each client's accuracy (None without samples)."""
+    out = {}
+    for name in ("personalized", "drift"):
         correct = total = 0
-        per_client = []
-        for k, rows in enumerate(sets):
-            if len(rows) == 0:
-                per_client.append(None)
-                continue
-            r = torch.as_tensor(rows)
-            acc, _ = evaluate(exp.model, models[k], exp.data.test_x[r], exp.data.test_y[r], exp.data.num_classes,
-                              logits=read)
-            correct += acc * len(rows)
-            total += len(rows)
-            per_client.append(acc)
+        for s in scores:
+            acc, n = s[name]
+            if n:
+                correct += acc * n
+                total += n
         out[f"{name}_accuracy"] = correct / max(total, 1)
-        out[f"{name}_per_client"] = per_client
+        out[f"{name}_per_client"] = [s[name][0] if s[name][1] else None for s in scores]
     return out

@@ -14,14 +14,13 @@ import json
 import time
 
 import numpy as np
-import torch
 
 from .. import simulation as _sim
 from ..api import Result, history_frame
 from ..client import LocalTraining, client_task, client_update as _client_update, round_algorithm
 from ..config import Config
 from ..engine import ClientOutput, sample_clients
-from ..evaluation import evaluate, evaluation_row as _evaluation_row
+from ..evaluation import evaluation_row as _evaluation_row, personal_scores as _scores, pool_personal
 from ..experiment import prepare
 from ..state import ServerState, local_keys as _local_keys, shared
 
@@ -124,34 +123,8 @@ def personal_scores(exp, client: int, round_: int, received: dict, correction_st
         task = client_task(exp.model, exp.algorithm, params, client_state, exp.client_indices[client],
                            exp.class_counts[client], LocalTraining.of(exp.config, round_, 3), client=client)
         model = task.start if task.start is not None else params
-    out = {}
     with single_thread():
-        for name, sets in (("personalized", exp.client_test_indices), ("drift", exp.balanced_test_indices)):
-            rows = sets[client]
-            if len(rows) == 0:
-                out[name] = (float("nan"), 0)
-                continue
-            r = torch.as_tensor(rows)
-            acc, _ = evaluate(exp.model, model, exp.data.test_x[r], exp.data.test_y[r], exp.data.num_classes,
-                              logits=exp.algorithm.personalization.personal_logits)
-            out[name] = (acc, len(rows))
-    return out
-
-
-def pool_personal(scores: list[dict]) -> dict:
-    """FedABC Eqs. 7-8 pooled over clients (Σ correct / Σ samples), as
-    :func:`fedlib.evaluation.personalized_evaluation` pools them."""
-    out = {}
-    for name in ("personalized", "drift"):
-        correct = total = 0
-        for s in scores:
-            acc, n = s[name]
-            if n:
-                correct += acc * n
-                total += n
-        out[f"{name}_accuracy"] = correct / max(total, 1)
-        out[f"{name}_per_client"] = [s[name][0] if s[name][1] else None for s in scores]
-    return out
+        return _scores(exp, model, client)
 
 
 def server_step(exp, state: ServerState, round_: int, outputs: list[ClientOutput], *, evaluating: bool,
