@@ -1,11 +1,11 @@
-"""The estimate printed before a regeneration (fedlib.repro.cost): measured per-notebook cold
+"""The estimate printed before a regeneration (fedlib.repro.cold_times): measured per-notebook cold
 times summed over the notebooks about to run, the cold record of a warm re-render, the profile's
 budget when nothing was measured."""
 
 import json
 from pathlib import Path
 
-from fedlib.repro.cost import cold_record, estimate_minutes, estimate_text
+from fedlib.repro.cold_times import cold_record, estimate_minutes, estimate_text
 from fedlib.repro.profiles import Profile
 
 

@@ -176,7 +176,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
             plan.append((name, prof, paths))
     if not plan:
         raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
-    from .cost import estimate_text
+    from .cold_times import estimate_text
 
     estimate = estimate_text(plan, [root, _repo() / "figures"])
     if estimate:
