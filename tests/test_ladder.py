@@ -1,6 +1,7 @@
 """Budget ladders: geometric rungs between quick's scale and the paper's, the rungs a budget or a
 device affords, the gap per rung and the finding."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -58,13 +59,19 @@ def test_the_table_pairs_the_two_methods_by_seed():
 
 def test_quick_runs_the_rungs_its_budget_affords_and_shows_the_papers_budget_with_its_cost(monkeypatch):
     monkeypatch.delenv(costs.DEVICE_ENV, raising=False)
-    spec = L.spec_for("fedlc")
     quick = get_paper("fedlc").profile("quick")
-    cells, plan = L.ladder_cells(spec, quick)
     unit = get_paper("fedlc").profile("paper").cost.units["cnn_cifar"]
-    # rung 0: quick's scale (30 rounds, 6,000 samples) on CIFAR-10, two methods, one seed, from the unit cost
-    assert (plan.rounds[0], plan.max_train_samples[0]) == (30, 6000)
-    assert plan.est_cpu_min[0] == pytest.approx(2 * (unit.fixed_s + 30 * 6000 * unit.s_per_sample_epoch) / 60)
+    # FedLC's own quick ladder budget is 0: every rung is planned, with its cost, and none runs
+    spec0 = L.spec_for("fedlc")
+    cells0, plan0 = L.ladder_cells(spec0, quick)
+    assert spec0.quick_budget_minutes == 0 and not plan0.runs_here.any()
+    assert all(c["config"] is None for c in cells0) and all("beyond the ladder's budget" in n for n in plan0.note)
+    # with an hour on 2 workers, the rungs that fit from the bottom run
+    spec = dataclasses.replace(spec0, quick_budget_minutes=60)
+    cells, plan = L.ladder_cells(spec, quick)
+    # rung 0: quick's scale (15 rounds, 6,000 samples) on CIFAR-10, two methods, one seed, from the unit cost
+    assert (plan.rounds[0], plan.max_train_samples[0]) == (15, 6000)
+    assert plan.est_cpu_min[0] == pytest.approx(2 * (unit.fixed_s + 15 * 6000 * unit.s_per_sample_epoch) / 60)
     ran = plan[plan.runs_here]
     assert len(ran) >= 3 and ran.est_cpu_min.sum() <= spec.quick_budget_minutes * quick.workers + 1e-9
     last = plan.iloc[-1]  # the paper's own budget, not run, with its estimate

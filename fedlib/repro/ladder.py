@@ -348,7 +348,7 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     if _seeds(table) >= 2:  # error bars only over ≥ 2 seeds (fedlib.repro.figure_rules)
         ax1.errorbar(x[ran], table.gap[ran], yerr=table.gap_std[ran].fillna(0), marker="o", color="C0", capsize=3,
                      label="ours")
-    else:
+    elif ran.any():
         ax1.plot(x[ran], table.gap[ran], marker="o", color="C0", label="ours")
     if table.paper_gap.notna().any():
         ax1.axhline(float(table.paper_gap.iloc[0]), color="k", ls="--", lw=1, label="paper")
@@ -375,6 +375,12 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
         where = "run on " + ", ".join(pp.dataset_label(d) for d in used)
         ax1.set_title(f"the gap ({where})", fontsize=9)
         ax2.set_title(f"accuracy ({where})", fontsize=9)
+    if not ran.any():  # nothing of ours: say so, and where the rungs can run
+        for ax in (ax1, ax2):
+            ax.set_title("paper only: no rung ran in this profile", fontsize=9)
+        ax2.text(0.5, 0.35, "not run here (est. cost per rung in the table);\nthe paper profile runs the "
+                 "rungs its device affords", transform=ax2.transAxes, ha="center", va="center", fontsize=8,
+                 color="C7")
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()

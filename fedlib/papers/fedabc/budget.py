@@ -2,7 +2,7 @@
 
 :data:`PAPER_ESTIMATE` is the arithmetic (unit costs measured here, ``benchmarks/unit_costs.py``);
 :data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.costs`);
-:data:`LADDER` is FedABC − FedAvg at MNIST Dir(0.3), Table 1, from quick's 40 rounds to the
+:data:`LADDER` is FedABC − FedAvg at MNIST Dir(0.3), Table 1, from quick's 20 rounds to the
 paper's 100 (:mod:`fedlib.repro.ladder`).
 """
 
@@ -43,8 +43,9 @@ The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 
 
 Total of the paper profile here (``fedlib.repro.plan.plan('fedabc')``): 180 runs fit (Tables 1-2's 108
 MNIST runs, the sensitivity study's 48 and the budget ladder's 24), ≈ 7.4 CPU-h, ≈ 3.7 h on the profile's
-2 workers; 120 runs need a GPU (≈ 190 CPU-h).  The budget ladder (:data:`LADDER`) under quick: 4 rungs × 2 runs of 40 / 54 /
-74 / 100 rounds ≈ (77 + 96 + 125 + 162) s × 2 × 1.1 ≈ 17 CPU-min, ≈ 9 min on 2 workers.
+2 workers; 120 runs need a GPU (≈ 190 CPU-h).  The budget ladder (:data:`LADDER`) under quick: 4 rungs × 2 runs of 20 / 34 /
+58 / 100 rounds ≈ (48 + 68 + 102 + 162) s × 2 ≈ 13 CPU-min, ≈ 6 min on 2 workers (within its
+8-minute budget, so the paper's own 100 rounds are reached in quick).
 """
 
 _MLP = UnitCost(s_per_sample_epoch=4.73e-5, fixed_s=19.7,
@@ -56,6 +57,6 @@ _CONVNET = UnitCost(s_per_sample_epoch=1.07e-3, fixed_s=17.0 + 250_000 * 1.07e-3
 COST = CostModel(units={"mlp": _MLP, "convnet": _CONVNET}, cpu_run_limit_s=CPU_RUN_LIMIT_S)
 
 LADDER = LadderSpec(paper="fedabc", table="table1", column="mnist_dir0.3", method="fedabc", baseline="fedavg",
-                    metric="personalized_accuracy", quick_budget_minutes=15,
-                    notes=("quick's 40 rounds to the paper's 100, MNIST with the MLP; E = 5 and the full training "
+                    metric="personalized_accuracy", quick_budget_minutes=8,
+                    notes=("quick's 20 rounds to the paper's 100, MNIST with the MLP; E = 5 and the full training "
                            "set at every rung (quick keeps them)",))

@@ -9,7 +9,7 @@ CIFAR-10/SVHN at the paper's K = 5, T_e = 50, T_c = 1000).  The Centralized colu
 client training 10 epochs on the whole training set (the code's ``alg=all_in``).  The
 deviation list of each table states the values.
 
-**The quick profile** (the arithmetic behind its ≤ 60 min, measured as CPU seconds of one
+**The quick profile** (the arithmetic behind its ≈ 30 min, measured as CPU seconds of one
 thread -- ``time.process_time``, which the other users of the shared 2-core development
 machine, load average 2.5-4, do not inflate the way they inflate wall time -- and divided by
 the profile's 2 workers):
@@ -17,29 +17,40 @@ the profile's 2 workers):
 * FMNIST row of Table 1, all four partitions, all eight methods, 1 seed, 40 clients, 15,000
   training samples (a seeded quarter: 375 per client) at batch 16 (so a client takes 24 SGD
   steps per epoch, as with the paper's 1,500 samples at batch 64), E = 1 (paper 10),
-  T_e = 10, T_c = 100 (paper 50, 1000), hence R = 22 baseline rounds (paper 147), the full
+  T_e = 6, T_c = 60 (paper 50, 1000), hence R = 14 baseline rounds (paper 147), the full
   test set evaluated every round.  Unit costs: a FedAvg/FedRS/FedLC round 2.7 s + 0.7 s
   evaluation, FedProx 3.1 s, MOON 4.9 s, a stage-2 round (all 5 clusters) 4.0 s, the
   stage-3 features once 5.3 s, a stage-3 round 0.12 s, FedConcat-ID's probe (40 clients ×
-  10,000 inputs) 21 s, a centralized epoch 2.4 s.  Per partition: 3 × 22 × 3.4 + 22 × 3.8 +
-  22 × 5.6 + (10 × 4.0 + 5.3 + 100 × 0.12) + (that + 24) ≈ 224 + 84 + 123 + 58 + 82 ≈ 570 s;
-  four partitions + Centralized (10 × 2.4 s) ≈ 2,300 s.
-* CIFAR-10 #C=2 (the column of Figs. 3-4), same setting (R = 19): a round costs ≈ 1.6× FMNIST's
+  10,000 inputs) 21 s, a centralized epoch 2.4 s.  Per partition: 3 × 14 × 3.4 + 14 × 3.8 +
+  14 × 5.6 + (6 × 4.0 + 5.3 + 60 × 0.12) + (that + 24) ≈ 143 + 53 + 78 + 37 + 61 ≈ 370 s;
+  four partitions + Centralized (10 × 2.4 s) ≈ 1,500 s.
+* CIFAR-10 #C=2 (the column of Figs. 3-4), same setting (R = 13): a round costs ≈ 1.6× FMNIST's
   (FedAvg 4.0 s at 12,500 samples, + 20 % for 15,000; evaluation 0.9 s; MOON 7.5 s; probe
-  39 s): ≈ 3 × 19 × 5.7 + 19 × 6.3 + 19 × 9.9 + 75 + 125 + 75 (Centralized) ≈ 900 s.
-* Fig. 3 (one FedConcat run with random groups): ≈ 75 s.  Fig. 1: ≈ 15 s.
+  39 s), less the channels-last gain (1.49× per CIFAR-10 round, ``benchmarks/README.md``):
+  ≈ (3 × 13 × 5.7 + 13 × 6.3 + 13 × 9.9 + 50 + 90) / 1.49 + 75 (Centralized) ≈ 450 s.
+* Fig. 3 (one FedConcat run with random groups): ≈ 50 s.  Fig. 1: ≈ 15 s.
 * Fig. 4 (the five baselines on FedConcat's 5-encoder architecture, CIFAR-10 #C=2, for the
-  same communication, 4 rounds): a round costs 6× (FedAvg 24.6 s + 4.4 s evaluation, MOON
-  49 s): ≈ 4 × (4 × 31 + 54) ≈ 710 s.
-* Table 2 at 100 and 200 clients, #C=2, FedAvg, FedRS, FedLC, FedConcat, FedConcat-ID (15,000
-  samples: 150 and 75 per client, 9 and 5 steps per epoch, as the paper's 500 and 250 at
-  batch 64): ≈ 2 × (3 × 19 × 5.7 + 2 × 75) + probes (100 × and 200 × 10,000 inputs: ≈ 100 s and
-  200 s) ≈ 1,250 s.
+  same communication, ≈ 3 rounds): a round costs 6× (FedAvg 24.6 s + 4.4 s evaluation, MOON
+  49 s): ≈ 3 × (4 × 31 + 54) / 1.49 ≈ 360 s.
+* Table 2 at 100 clients, #C=2, FedAvg, FedRS, FedLC, FedConcat, FedConcat-ID (15,000
+  samples: 150 per client, 9 steps per epoch, as the paper's 500 at batch 64):
+  ≈ (3 × 13 × 5.7 + 2 × 50) / 1.49 + the probe (100 × 10,000 inputs ≈ 100 s) ≈ 320 s.
+* The budget ladder (notebook 09, FMNIST #C=2 at the paper's batch 64, :data:`.budget.LADDER`):
+  ≈ 8 CPU-min = 480 s.
 
-Total ≈ 2,300 + 900 + 75 + 15 + 710 + 1,250 ≈ 5,250 CPU-seconds of grid work, ≈ 44 min on 2
-workers, plus notebook start-up and data loading (≈ 2 min): ≈ 46 min.  Notebooks 03-05 read
-Table 1's runs from the store (the same configurations) and train nothing new.  SVHN and CIFAR-100/Tiny-ImageNet are absent here: "not run".  Where
-SVHN is present the quick profile runs its #C=2 column too (≈ +8 min).
+Total ≈ 1,500 + 450 + 50 + 15 + 360 + 320 + 480 ≈ 3,200 CPU-seconds of grid work, ≈ 27 min on 2
+workers, plus notebook start-up and data loading (≈ 2 min): ≈ 29 min.  The last cold
+regeneration (at d2125e6: T_e = 10, T_c = 100, Table 2 at 100 and 200 clients, no ladder,
+≈ 46 min estimated) took 60 min; scaled by that 1.3, **≈ 29–38 min**.  Notebooks 03-05 read
+Table 1's runs from the store (the same configurations) and train nothing new.  SVHN and
+CIFAR-100/Tiny-ImageNet are absent here: "not run".  Where SVHN is present the quick profile
+runs its #C=2 column too (≈ +5 min).
+
+*What issue 24 changed* (the four quick profiles together within two hours on 2 cores): T_e 10 → 6
+and T_c 100 → 60 (the baselines' rounds follow: 22 → 14), Table 2 at 100 clients only (200: the
+paper profile), the ladder's budget 30 → 4 min.  Quick's Table 1 cells already sat 9 to 37 pp
+below the paper at T_e = 10 (quick decides little here at any of these budgets); the budget
+ladder is where FedConcat's gap is followed toward the paper's scale.
 
 **The paper profile on a CPU** (:data:`fedlib.papers.fedconcat.budget.PAPER_ESTIMATE`, measured 2026-11-24):
 the simple CNN costs 0.12 ms (FMNIST) and 0.18 ms (CIFAR-10) per client sample-epoch, so a baseline
@@ -158,8 +169,8 @@ PAPER_PROFILE = FedConcatProfile(
     cost=COST,
 )
 
-_QUICK_IMAGE = {"max_train_samples": 15_000, "batch_size": 16, "local_epochs": 1, "encoder_rounds": 10,
-                "classifier_rounds": 100}
+_QUICK_IMAGE = {"max_train_samples": 15_000, "batch_size": 16, "local_epochs": 1, "encoder_rounds": 6,
+                "classifier_rounds": 60}
 _QUICK_T1 = ("fmnist_c2", "fmnist_c3", "fmnist_dir0.1", "fmnist_dir0.5", "cifar10_c2", "svhn_c2")
 
 QUICK = FedConcatProfile(
@@ -167,10 +178,10 @@ QUICK = FedConcatProfile(
     paper="fedconcat",
     description="Table 1's FMNIST row at 40 clients with all eight methods and all four partitions, 1 seed, a "
                 "seeded quarter of the training set (15,000 samples) at batch 16 (24 local steps per epoch, as the "
-                "paper's full set at batch 64), E = 1, T_e = 10, T_c = 100 and so 22 baseline rounds (paper: 3 "
+                "paper's full set at batch 64), E = 1, T_e = 6, T_c = 60 and so 14 baseline rounds (paper: 3 "
                 "seeds, E = 10, T_e = 50, T_c = 1000, 147 rounds); CIFAR-10 in its #C=2 column (Figs. 3-4's "
-                "setting); Table 2 at #C=2 with five methods; Table 3 not run (ResNet-50 is a GPU job).  About 46 "
-                "min on 2 quiet cores (the arithmetic: fedlib/papers/fedconcat/profiles.py).",
+                "setting); Table 2 at 100 clients, #C=2, with five methods; Table 3 not run (ResNet-50 is a GPU job).  "
+                "About 29-38 min on 2 cores (the arithmetic: fedlib/papers/fedconcat/profiles.py).",
     seeds=(0,),
     datasets={"cifar100": None, "tinyimagenet": None},
     image=_QUICK_IMAGE,
@@ -181,7 +192,7 @@ QUICK = FedConcatProfile(
         "clusters": {"columns": _QUICK_T1},
         "fig3": {"columns": ("cifar10_c2",)},
         "fig4": {"budget": "communication"},
-        "table2": {"columns": ("n100_cifar10_c2", "n200_cifar10_c2"),
+        "table2": {"columns": ("n100_cifar10_c2",),
                    "rows": ("fedavg", "fedrs", "fedlc", "fedconcat", "fedconcat_id")},
     }),
     explanations={
@@ -189,9 +200,9 @@ QUICK = FedConcatProfile(
                              "client still takes 24 SGD steps per local epoch, as with the paper's data at batch 64",
         "batch_size": "keeps the paper's 24 local steps per epoch on the quarter-size training set",
         "local_epochs": "the paper's 10 local epochs per round cost 10× more; Fig. 1 keeps E = 10",
-        "encoder_rounds": "T_e and T_c scaled down; the baselines' rounds follow from them (22 instead of 147)",
+        "encoder_rounds": "T_e and T_c scaled down; the baselines' rounds follow from them (14 instead of 147)",
         "classifier_rounds": "stage 3 is cheap (a linear model on precomputed features) but T_c sets the baselines' "
-                             "budget: 1000 stage-3 rounds would mean 107 baseline rounds",
+                             "budget: 1000 stage-3 rounds would mean about 100 baseline rounds",
     },
     notes=merge_notes(_with_budget_lines(_QUICK_IMAGE), {
         "fig4": ("the baselines on the 5-encoder model run for FedConcat's communication (≈ 4 rounds of the 5× larger "
@@ -199,10 +210,10 @@ QUICK = FedConcatProfile(
         "table3": ("CIFAR-100 and Tiny-ImageNet with ResNet-50: a GPU job, not run in the quick profile",),
         "fig1": ("the quick profile's training subset (15,000 samples: 375 per client) at batch 16; E = 10 local "
                  "epochs as the paper",),
-        "table2": ("Table 2: only #C=2 at 100 and 200 clients, without FedProx and MOON (budget)",),
+        "table2": ("Table 2: only #C=2 at 100 clients, without FedProx and MOON (budget)",),
     }),
     workers=2,
-    budget_minutes=60,
+    budget_minutes=30,  # issue 24: the four quick profiles within two hours on 2 cores
 )
 
 _SMOKE_IMAGE = {"max_train_samples": 600, "max_test_samples": 200, "batch_size": 16, "local_epochs": 1,

@@ -39,10 +39,10 @@ The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 
   (ResNet-18 on ImageNet-LT, absent here).  GPU time: not measured (no GPU lent).  CIFAR-100 and
 ImageNet-LT are absent here.
 
-The budget ladder (:data:`LADDER`) under quick, one seed: rung 0 is quick's 12 rounds of E = 2 on CIFAR-10-LT
-with ResNet-8 (FedAvg ≈ 58 + 12 × 9,725 × 11.2 ms ≈ 1,370 s; FEDIC that plus 12 × 700 s of server steps),
-≈ 185 CPU-min for the two runs, more than the ladder's 60 min on 2 workers: under quick no rung runs (each is
-shown with its estimate: 185, 532, 1,761 and 5,966 CPU-min), and the finding is "undecided"; a GPU
+The budget ladder (:data:`LADDER`) under quick, one seed: rung 0 is quick's 8 rounds of E = 2 on CIFAR-10-LT
+with ResNet-8 (FedAvg ≈ 58 + 8 × 9,725 × 11.2 ms ≈ 930 s; FEDIC that plus 8 × 700 s of server steps),
+≈ 124 CPU-min for the two runs, more than the ladder's 60 min on 2 workers: under quick no rung runs (each is
+shown with its estimate: 124, 396, 1,536 and 5,966 CPU-min), and the finding is "undecided"; a GPU
 (``--device cuda``, paper profile) runs every rung.
 """
 

@@ -83,17 +83,23 @@ these are upper bounds -- contention inflates CPU time):
   FedBE server step      20 s per round (100 distillation steps, 8 clients + mean + 10 samples)
   cRT / τ-norm / LWS, Ratio Loss, FedProx, FedNova, FedAvgM, Fed-Focal: ≈ FedAvg (post-hoc steps: ~2 s once)
   per-run overhead       ≈ 3 s (LT split, partition, 3 evaluations on 2,000 test images)
-Runs (R = 12 rounds, E = 2 local epochs; runs shared between tables and figures counted once):
-  Table 1  12 methods × IF {100, 10}                 24 runs: client 12·(1+1.62)·c·R·E = 39.6·R·E
-                                                             server 2·(14+10+20)·R = 88·R
+Runs (R = 8 rounds, E = 2 local epochs; runs shared between tables and figures counted once):
+  Table 1  12 methods × IF 100                        12 runs: client 12·c·R·E = 15.1·R·E
+                                                             server (14+10+20)·R = 44·R
   Table 3  (e), (f), (g) ((h) is Table 1's FEDIC)     3 runs: 3.8·R·E + 42·R
   Fig. 3   D_aux {25, 400} × (FedAvg, FT, FEDIC)       6 runs: 7.6·R·E + 56·R  (100/class: Tables 1, 3)
   Fig. 4   λ {0, 1} (0.5: Table 1)                     2 runs: 2.5·R·E + 28·R
   Fig. 5   α {1, 0.01} × (FedAvg, FedDF, FEDIC)         6 runs: 7.6·R·E + 48·R  (0.1: Table 1)
-  total    41 runs: 61.1·R·E + 262·R + 41·3 s = 61.1·24 + 262·12 + 123 = 1466 + 3144 + 123 ≈ 4730 CPU s
-Two workers on two cores (≈ 1.8× with the longest runs last): 4730 / 1.8 ≈ 2630 s ≈ 44 min, at the loaded
-machine's unit costs (a quiet machine is faster).  The paper's IF = 50 column would add 12 runs (≈ 930 CPU s,
-+9 min): it is left to the paper profile.
+  total    29 runs: 36.6·R·E + 218·R + 29·3 s = 36.6·16 + 218·8 + 87 = 586 + 1744 + 87 ≈ 2420 CPU s
+Two workers on two cores (≈ 1.8× with the longest runs last): 2420 / 1.8 ≈ 1340 s ≈ 22 min; the last cold
+regeneration (at 5bc4cfa: R = 12, IF = 100 and 10, 4730 CPU s estimated, 44 min) took 54 min, so scaled by
+that 1.23: ≈ 22–28 min.  The budget ladder (notebook 06, ResNet-8 on CIFAR-10-LT) does not fit quick: its
+lowest rung alone is ≈ 124 CPU-min (shown as not run, with its cost).
+Issue 24 (the four quick profiles together within two hours on 2 cores) took quick from R = 12 and Table 1
+at IF = 100 and 10 (≈ 44 min estimated) to R = 8 and IF = 100 only: the IF = 10 column (12 runs, ≈ 12 min)
+and a third of the rounds (the server steps per round dominate) are where the verdicts lose least -- the
+headline (FEDIC − FedAvg at IF = 100) and every figure keep their cells; IF = 10 and IF = 50 are left to
+the paper profile.
 Spot check of the unit costs (quick's Table 1 IF = 100 cells, load average 7.7, with min_client_size = 10 before
 the setup's change to 1): FedAvg 31 s CPU (estimate 30), FEDIC 191 s (estimate 198), FedDF 163 s (estimate 150);
 accuracy FedAvg 33.8 %, FedDF 25.9 %, FEDIC 77.7 % (teacher 78.9 %).
@@ -102,17 +108,17 @@ accuracy FedAvg 33.8 %, FedDF 25.9 %, FEDIC 77.7 % (teacher 78.9 %).
 QUICK = Profile(
     name="quick",
     paper="fedic",
-    description="A reduced setting for a 2-core CPU in under an hour (≈ 44 min estimated, QUICK_ESTIMATE in "
+    description="A reduced setting for a 2-core CPU in under half an hour (≈ 22–28 min estimated, QUICK_ESTIMATE in "
                 "fedlib/papers/fedic/profiles.py): CIFAR-10-LT replaced by FashionMNIST-LT (D_aux 100 per class "
                 "out first, then the long tail, as the paper does) with the 2-layer CNN and MNIST's training images "
-                "as D_ulb; 12 rounds of 2 local epochs; 2,000 test images; 1 seed; Table 1 at IF = 100 and 10; "
+                "as D_ulb; 8 rounds of 2 local epochs; 2,000 test images; 1 seed; Table 1 at IF = 100; "
                 "every server step at the paper's settings.  CIFAR-100-LT and ImageNet-LT are absent here (not run).",
     seeds=(0,),
     datasets={"cifar10": "fmnist", "cifar100": None, "imagenet_lt": None},
-    image={"model": "cnn_mnist", "server_unlabeled": "mnist", "rounds": 12, "local_epochs": 2,
+    image={"model": "cnn_mnist", "server_unlabeled": "mnist", "rounds": 8, "local_epochs": 2,
            "max_test_samples": 2000, "eval_every": 4},
     experiments=changed(PAPER_PROFILE.experiments, {
-        "table1": {"columns": ("cifar10_if100", "cifar10_if10")},
+        "table1": {"columns": ("cifar10_if100",)},
         "fig3": {"aux_per_class": (25, 100, 400), "ulb_sizes": (0,)},
         "fig4": {"lambdas": (0.0, 0.5, 1.0)},
         "fig5": {"alphas": (1.0, 0.1, 0.01), "methods": ("fedavg", "feddf", "fedic")},
@@ -136,7 +142,7 @@ QUICK = Profile(
         "fig5": ("three of the four methods (FedAvg, FedDF, FEDIC) and three α values",),
     }),
     workers=2,
-    budget_minutes=60,
+    budget_minutes=30,  # issue 24: the four quick profiles within two hours on 2 cores
 )
 
 SMOKE = Profile(

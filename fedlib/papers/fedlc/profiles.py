@@ -4,6 +4,20 @@
 The ``quick`` profile is written as "the paper's, with these changes" (:func:`fedlib.repro.profiles.changed`);
 every table and figure lists the resulting deviations (:meth:`Profile.deviations`).
 
+**The quick budget** (issue 24: the four quick profiles together within two hours on 2 cores).
+The last cold regeneration at the old settings (30 image rounds; at bbd1c16, one quiet run) took
+44 min, of which the image cells (Figs. 1-2, 5-7, the calibration study, Tables 1, 2, 5-7 and the
+stand-in check on FashionMNIST or CIFAR-10 with the Table 8 CNN, ≈ 1.1-1.2 s per round: 230 runs)
+took ≈ 38 and Table 4's Synthetic runs (logistic regression, 300 rounds, ≈ 11 s a run) and the
+notebook kernels the rest.  Quick now trains the image cells for 15 rounds (Table 5 keeps its 10,
+Table 6 goes from 20 to 15; the stand-in check's CIFAR-10 rounds gain 1.52× from channels-last),
+≈ 38 × 15/30 × 0.9 ≈ 17 min, + 6: **≈ 23 min on 2 quiet cores**.  The rounds are where the verdicts
+lose least: at 30 rounds no image cell fell within the paper's std either (quick decides little;
+the paper-profile Table 4 and the budget ladder are where FedLC is answered), and every table keeps
+its cells and seeds (2 for Tables 1, 2 and 4: the seed-to-seed spread that decides the verdicts).
+The budget ladder (notebook 09: CIFAR-10 with the Table 9 CNN) runs no rung under quick: its lowest
+rung alone costs ≈ 12 CPU-min and buys no trend; ``--profile paper`` runs the rungs a CPU affords.
+
 **The paper profile on a CPU** (:data:`fedlib.papers.fedlc.budget.PAPER_ESTIMATE`, measured 2026-11-24):
 a Synthetic run (logistic regression, 100 clients, 300 rounds) costs ≈ 11 s, so Table 4's Synthetic
 columns (105 runs, ≈ 25 CPU-min) run on this CPU; a CIFAR-10 run with the Table 9 CNN costs 3.75 ms per
@@ -92,28 +106,28 @@ QUICK = Profile(
     description="A reduced setting for a 2-core CPU in about an hour: 1 seed (2 for Tables 1, 2, 4); CIFAR-10 "
                 "replaced by FashionMNIST "
                 "with the Table 8 CNN; a 6,000-sample training subset with batch 16 (so that every client still "
-                "takes ≈19 local steps per round, as with the full data and batch 128); 30 rounds; 2,000 test "
+                "takes ≈19 local steps per round, as with the full data and batch 128); 15 rounds; 2,000 test "
                 "samples; Synthetic as in the paper (300 rounds, 100 clients); a stand-in check runs a few "
                 "Table 1-2 cells on CIFAR-10 itself with the Table 8 CNN.  SVHN and CIFAR-100 are absent "
                 "here (not run).",
     seeds=(0,),
     datasets={"cifar10": "fmnist", "imagenet_subset": None},
-    image={"rounds": 30, "max_train_samples": 6000, "max_test_samples": 2000, "batch_size": 16, "eval_every": 3},
+    image={"rounds": 15, "max_train_samples": 6000, "max_test_samples": 2000, "batch_size": 16, "eval_every": 3},
     synthetic={"eval_every": 10},
     # the paper's experiments with fewer rounds / points, fewer settings, 20 clients in Fig. 5
     experiments=changed(PAPER_PROFILE.experiments, {
-        "fig2": {"rounds": 30},
+        "fig2": {"rounds": 15},
         "fig3": {"points_per_class": 200, "rounds": 20},
-        "deviation": {"pretrain_rounds": 30},
+        "deviation": {"pretrain_rounds": 15},
         "calibration": {"settings": ("cifar10_alpha2", "cifar10_beta0.1")},
         "fig5": {"num_clients": 20},
-        "fig6": {"rounds": 30},
-        "fig7": {"rounds": 30, "tsne_samples": 200},
+        "fig6": {"rounds": 15},
+        "fig7": {"rounds": 15, "tsne_samples": 200},
         "table1": {"seeds": (0, 1)},
         "table2": {"seeds": (0, 1)},
         "table4": {"seeds": (0, 1)},
         "table5": {"overrides": {"rounds": 10, "max_train_samples": 2000}},
-        "table6": {"overrides": {"rounds": 20}},
+        "table6": {"overrides": {"rounds": 15}},
         "stand_in": {"settings": ("cifar10_iid", "cifar10_beta0.1", "cifar10_beta0.5", "cifar10_alpha2"),
                      "methods": ("fedavg", "fedrs", "fedlc"), "seeds": (0, 1), "substitute": False,
                      "overrides": {"model": "cnn_mnist"}},
@@ -129,13 +143,13 @@ QUICK = Profile(
         "table5": ("Table 5: 10 rounds on a 2,000-sample subset (10 clients × ~200 samples, ≈13 steps per local "
                    "epoch): E = 20 costs 20× E = 1",),
         "fig5": ("Fig. 5 reuses Table 1/2 runs: 20 clients instead of the paper's 40.",),
-        "fig6": ("the 'well-trained' global model is FedAvg after 30 rounds of the quick setting (the Table 1 "
+        "fig6": ("the 'well-trained' global model is FedAvg after 15 rounds of the quick setting (the Table 1 "
                  "D(β=0.1) run)",),
-        "fig7": ("the 'well-trained' global model is FedAvg after 30 rounds of the quick setting (the Table 1 "
+        "fig7": ("the 'well-trained' global model is FedAvg after 15 rounds of the quick setting (the Table 1 "
                  "D(β=0.1) run)",),
     }),
     workers=2,
-    budget_minutes=90,
+    budget_minutes=30,  # issue 24: the four quick profiles within two hours on 2 cores
 )
 
 SMOKE = Profile(
