@@ -137,3 +137,18 @@ def test_fedlc_table4s_synthetic_columns_fit_this_cpu_and_a_notebook_selection_p
     unit = pp.profile("paper").cost.units["logreg"]
     assert p["cpu_s"] == pytest.approx(105 * (unit.fixed_s + 300 * unit.s_per_round))
     assert planning.plan("fedlc", "paper", store=None)["runs"] > p["runs"]  # the whole paper plans more
+
+
+def test_a_cell_whose_dataset_is_absent_says_so_first(tmp_path, monkeypatch):
+    """On a CPU a gated cell of an absent dataset is 'absent here', not only 'needs a GPU' or 'cost not
+    measured' (FedLC's FEMNIST columns); a present dataset keeps the cost model's note alone."""
+    monkeypatch.delenv(costs.DEVICE_ENV, raising=False)
+    prof = get_paper("fedlc").profile("paper")
+    femnist = [c for c in prof.table_cells("table4") if c["column"].startswith("femnist")]
+    assert femnist and all(c["config"] is None for c in femnist)
+    assert all(c["note"].startswith("not run: FEMNIST is absent here") and "where present" in c["note"] for c in femnist)
+    cifar = [c for c in prof.table_cells("table1") if c["column"] == "cifar10_beta0.5"]
+    assert all(c["note"].startswith("not run: needs a GPU (est.") for c in cifar)  # CIFAR-10 is present here
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path))  # an empty data root: now CIFAR-10 is absent too
+    cifar = [c for c in prof.table_cells("table1") if c["column"] == "cifar10_beta0.5"]
+    assert all(c["note"].startswith("not run: CIFAR-10 is absent here") and "needs a GPU" in c["note"] for c in cifar)

@@ -69,6 +69,29 @@ def test_a_line_vertex_or_error_bar_end_outside_the_limits_is_refused():
         fr.check_figure(fig, seeds=3, caption="std over 3 seeds")
 
 
+def test_a_filled_band_or_a_heatmap_cut_by_the_limits_is_refused():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [10, 12, 14], color="C0")
+    ax.fill_between([1, 2, 3], [8, 10, 12], [12, 14, 19], color="C0", alpha=0.2)  # min-max band of the seeds
+    ax.set_ylim(0, 20)
+    assert fr.check_figure(fig)["values_within_axes"]
+    ax.set_ylim(0, 18)  # the band's top at 19 is cut, the line is not
+    with pytest.raises(fr.ValueOutsideAxes, match="filled area"):
+        fr.check_figure(fig)
+    fig, ax = plt.subplots()
+    ax.pcolormesh(np.arange(4), np.arange(3), np.ones((2, 3)))  # a 3 × 2 heatmap on [0, 3] × [0, 2]
+    assert fr.check_figure(fig)["values_within_axes"]
+    ax.set_xlim(0, 2)  # its last column is hidden
+    with pytest.raises(fr.ValueOutsideAxes, match="heatmap cell"):
+        fr.check_figure(fig)
+    fig, ax = plt.subplots()
+    ax.imshow(np.ones((2, 3)))
+    assert fr.check_figure(fig)["values_within_axes"]
+    ax.set_ylim(0.5, -0.5)  # the image's second row is hidden
+    with pytest.raises(fr.ValueOutsideAxes, match="image edge"):
+        fr.check_figure(fig)
+
+
 def test_log_axes_compare_in_log_space():
     fig, ax = plt.subplots()
     ax.plot([100, 400, 1000], [1, 2, 3])

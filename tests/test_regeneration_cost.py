@@ -49,3 +49,37 @@ def test_a_warm_render_keeps_the_cold_measurement_and_a_warm_one_alone_is_not_on
     _write(tmp_path / "b", "p", "quick", {**warm, "cold": cold})
     assert estimate_minutes("p", prof, ["01_a"], [tmp_path / "a"]) == (None, "no measurement, no budget")
     assert estimate_minutes("p", prof, ["01_a"], [tmp_path / "a", tmp_path / "b"])[0] == 15.0
+
+
+def test_an_explicit_budget_refuses_a_quick_regeneration_before_any_output_is_touched(tmp_path, capsys):
+    """``--budget-hours`` holds for the profiles without a cost model too (their estimate is the
+    measured cold times, else the profile's budget): refused with exit 2, the committed outputs intact."""
+    from fedlib.repro import regenerate as R
+
+    figs = tmp_path / "figures"
+    out = figs / "fedlc" / "smoke"
+    out.mkdir(parents=True)
+    (out / "keep.csv").write_text("committed\n")
+    code = R.main(["--paper", "fedlc", "--profile", "smoke", "--figures", str(figs), "--store", str(tmp_path / "s"),
+                   "--no-index", "--budget-hours", "0.001"])
+    err = capsys.readouterr().err
+    assert code == 2 and "refused" in err and "--budget-hours 0.001" in err
+    assert (out / "keep.csv").read_text() == "committed\n" and not (tmp_path / "s").exists()
+
+
+def test_the_index_states_one_regeneration_of_several_papers_at_one_commit_on_one_store():
+    from fedlib.repro.index import joint_regenerations
+
+    def entry(commit, store, minutes, started, cold=False, only=()):
+        run = {"git_commit": commit, "store": store, "total_wall_time_s": minutes * 60, "started": started,
+               "finished": started + "+", "only": list(only)}
+        return {"run": {**run, "total_wall_time_s": 5.0, "cold": run} if cold else run}
+
+    found = {("a", "quick"): entry("c" * 40, "…/s1", 30, "t1"),
+             ("b", "quick"): entry("c" * 40, "…/s1", 45, "t2", cold=True),  # rendered again warm: its cold time
+             ("c", "quick"): entry("c" * 40, "…/s2", 99, "t3"),  # another store: not the same regeneration
+             ("d", "quick"): entry("c" * 40, "…/s1", 7, "t4", only=("01",))}  # partial: left out
+    lines = joint_regenerations(found)
+    assert len(lines) == 1 and "**75.0 min**" in lines[0] and "a 30.0 + b 45.0" in lines[0] and "2 papers" in lines[0]
+    assert "t1 → t2+" in lines[0] and "…/s1" in lines[0]
+    assert joint_regenerations({("a", "quick"): found[("a", "quick")]}) == []

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["cold_record", "estimate_minutes", "estimate_text"]
+__all__ = ["cold_record", "estimate", "estimate_minutes", "estimate_text"]
 
 
 def cold_record(run: dict) -> dict | None:
@@ -59,15 +59,17 @@ def estimate_minutes(paper: str, profile, notebooks: Iterable[str], roots: Itera
     return None, "no measurement, no budget"
 
 
-def estimate_text(plan: list[tuple[str, object, list[Path]]], roots: Iterable[Path]) -> str:
-    """The lines printed before a regeneration: one per paper and the total ("" when every profile has a
-    cost model: :mod:`fedlib.repro.plan` estimated those).  ``plan`` is ``[(paper, profile, notebook paths)]``."""
+def estimate(plan: list[tuple[str, object, list[Path]]], roots: Iterable[Path]) -> tuple[str, float | None]:
+    """``(text, minutes)``: the lines printed before a regeneration (one per paper and the total; "" when
+    every profile has a cost model: :mod:`fedlib.repro.plan` estimated those) and the total in minutes
+    (None when some paper's is unknown, or nothing is estimated here).  ``plan`` is ``[(paper, profile,
+    notebook paths)]``."""
     roots = list(dict.fromkeys(Path(r) for r in roots))
     # a profile with a cost model (the paper profiles) is estimated run by run by fedlib.repro.plan,
     # printed before this; the measured cold times here are for the others
     plan = [(paper, prof, paths) for paper, prof, paths in plan if getattr(prof, "cost", None) is None]
     if not plan:
-        return ""
+        return "", None
     lines, total, unknown = [], 0.0, False
     for paper, prof, paths in plan:
         minutes, how = estimate_minutes(paper, prof, [p.stem for p in paths], roots)
@@ -80,4 +82,9 @@ def estimate_text(plan: list[tuple[str, object, list[Path]]], roots: Iterable[Pa
     head = f"estimated time from an empty results store: ≈ {total:.0f} min" + \
         (f" ({total / 60:.1f} h)" if total >= 90 else "") + (" + the unknown ones" if unknown else "") + \
         "; runs already in the store take seconds"
-    return "\n".join([head] + lines)
+    return "\n".join([head] + lines), (None if unknown else total)
+
+
+def estimate_text(plan: list[tuple[str, object, list[Path]]], roots: Iterable[Path]) -> str:
+    """The text of :func:`estimate`."""
+    return estimate(plan, roots)[0]

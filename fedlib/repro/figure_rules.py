@@ -288,6 +288,19 @@ def _scatters(ax) -> list:
             and (c.get_offset_transform() is ax.transData or c.get_offset_transform() == ax.transData)]
 
 
+def _areas(ax) -> list:
+    """Filled areas in data coordinates (``fill_between``: PolyCollections that are not scatter points)."""
+    from matplotlib.collections import PolyCollection
+
+    return [c for c in ax.collections if isinstance(c, PolyCollection) and _visible(c) and _in_data(c, ax)]
+
+
+def _meshes(ax) -> list:
+    from matplotlib.collections import QuadMesh
+
+    return [c for c in ax.collections if isinstance(c, QuadMesh) and _visible(c) and _in_data(c, ax)]
+
+
 def _segments(col) -> list[np.ndarray]:
     return [np.asarray(s, dtype=float) for s in col.get_segments() if len(s)]
 
@@ -341,6 +354,17 @@ def _values_within_axes(ax, name) -> list[str]:
     for col in _errorbar_parts(ax)[1]:
         for seg in _segments(col):
             check(seg[:, 0], seg[:, 1], "error bar end:")
+    for col in _areas(ax):  # fill_between bands: every vertex
+        for path in col.get_paths():
+            v = np.asarray(path.vertices, dtype=float)
+            if v.size:
+                check(v[:, 0], v[:, 1], f"filled area {col.get_label()!r}:")
+    for mesh in _meshes(ax):  # heatmaps (pcolormesh, seaborn.heatmap): every cell corner
+        xy = np.asarray(mesh.get_coordinates(), dtype=float).reshape(-1, 2)
+        check(xy[:, 0], xy[:, 1], "heatmap cell:")
+    for im in ax.get_images():  # imshow: its extent
+        x0, x1, y0, y1 = im.get_extent()
+        check([x0, x1], [y0, y1], "image edge:")
     for c, orient in _bars(ax):
         value_axis = "y" if orient == "vertical" else "x"
         lim, log = (yl, ylog) if value_axis == "y" else (xl, xlog)

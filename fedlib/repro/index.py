@@ -116,6 +116,28 @@ def recount_tables(folder: Path, metas: list[dict], pp) -> list[tuple[dict, list
     return out
 
 
+def joint_regenerations(found: dict) -> list[str]:
+    """One line per regeneration that trained several papers of a profile at one commit on one store
+    (``make figures`` for all of them): its papers, commit, store and total time from an empty store."""
+    groups: dict[tuple, list] = {}
+    for (paper, profile), entry in found.items():
+        run = entry["run"]
+        cold = run.get("cold", run)
+        if run.get("git_commit") and cold.get("store") and not run.get("only") and "total_wall_time_s" in cold:
+            groups.setdefault((profile, run["git_commit"], cold["store"]), []).append((paper, cold))
+    out = []
+    for (profile, commit, store), members in sorted(groups.items()):
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda m: m[1].get("started", ""))
+        total = sum(c["total_wall_time_s"] for _, c in members) / 60
+        parts = " + ".join(f"{p} {c['total_wall_time_s'] / 60:.1f}" for p, c in members)
+        out.append(f"\n**One regeneration, `{profile}`, {len(members)} papers** at {commit[:7]} on one empty store "
+                   f"(`{store}`): **{total:.1f} min** of notebook time from an empty store ({parts}), "
+                   f"{members[0][1].get('started', '?')} → {members[-1][1].get('finished', '?')}.")
+    return out
+
+
 def _wall(run: dict) -> str:
     """The regeneration's wall time; from an empty store when it was rendered again from a filled one."""
     total = run.get("total_wall_time_s")
@@ -162,6 +184,7 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
     for paper in sorted(set(papers) - {k[0] for k in keys}):
         lines.append(f"| {papers[paper].title} | — | not regenerated here yet: `make figures PAPER={paper}` | "
                      "— | — | — | — | — | — | — | — | — |")
+    lines += joint_regenerations(found)
     lines += ["", "*Within std*: |ours − paper| ≤ the paper's reported std.  *Undecided*: that verdict would flip "
               "within our run-to-run spread (the largest measured of: std over seeds, the table's seed-to-seed "
               "spread, its cross-machine spread below).  *Spread not measured*: no run-to-run spread was measured "

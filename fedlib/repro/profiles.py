@@ -127,6 +127,9 @@ class Profile:
         trains = experiment is None or self.setting(experiment, "trains", True)
         if self.cost is not None and trains:  # on a CPU, the runs it affords; on a GPU, every run (.costs)
             cfg, gated = self.cost.gate(cfg, self.device)
+            if gated and used in DATASETS and not _present(used):  # the first reason it does not run here
+                gated = (f"not run: {pp.dataset_label(used)} is absent here (no files under the data root); where "
+                         f"present, {gated.removeprefix('not run').lstrip(': ')}")
             note = gated or note
         return cfg, note
 
@@ -303,3 +306,10 @@ def get_profile(profile: "str | Profile | None" = None, paper: str | None = None
     from .paper import get_paper
 
     return get_paper(paper).profile(profile)
+
+
+def _present(dataset: str) -> bool:
+    """Whether ``dataset``'s files are under the data root (:func:`fedlib.data.dataset_present`)."""
+    from ..data import dataset_present
+
+    return dataset_present(dataset)

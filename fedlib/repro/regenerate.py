@@ -156,9 +156,12 @@ def _out_param(out: Path) -> str:
 
 def regenerate(profile: str = "quick", papers: list[str] | None = None, only: list[str] | None = None,
                figures_root: str | os.PathLike | None = None, store: str | None = None, timeout: int | None = None,
-               index: bool = True, notebooks_dir: str | os.PathLike | None = None, progress: bool = True) -> dict:
+               index: bool = True, notebooks_dir: str | os.PathLike | None = None, progress: bool = True,
+               budget_hours: float | None = None, allow_over: bool = False) -> dict:
     """Execute the (selected) notebooks of the (selected) papers under ``profile``; returns
-    ``{paper: run record}`` and ``"failed"``."""
+    ``{paper: run record}`` and ``"failed"``.  With ``budget_hours``, a profile without a cost model
+    (quick, smoke) whose estimate (:mod:`fedlib.repro.cold_times`) exceeds it is refused before any
+    output is touched (:class:`fedlib.repro.plan.PlanError`), unless ``allow_over``."""
     import papermill as pm
 
     from .figures import relative_to_repo
@@ -176,11 +179,16 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
             plan.append((name, prof, paths))
     if not plan:
         raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
-    from .cold_times import estimate_text
+    from .cold_times import estimate
 
-    estimate = estimate_text(plan, [root, _repo() / "figures"])
-    if estimate:
-        print(estimate, flush=True)
+    text, minutes = estimate(plan, [root, _repo() / "figures"])
+    if text:
+        print(text, flush=True)
+    if text and budget_hours is not None and not allow_over and (minutes is None or minutes > budget_hours * 60):
+        from .plan import PlanError
+
+        raise PlanError(f"refused: the estimate ({'unknown' if minutes is None else f'{minutes:.0f} min'}) exceeds "
+                        f"--budget-hours {budget_hours:g}; pass --over-budget to run it anyway, or a larger budget")
     total = sum(len(p) for _, _, p in plan)
     records, failed, count = {}, [], 0
     trained_keys: set = set()  # every run trained in this regeneration, across notebooks and papers
@@ -393,8 +401,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if text:
         print(text, flush=True)
-    records = regenerate(args.profile, papers or None, only or None, args.figures, args.store, args.timeout,
-                         not args.no_index, progress=not args.quiet)
+    try:
+        records = regenerate(args.profile, papers or None, only or None, args.figures, args.store, args.timeout,
+                             not args.no_index, progress=not args.quiet, budget_hours=args.budget_hours,
+                             allow_over=args.over_budget)
+    except PlanError as err:
+        print(f"fedlib.repro.regenerate: {err}", file=sys.stderr)
+        return 2
     return 1 if records["failed"] else 0
 
 

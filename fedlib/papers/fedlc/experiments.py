@@ -157,20 +157,43 @@ def tau_cells(profile: Profile | str | None = None, variants: Sequence[str] = ("
 
 
 # ----------------------------------------------------------------------------- pretrained models (§3, §5.5)
-def experiment_config(profile: Profile | str | None, experiment: str, **extra: Any) -> dict | None:
-    """The configuration of an analysis experiment (fig2, fig6, fig7, deviation):
-    its dataset (substituted by the profile), clients and skew, the profile's
-    overrides, and ``rounds`` (``pretrain_rounds``) of the experiment.  None if
-    its dataset is not run in this profile."""
+def _experiment_cell(profile: Profile | str | None, experiment: str) -> tuple[dict | None, str]:
+    """The profile's configuration of an analysis experiment's base cell and its note (why not run, if so)."""
     prof = PAPER.profile(profile)
     opts = prof.experiment(experiment)
     base = {**paper.SETUP, "dataset": opts.get("dataset", "cifar10"), "method": "fedavg"}
     for k in ("num_clients", "partition", "partition_beta", "partition_alpha"):
         if k in opts:
             base[k] = opts[k]
-    cfg, _ = prof.config(base, experiment)
+    return prof.config(base, experiment)
+
+
+def not_run_here(ctx, experiment: str, names: Sequence[str]) -> str | None:
+    """Where ``ctx``'s profile does not run an analysis ``experiment`` (its dataset absent, or on a CPU the
+    paper profile's "not run: needs a GPU" with the estimated cost): save a placeholder table under each of
+    ``names`` stating why, print it and return it; None where the experiment runs."""
+    cfg, note = _experiment_cell(ctx.profile, experiment)
+    if cfg is not None:
+        return None
+    why = note or f"{experiment} is not run in profile {ctx.profile.name!r}"
+    for name in names:
+        ctx.save_table(pd.DataFrame([{"experiment": experiment, "status": "not run", "note": why}]), name,
+                       experiment=experiment, placeholder=True, title=f"{PAPER.experiments.get(experiment, experiment)}: not run here",
+                       caption=why)
+    print(f"{experiment}: {why}")
+    return why
+
+
+def experiment_config(profile: Profile | str | None, experiment: str, **extra: Any) -> dict | None:
+    """The configuration of an analysis experiment (fig2, fig6, fig7, deviation):
+    its dataset (substituted by the profile), clients and skew, the profile's
+    overrides, and ``rounds`` (``pretrain_rounds``) of the experiment.  None if
+    its dataset is not run in this profile."""
+    cfg, _ = _experiment_cell(profile, experiment)
     if cfg is None:
         return None
+    prof = PAPER.profile(profile)
+    opts = prof.experiment(experiment)
     rounds = opts.get("pretrain_rounds", opts.get("rounds"))
     if rounds is not None:
         cfg["rounds"] = int(rounds)
