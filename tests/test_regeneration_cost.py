@@ -83,3 +83,32 @@ def test_the_index_states_one_regeneration_of_several_papers_at_one_commit_on_on
     assert len(lines) == 1 and "**75.0 min**" in lines[0] and "a 30.0 + b 45.0" in lines[0] and "2 papers" in lines[0]
     assert "t1 → t2+" in lines[0] and "…/s1" in lines[0]
     assert joint_regenerations({("a", "quick"): found[("a", "quick")]}) == []
+
+
+def test_a_full_warm_rerender_keeps_the_cold_record_it_replaces(tmp_path):
+    """The earlier _run.json is read before the folder is cleaned: a full re-render at the same commit
+    that trains nothing carries the cold regeneration's timing (it was lost when the clean ran first)."""
+    import nbformat
+
+    from fedlib.repro import regenerate as R
+    from fedlib.repro.figures import git_commit
+
+    nbdir = tmp_path / "notebooks" / "fedlc"
+    nbdir.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('profile = "smoke"\nout_dir = None')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell("x = 1")]
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nbformat.write(nb, str(nbdir / "01_a.ipynb"))
+    out = tmp_path / "figures" / "fedlc" / "smoke"
+    out.mkdir(parents=True)
+    cold = {"git_commit": git_commit(), "store": "…/s", "started": "10:00", "finished": "12:00",
+            "total_wall_time_s": 7200.0, "only": [], "notebooks": [_nb("01_a", 7000.0, 4)]}
+    (out / "_run.json").write_text(json.dumps(cold))
+    R.regenerate("smoke", ["fedlc"], figures_root=tmp_path / "figures", store=str(tmp_path / "store"), index=False,
+                 notebooks_dir=tmp_path / "notebooks", progress=False)
+    record = json.loads((out / "_run.json").read_text())
+    assert record["notebooks"][0]["status"] == "ok" and record["notebooks"][0]["trained"] == 0
+    assert record["cold"]["total_wall_time_s"] == 7200.0 and record["cold"]["notebooks"][0]["trained"] == 4

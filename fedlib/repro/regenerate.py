@@ -195,6 +195,10 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
     for name, prof, paths in plan:
         out = root / name / prof.name
         (out / "executed").mkdir(parents=True, exist_ok=True)
+        try:  # the earlier record, read before the clean removes it (its cold timing may carry over)
+            old_run = json.loads((out / "_run.json").read_text()) if (out / "_run.json").exists() else None
+        except (OSError, json.JSONDecodeError):
+            old_run = None
         if not only:
             _clean(out)
         started = _dt.datetime.now().astimezone()
@@ -237,9 +241,9 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         from .figures import git_commit
 
         record["git_commit"] = git_commit()
-        if (out / "_run.json").exists():
+        if old_run is not None:
             try:
-                old = json.loads((out / "_run.json").read_text())
+                old = old_run
                 if only:  # keep the timings of the notebooks not rerun
                     record["previous"] = earlier_timings(record, old)
                 cold = cold_timing(record, old)  # rendered again from the store: keep what filling it cost
