@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["cold_record", "estimate", "estimate_minutes", "estimate_text"]
+__all__ = ["cold_record", "estimate", "estimate_minutes", "estimate_text", "read_record"]
 
 
 def cold_record(run: dict) -> dict | None:
@@ -31,7 +31,8 @@ def cold_record(run: dict) -> dict | None:
     return None
 
 
-def _read(path: Path) -> dict | None:
+def read_record(path: Path) -> dict | None:
+    """A ``_run.json`` record, or None when it is absent or unreadable."""
     try:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
@@ -44,7 +45,7 @@ def estimate_minutes(paper: str, profile, notebooks: Iterable[str], roots: Itera
     (figures folders) with a measured cold regeneration of every one of them wins."""
     names = list(notebooks)
     for root in roots:
-        run = _read(Path(root) / paper / profile.name / "_run.json")
+        run = read_record(Path(root) / paper / profile.name / "_run.json")
         cold = cold_record(run) if run else None
         if cold is None:
             continue

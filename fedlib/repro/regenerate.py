@@ -179,7 +179,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
             plan.append((name, prof, paths))
     if not plan:
         raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
-    from .cold_times import estimate
+    from .cold_times import estimate, read_record
 
     text, minutes = estimate(plan, [root, _repo() / "figures"])
     if text:
@@ -195,10 +195,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
     for name, prof, paths in plan:
         out = root / name / prof.name
         (out / "executed").mkdir(parents=True, exist_ok=True)
-        try:  # the earlier record, read before the clean removes it (its cold timing may carry over)
-            old_run = json.loads((out / "_run.json").read_text()) if (out / "_run.json").exists() else None
-        except (OSError, json.JSONDecodeError):
-            old_run = None
+        old = read_record(out / "_run.json")  # read before the clean removes it (its cold timing may carry over)
         if not only:
             _clean(out)
         started = _dt.datetime.now().astimezone()
@@ -241,15 +238,14 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         from .figures import git_commit
 
         record["git_commit"] = git_commit()
-        if old_run is not None:
+        if old is not None:
             try:
-                old = old_run
                 if only:  # keep the timings of the notebooks not rerun
                     record["previous"] = earlier_timings(record, old)
                 cold = cold_timing(record, old)  # rendered again from the store: keep what filling it cost
                 if cold is not None:
                     record["cold"] = cold
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (KeyError, TypeError):  # a record of another shape: its timings are not carried
                 pass
         (out / "_run.json").write_text(json.dumps(record, indent=1) + "\n")
         records[name] = record
