@@ -63,3 +63,38 @@ def test_a_paper_without_a_paper_profile_output_says_nothing_is_settled(tmp_path
     section = text[text.index("## FedABC"):]
     assert "The `paper` profile has not been regenerated here: no cell is settled at the paper's scale." in section
     assert "| Table 1 | " not in section[:section.index('<a id="fedabc-')]  # only one scale: no side-by-side row
+
+
+def _csv(folder, cells):
+    """A saved Table 1 CSV (as reproduce_table writes it) with our mean per (row, column, dataset used)."""
+    import pandas as pd
+
+    pd.DataFrame([{"row": r, "column": c, "ours_mean": v, "ours_std": 0.1, "n_seeds": 3, "dataset_used": used}
+                  for r, c, used, v in cells]).to_csv(folder / "table1.csv", index=False)
+
+
+def test_the_headline_gain_is_compared_column_by_column_over_the_columns_both_scales_ran(tmp_path):
+    # quick ran MNIST Dir(0.3) and a CIFAR-10 column on its FashionMNIST stand-in; the paper profile
+    # ran MNIST Dir(0.3) and Dir(0.1): only Dir(0.3) is comparable, and the other two are named
+    root = tmp_path / "figures"
+    quick, paper = root / "fedabc" / "quick", root / "fedabc" / "paper"
+    for folder, profile in ((quick, "quick"), (paper, "paper")):
+        _table(folder, profile, {"counts": {}, "run": 4})
+        (folder / "table1.json").write_text((folder / "table1.json").read_text().replace(
+            '"md": "table1.md"', '"md": "table1.md", "csv": "table1.csv"'))
+    _csv(quick, [("fedavg", "mnist_dir0.3", "mnist", 97.0), ("fedabc", "mnist_dir0.3", "mnist", 97.25),
+                 ("fedavg", "cifar10_dir0.3", "fmnist", 90.0), ("fedabc", "cifar10_dir0.3", "fmnist", 93.0)])
+    _csv(paper, [("fedavg", "mnist_dir0.3", "mnist", 98.3), ("fedabc", "mnist_dir0.3", "mnist", 98.45),
+                 ("fedavg", "mnist_dir0.1", "mnist", 99.0), ("fedabc", "mnist_dir0.1", "mnist", 99.5)])
+    text = build_index(root).read_text()
+    section = text[text.index("## FedABC"):]
+    section = section[:section.index('<a id="fedabc-')]
+    paper_gain = all_papers()["fedabc"].tables["table1"].frame().set_index(["row", "column"]).paper_mean
+    expected = paper_gain["fedabc", "mnist_dir0.3"] - paper_gain["fedavg", "mnist_dir0.3"]
+    assert f"| Table 1 | MNIST Dir(0.3) | +0.25 | +0.15 | {expected:+.2f} |" in section
+    assert f"| Table 1 | **mean of these 1** | +0.25 | +0.15 | {expected:+.2f} |" in section
+    # the means over each profile's own columns differ from the like-for-like ones: +1.62 (quick) vs +0.33
+    assert "| Table 1 | +1.62 / " in section and "| +0.33 / " in section
+    assert "* Table 1: 1 column(s) run only at `quick` (CIFAR-10 Dir(0.3))" in section
+    assert "* Table 1: 1 column(s) run only at `paper` (MNIST Dir(0.1))" in section
+    assert "CIFAR-10 Dir(0.3) | +3.00" not in section  # a column not run at both scales has no row

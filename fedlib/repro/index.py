@@ -18,7 +18,7 @@ import json
 import os
 from pathlib import Path
 
-from .compare import findings, mark_stand_in, recount, verdict_text
+from .compare import findings, gains, mark_stand_in, recount, verdict_text
 from .figures import repo_root
 from .paper import all_papers
 from .profiles import PROFILE_NAMES
@@ -94,7 +94,9 @@ def _changes(old: dict, new: dict) -> list[str]:
 
 def recount_tables(folder: Path, metas: list[dict], pp) -> list[tuple[dict, list[str]]]:
     """Each paper table's sidecar with its summary recomputed from its CSV under the current verdict rules
-    (:func:`fedlib.repro.compare.recount`: no run), and what changed from the summary it was saved with."""
+    (:func:`fedlib.repro.compare.recount`: no run), and what changed from the summary it was saved with.
+    The sidecar also carries ``_gains``: the headline gain per column (:func:`fedlib.repro.compare.gains`),
+    which the index compares across scales column by column."""
     out = []
     for m in _tables(metas):
         csv = folder / m.get("files", {}).get("csv", f"{m['name']}.csv")
@@ -112,7 +114,9 @@ def recount_tables(folder: Path, metas: list[dict], pp) -> list[tuple[dict, list
             lines += [f for f in m.get("findings") or [] if not f.startswith(f"Table {table.number}: ")]
         else:
             lines = m.get("findings") or []
-        out.append(({**m, "summary": new, "findings": lines}, _changes(m.get("summary", {}), new)))
+        per_column = (gains(comp, *pp.headline).to_dict("records") if pp.headline else [])
+        out.append(({**m, "summary": new, "findings": lines, "_gains": per_column},
+                    _changes(m.get("summary", {}), new)))
     return out
 
 

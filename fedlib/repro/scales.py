@@ -11,7 +11,7 @@ exist, and the budget ladders' findings.  Both read only the sidecars that
 
 from __future__ import annotations
 
-__all__ = ["summary_rows", "scale_section", "SCALES"]
+__all__ = ["summary_rows", "scale_section", "column_by_column", "SCALES"]
 
 #: The profiles compared, from the cheapest that means something to the paper's own.
 SCALES = ("quick", "paper")
@@ -81,6 +81,53 @@ def summary_rows(found: dict, papers: dict, *, plans: bool = True) -> list[str]:
     return lines + [""]
 
 
+def _column_key(g: dict) -> tuple[str, str]:
+    group = g.get("row_group")
+    return ("" if not isinstance(group, str) else group, str(g.get("column_label")))
+
+
+def _measured(value) -> bool:
+    return value is not None and value == value  # not None, not NaN
+
+
+def column_by_column(both: dict[str, dict[str, dict]], pp=None) -> list[str]:
+    """The headline gain per column run at both scales, ours at each beside the paper's.
+
+    The means above average each profile over the columns it ran, which need not be the same
+    columns (quick may run a stand-in where the paper profile leaves a column to a GPU); this
+    table compares like with like.  ``both``: ``{table: {profile: sidecar}}`` with each sidecar's
+    ``_gains`` (per column, from :func:`fedlib.repro.index.recount_tables`)."""
+    rows, only = [], []
+    for table, per in sorted(both.items()):
+        by_scale = {p: {_column_key(g): g for g in per[p].get("_gains") or [] if _measured(g.get("ours_gain"))}
+                    for p in SCALES}
+        label = per[SCALES[0]]["title"].split(":")[0]
+        common = [k for k in by_scale[SCALES[0]] if k in by_scale[SCALES[-1]]]
+        for key in common:
+            q, full = by_scale[SCALES[0]][key], by_scale[SCALES[-1]][key]
+            on = f" ({q['trained_on']}, a stand-in)" if q.get("stand_in") else ""
+            column = f"{key[0]} {key[1]}".strip()
+            rows.append(f"| {label} | {column} | {q['ours_gain']:+.2f}{on} | {full['ours_gain']:+.2f} | "
+                        f"{full['paper_gain']:+.2f} |")
+        if common:
+            mean = {p: sum(by_scale[p][k]["ours_gain"] for k in common) / len(common) for p in SCALES}
+            paper_mean = sum(by_scale[SCALES[-1]][k]["paper_gain"] for k in common) / len(common)
+            rows.append(f"| {label} | **mean of these {len(common)}** | {mean[SCALES[0]]:+.2f} | "
+                        f"{mean[SCALES[-1]]:+.2f} | {paper_mean:+.2f} |")
+        for p, other in zip(SCALES, reversed(SCALES)):
+            alone = [f"{k[0]} {k[1]}".strip() for k in by_scale[p] if k not in by_scale[other]]
+            if alone:
+                only.append(f"{label}: {len(alone)} column(s) run only at `{p}` ({', '.join(alone)})")
+    if not rows:
+        return []
+    gain = (f"{pp.method_label(pp.headline[0]).replace(' (ours)', '')} − {pp.method_label(pp.headline[1])}"
+            if pp is not None and pp.headline else "the headline gain")
+    return (["Column by column, over the columns run at both scales (" + gain + ", pp):", "",
+             "| table | column | ours at quick | ours at the paper's scale | the paper's |",
+             "| --- | --- | --- | --- | --- |"] + rows + [""]
+            + ([f"* {o}" for o in only] + [""] if only else []))
+
+
 def scale_section(paper: str, found: dict, pp=None) -> list[str]:
     """Lines for a paper's section: what the paper profile settled, the headline at both scales."""
     entries = {p: found[(paper, p)] for p in SCALES if (paper, p) in found}
@@ -117,6 +164,7 @@ def scale_section(paper: str, found: dict, pp=None) -> list[str]:
                 cells.append("—" if og is None or pg is None else f"{og:+.2f} / {pg:+.2f}")
             lines.append(f"| {per[SCALES[0]]['title'].split(':')[0]} | {cells[0]} | {cells[1]} |")
         lines.append("")
+        lines += column_by_column(both, pp)
     ladders = [(p, f) for p, e in entries.items() for m in e["metas"] if m.get("name") == "budget_ladder"
                for f in m.get("findings", [])]
     lines += [f"* `{p}`: {f}" for p, f in ladders]
