@@ -34,6 +34,8 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
                                     "profile": "quick", "notebook": "fedabc/07_budget_ladder", "deviations": [],
                                     "files": {"md": "budget_ladder.md"}, "findings": [finding], "git_commit": "abc"})
     (quick / "budget_ladder.md").write_text("| rung |\n| --- |\n| 0 |\n")
+    (paper / "_run.json").write_text(json.dumps({"paper": "fedabc", "profile": "paper", "only": ["03", "04"],
+                                                 "notebooks": [], "total_wall_time_s": 60.0}))
     text = build_index(root).read_text()
 
     top = text[:text.index("## FedABC")]
@@ -41,7 +43,7 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
     rows = [ln for ln in side.splitlines() if ln.startswith("| ") and "`" in ln]
     assert len(rows) == 2 * len(all_papers())  # one per paper and profile (quick, paper)
     assert "| FedABC (AAAI 2023) | `quick` | regenerated | 72 | 0 | 0 | 0 | Table 1 +0.26 / +0.78 | +0.10 pp" in side
-    assert "| FedABC (AAAI 2023) | `paper` | regenerated | 36 | 2 | 1 | 1 | Table 1 +0.21 / +0.35 | — |" in side
+    assert "| FedABC (AAAI 2023) | `paper` | regenerated: notebooks 03, 04 only | 36 | 2 | 1 | 1 | Table 1 +0.21 / +0.35 | — |" in side
     # a paper profile not regenerated says what this CPU would run, from its measured unit costs
     fedlc_paper = next(r for r in rows if r.startswith("| FedLC (ICML 2022) | `paper` |"))
     assert "not regenerated: on this 2-core CPU" in fedlc_paper and "need a GPU" in fedlc_paper

@@ -75,7 +75,9 @@ def summary_rows(found: dict, papers: dict, *, plans: bool = True) -> list[str]:
                 continue
             tables = _tables(entry["metas"])
             run = sum(m.get("summary", {}).get("run", 0) for m in tables)
-            lines.append(f"| {title} | `{profile}` | regenerated | {run} | {_count(tables, 'within')} | "
+            only = (entry.get("run") or {}).get("only")
+            status = f"regenerated: notebooks {', '.join(only)} only" if only else "regenerated"
+            lines.append(f"| {title} | `{profile}` | {status} | {run} | {_count(tables, 'within')} | "
                          f"{_count(tables, 'outside')} | {_count(tables, 'undecided')} | {_gain_text(tables)} | "
                          f"{_ladder(entry['metas'])} |")
     return lines + [""]
