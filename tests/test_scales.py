@@ -24,9 +24,11 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
     quick, paper = root / "fedabc" / "quick", root / "fedabc" / "paper"
     _table(quick, "quick", {"counts": {"within": 0, "outside": 0, "undecided": 0, "no_std": 36, "stand_in": 35},
                             "run": 72, "ours_gain_mean": 0.26, "paper_gain_mean": 0.78})
-    _table(paper, "paper", {"counts": {"within": 2, "outside": 1, "undecided": 1, "not_run": 36}, "run": 36,
+    _table(paper, "paper", {"counts": {"within": 2, "outside": 1, "undecided": 1, "no_std": 1, "not_run": 36},
+                            "run": 36,
                             "within": ["FedAvg @ MNIST Dir(0.1)", "FedAvg @ MNIST Dir(0.3)"],
                             "outside": ["FedABC @ MNIST Dir(1.0)"], "undecided": ["FedRoD @ MNIST Dir(0.5)"],
+                            "no_std_close": ["Local @ MNIST Dir(0.1)"], "no_std_far": [],
                             "ours_gain_mean": 0.21, "paper_gain_mean": 0.35})
     finding = ("Budget ladder, FedABC − FedAvg at MNIST Dir(0.3) (table1): +0.10 pp at rung 0, +0.30 pp at rung 3 "
                "(paper +0.40; 4 of 4 rungs ran): the gap moves toward the paper's value as the budget grows")
@@ -43,7 +45,8 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
     rows = [ln for ln in side.splitlines() if ln.startswith("| ") and "`" in ln]
     assert len(rows) == 2 * len(all_papers())  # one per paper and profile (quick, paper)
     assert "| FedABC (AAAI 2023) | `quick` | regenerated | 72 | 0 | 0 | 0 | Table 1 +0.26 / +0.78 | +0.10 pp" in side
-    assert "| FedABC (AAAI 2023) | `paper` | regenerated: notebooks 03, 04 only | 36 | 2 | 1 | 1 | Table 1 +0.21 / +0.35 | — |" in side
+    assert ("| FedABC (AAAI 2023) | `paper` | regenerated: notebooks 03, 04 only | 36 | 2 | 1 | 1 | "
+            "Table 1 +0.21 / +0.35 | — |") in side
     # a paper profile not regenerated says what this CPU would run, from its measured unit costs
     fedlc_paper = next(r for r in rows if r.startswith("| FedLC (ICML 2022) | `paper` |"))
     assert "not regenerated: on this 2-core CPU" in fedlc_paper and "need a GPU" in fedlc_paper
@@ -54,6 +57,10 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
     assert "* within std (2): Table 1: FedAvg @ MNIST Dir(0.1); Table 1: FedAvg @ MNIST Dir(0.3)" in section
     assert "* outside std (1): Table 1: FedABC @ MNIST Dir(1.0)" in section
     assert "| Table 1 | +0.26 / +0.78 | +0.21 / +0.35 |" in section  # the headline at both scales
+    # where the paper gives no std: within our own spread of its printed value, or farther
+    assert "1 of the 1 with a measured spread of ours lie within it" in section
+    assert "* no std in the paper, within our spread (1): Table 1: Local @ MNIST Dir(0.1)" in section
+    assert "| 1 (1 within our spread, 0 farther) |" in text
     assert f"* `quick`: {finding}" in section
 
 

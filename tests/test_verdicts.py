@@ -17,8 +17,8 @@ import pytest
 
 from fedlib.papers import all_papers
 from fedlib.papers.fedlc import reported as fedlc
-from fedlib.repro.compare import (compare, gains, kendall_tau, mark_stand_in, recount, render_comparison, summarize,
-                                  verdict_text, winners)
+from fedlib.repro.compare import (close_without_std, compare, findings, gains, half_printed_unit, kendall_tau,
+                                  mark_stand_in, recount, render_comparison, summarize, verdict_text, winners)
 from fedlib.repro.seeds import seed_spread
 from fedlib.repro.spread import Spread, record_seed_spread, spread_for
 
@@ -50,6 +50,37 @@ def _brute_tau_b(x, y):
             nd += 1
     n0 = len(x) * (len(x) - 1) / 2
     return (nc - nd) / math.sqrt((n0 - tx) * (n0 - ty))
+
+
+# ------------------------------------------------------------------------------ no std in the paper
+def test_half_a_printed_unit_is_read_from_the_transcribed_value():
+    assert half_printed_unit(99.1) == pytest.approx(0.05)
+    assert half_printed_unit(98.0) == pytest.approx(0.05)
+    assert half_printed_unit(75.46) == pytest.approx(0.005)
+    assert half_printed_unit(97) == pytest.approx(0.05)  # an int is printed as 97.0 here: one decimal assumed
+
+
+def test_where_the_paper_gives_no_std_our_value_is_checked_within_our_spread_of_its_printed_value():
+    # FedABC-like: one decimal printed, no std; ours over 3 seeds
+    paper = {("fedavg", "a"): 99.1, ("fedavg", "b"): 98.3, ("fedavg", "c"): 98.0, ("fedabc", "a"): 99.3}
+    ours = {("fedavg", "a"): 99.07, ("fedavg", "b"): 98.21, ("fedavg", "c"): 97.70, ("fedabc", "a"): 99.20}
+    p, o = _cells(paper, ours, std=0.04, n=3, paper_std=math.nan)
+    comp = compare(p, o)
+    assert set(comp.status) == {"no_std"}  # never within/outside: there is no std to be within
+    close = dict(zip(zip(comp.row, comp.column), close_without_std(comp)))
+    # |Δ| against 0.04 + 0.05 = 0.09: a 0.03 yes, b 0.09 yes (at the edge), c 0.30 no, fedabc a 0.10 no
+    assert close == {("fedavg", "a"): True, ("fedavg", "b"): True, ("fedavg", "c"): False, ("fedabc", "a"): False}
+    s = summarize(comp)
+    assert s["no_std_close"] == ["FEDAVG @ a", "FEDAVG @ b"] and s["no_std_far"] == ["FEDABC @ a", "FEDAVG @ c"]
+    assert s["counts"]["within"] == s["counts"]["outside"] == 0
+    assert any("2 of the 4 with a measured spread" in f and "2 are farther" in f for f in findings(comp))
+    # one seed and no measured spread: nothing is said to be close or far
+    p1, o1 = _cells(paper, ours, n=1, paper_std=math.nan)
+    one = summarize(compare(p1, o1))
+    assert one["no_std_close"] == one["no_std_far"] == []
+    # a cell with a std in the paper is judged against it, never by this check
+    p2, o2 = _cells(paper, ours, std=0.04, n=3, paper_std=0.5)
+    assert close_without_std(compare(p2, o2)).isna().all()
 
 
 # ------------------------------------------------------------------------------ ties in the paper

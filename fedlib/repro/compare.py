@@ -52,7 +52,8 @@ from .spread import Spread, load_spread, spread_for
 
 __all__ = ["STATUS", "MARK", "VERDICT", "TIE", "compare", "winners", "gains", "summarize", "findings",
            "render_comparison", "table_cells", "reproduce_table", "add_column_param", "load_spread", "method_of",
-           "metric_of", "cell_values", "last_rounds", "over_last_rounds", "stand_ins", "stand_in_text", "mark_stand_in", "kendall_tau", "recount"]
+           "metric_of", "cell_values", "close_without_std", "half_printed_unit", "last_rounds", "over_last_rounds",
+           "stand_ins", "stand_in_text", "mark_stand_in", "kendall_tau", "recount"]
 
 #: Cell status of a paper-vs-ours comparison.
 STATUS = {
@@ -287,6 +288,30 @@ def _count(frame: pd.DataFrame, column: str, value: str) -> int:
     return int((frame[column] == value).sum()) if len(frame) and column in frame else 0
 
 
+def half_printed_unit(value: float) -> float:
+    """Half a unit of the last digit a transcribed value was printed with (99.1 -> 0.05, 75.46 -> 0.005,
+    98.0 -> 0.05): the paper's number is only known to that precision."""
+    text = repr(float(value))
+    if "e" in text or "." not in text:
+        return 0.5
+    return 0.5 * 10.0 ** -len(text.split(".")[1])
+
+
+def close_without_std(comparison: pd.DataFrame) -> pd.Series:
+    """For the cells whose paper reports no std (status ``no_std``): True when our value lies within our
+    run-to-run spread of the paper's printed value, ``|Δ| ≤ spread + half its last printed digit``; False
+    when farther; None when our spread was not measured (and for every other cell).  Not a verdict
+    against the paper's std (there is none): a check at our own precision."""
+    out = []
+    for row in comparison.itertuples(index=False):
+        spread = getattr(row, "spread", math.nan)
+        if row.status != "no_std" or pd.isna(spread) or not spread > 0:
+            out.append(None)
+        else:
+            out.append(bool(abs(row.delta) <= spread + half_printed_unit(row.paper_mean) + 1e-9))
+    return pd.Series(out, index=comparison.index, dtype=object)
+
+
 def summarize(comparison: pd.DataFrame, headline: tuple[str, str] | None = None) -> dict:
     """Counts per status, the cells in each verdict, the spreads the verdicts used, and the
     qualitative checks: best method per column (tie-aware; decided, undecided, spread not
@@ -304,6 +329,8 @@ def summarize(comparison: pd.DataFrame, headline: tuple[str, str] | None = None)
                                                 "std_not_seeds"])]
     decided_gain = g[g.verdict.isin(["agree", "disagree"])] if len(g) else g
     ran = comparison[comparison.ours_mean.notna()]
+    close = close_without_std(comparison) if "spread" in comparison else pd.Series(None, index=comparison.index,
+                                                                                    dtype=object)
     taus = {} if w.empty else {
         (f"{r.row_group} " if isinstance(r.get("row_group"), str) and r.get("row_group") else "") + str(r.column_label):
         (None if pd.isna(r.kendall_tau) else float(r.kendall_tau)) for _, r in w.iterrows()}
@@ -314,6 +341,8 @@ def summarize(comparison: pd.DataFrame, headline: tuple[str, str] | None = None)
         "within": sorted(name[comparison.status == "within"].tolist()),
         "outside": sorted(name[comparison.status == "outside"].tolist()),
         "undecided": sorted(name[comparison.status == "undecided"].tolist()),
+        "no_std_close": sorted(name[close.eq(True)].tolist()),  # no std in the paper: within our spread
+        "no_std_far": sorted(name[close.eq(False)].tolist()),
         "spread_sources": ({} if "spread_source" not in ran else
                            {str(k): int(v) for k, v in ran.spread_source.value_counts().items()}),
         "median_abs_delta": None if judged.abs_delta.dropna().empty else float(judged.abs_delta.median()),
@@ -392,6 +421,11 @@ def findings(comparison: pd.DataFrame, table=None, paper=None) -> list[str]:
     if judged:
         out.append(f"{label}: {c['within']} of {judged} cells with a reported std are within it"
                    + (f", {c['undecided']} undecided" if c["undecided"] else ""))
+    near, far = len(s["no_std_close"]), len(s["no_std_far"])
+    if near + far:
+        out.append(f"{label}: the paper reports no std for {c['no_std']} cells; {near} of the {near + far} with a "
+                   f"measured spread of ours are within it of the paper's printed value (|Δ| ≤ our spread + half "
+                   f"its last printed digit), {far} are farther")
     if c["no_spread"]:
         out.append(f"{label}: {c['no_spread']} cells with a reported std are not judged: their spread was not "
                    f"measured (one seed, no seed-to-seed or cross-machine measurement)")

@@ -193,7 +193,10 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
               "within our run-to-run spread (the largest measured of: std over seeds, the table's seed-to-seed "
               "spread, its cross-machine spread below).  *Spread not measured*: no run-to-run spread was measured "
               "for the cell, so the verdict is not decided (a spread of 0 is never assumed; measure one with "
-              "`python -m fedlib.repro.seeds <paper> --write`).  *± not over seeds*: the paper's ± is "
+              "`python -m fedlib.repro.seeds <paper> --write`).  *No std*: the paper prints none for the cell, so it is "
+              "never within or outside; beside the count, how many of those with a measured spread of ours lie "
+              "within that spread of the paper's printed value (|Δ| ≤ our spread + half its last printed digit), "
+              "and how many farther: a check at our precision, not a verdict.  *± not over seeds*: the paper's ± is "
               "another spread (e.g. over its last rounds), shown but not judged.  Cells run on a stand-in dataset "
               "are never counted as within or outside: the paper's numbers are on another dataset; only the "
               "qualitative comparisons (best method, sign of the gain, Kendall's τ) apply to them.  *Best method "
@@ -244,6 +247,14 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
             lines += _section(paper, profile, found[(paper, profile)], papers.get(paper), root, index)
     index.write_text("\n".join(lines).rstrip() + "\n")
     return index
+
+
+def _no_std(summary: dict) -> str:
+    """"36 (20 within our spread, 4 farther)": the cells without a std in the paper, and how many of those
+    with a measured spread of ours lie within it of the paper's printed value."""
+    n = summary.get("counts", {}).get("no_std", 0)
+    near, far = len(summary.get("no_std_close", [])), len(summary.get("no_std_far", []))
+    return f"{n} ({near} within our spread, {far} farther)" if near + far else str(n)
 
 
 def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path) -> list[str]:
@@ -301,7 +312,7 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
             lines.append(
                 f"| [{m['title'].split(':')[0]}](#{_anchor(paper, profile, m['name'])}) | {datasets} | "
                 f"{s.get('run', 0)} | {c.get('within', 0)} | {c.get('outside', 0)} | {c.get('undecided', 0)} | "
-                f"{c.get('no_spread', 0)} | {c.get('no_std', 0)} | {c.get('std_not_seeds', 0)} | "
+                f"{c.get('no_spread', 0)} | {_no_std(s)} | {c.get('std_not_seeds', 0)} | "
                 f"{c.get('stand_in', 0)} | {c.get('not_run', 0)} | "
                 f"{'—' if mad is None else f'{mad:.2f}'} | {verdict_text(s, 'winner')} | "
                 f"{'—' if tau is None else f'{tau:+.2f}'} | {verdict_text(s, 'gain')} | "

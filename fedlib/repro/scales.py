@@ -26,6 +26,11 @@ def _count(tables: list[dict], key: str) -> int:
     return sum(m.get("summary", {}).get("counts", {}).get(key, 0) for m in tables)
 
 
+def _cells(tables: list[dict], key: str) -> list[str]:
+    """"Table 1: FedAvg @ MNIST Dir(0.1)", … : the cells each table's summary lists under ``key``."""
+    return [f"{m['title'].split(':')[0]}: {x}" for m in tables for x in m.get("summary", {}).get(key, [])]
+
+
 def _ladder(metas: list[dict]) -> str:
     lines = [f for m in metas if m.get("name") == "budget_ladder" for f in m.get("findings", [])]
     return lines[0].split(": ", 1)[1] if lines else "—"
@@ -145,8 +150,15 @@ def scale_section(paper: str, found: dict, pp=None) -> list[str]:
                      f"{_count(tables, 'outside')} outside it and left {_count(tables, 'undecided')} undecided "
                      f"(of {sum(m.get('summary', {}).get('run', 0) for m in tables)} run; "
                      f"{_count(tables, 'not_run')} not run).")
-        for label, key in (("within std", "within"), ("outside std", "outside"), ("undecided", "undecided")):
-            cells = [f"{m['title'].split(':')[0]}: {x}" for m in tables for x in m.get("summary", {}).get(key, [])]
+        near, far = _cells(tables, "no_std_close"), _cells(tables, "no_std_far")
+        if near or far:
+            lines.append(f"Where the paper reports no std ({_count(tables, 'no_std')} cells), {len(near)} of the "
+                         f"{len(near) + len(far)} with a measured spread of ours lie within it of the paper's printed "
+                         f"value (|Δ| ≤ our spread + half its last printed digit) and {len(far)} farther.")
+        for label, key in (("within std", "within"), ("outside std", "outside"), ("undecided", "undecided"),
+                           ("no std in the paper, within our spread", "no_std_close"),
+                           ("no std in the paper, farther than our spread", "no_std_far")):
+            cells = _cells(tables, key)
             if cells:
                 lines.append(f"* {label} ({len(cells)}): " + "; ".join(cells))
         lines.append("")
