@@ -29,6 +29,7 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
                             "within": ["FedAvg @ MNIST Dir(0.1)", "FedAvg @ MNIST Dir(0.3)"],
                             "outside": ["FedABC @ MNIST Dir(1.0)"], "undecided": ["FedRoD @ MNIST Dir(0.5)"],
                             "no_std_close": ["Local @ MNIST Dir(0.1)"], "no_std_far": [],
+                            "spread_sources": {"std over 3 seeds": 35, "not measured": 1},
                             "ours_gain_mean": 0.21, "paper_gain_mean": 0.35})
     finding = ("Budget ladder, FedABC − FedAvg at MNIST Dir(0.3) (table1): +0.10 pp at rung 0, +0.30 pp at rung 3 "
                "(paper +0.40; 4 of 4 rungs ran): the gap moves toward the paper's value as the budget grows")
@@ -61,6 +62,8 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
     assert "1 of the 1 with a measured spread of ours lie within it" in section
     assert "* no std in the paper, within our spread (1): Table 1: Local @ MNIST Dir(0.1)" in section
     assert "| 1 (1 within our spread, 0 farther) |" in text
+    # one cell without a spread (its other seeds diverged, say) is named as one cell, not the whole table
+    assert "No run-to-run spread is measured for Table 1 (1 of 36 cells run) in this profile" in text
     assert f"* `quick`: {finding}" in section
 
 

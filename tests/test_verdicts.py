@@ -440,3 +440,24 @@ def test_fedlc_table3_notes_the_7_2_and_6_01_claim_against_the_table():
     assert gap == {"imagenet_alpha2": pytest.approx(5.20), "imagenet_beta0.1": pytest.approx(6.01)}
     note = next(n for n in t3.notes if "7.2%" in n)
     assert "5.20 at α=2" in note and "6.01 at β=0.1" in note
+
+
+def test_a_cell_whose_seeds_partly_diverged_keeps_the_mean_of_the_rest_and_the_table_says_so():
+    from fedlib.repro.grid import aggregate
+
+    runs = pd.DataFrame([
+        {"row": "scaffold", "column": "x", "seed": 0, "status": "ok", "note": "", "value": 96.0},
+        {"row": "scaffold", "column": "x", "seed": 1, "status": "diverged", "value": 10.0,
+         "note": "diverged: the parameters were not finite after round 23"},
+        {"row": "scaffold", "column": "x", "seed": 2, "status": "ok", "note": "", "value": 97.0},
+        {"row": "fedavg", "column": "x", "seed": 0, "status": "ok", "note": "", "value": 98.0},
+    ])
+    ours = aggregate(runs, ["row", "column"], value="value").set_index("row")
+    assert ours.loc["scaffold", "ours_mean"] == pytest.approx(96.5) and ours.loc["scaffold", "n_seeds"] == 2
+    assert ours.loc["scaffold", "note"] == ("1 of 3 seeds diverged (seed 1: diverged: the parameters were not "
+                                            "finite after round 23): left out of the mean")
+    assert ours.loc["fedavg", "note"] == ""
+    p, _ = _cells({("scaffold", "x"): 98.6, ("fedavg", "x"): 98.1}, {}, paper_std=math.nan)
+    text = render_comparison(compare(p, ours.reset_index()))
+    assert "98.60 → 96.50±0.71[^1] (-2.10) ~" in text and "98.10 → 98.00 (-0.10) ~" in text
+    assert "[^1]: 1 of 3 seeds diverged (seed 1:" in text

@@ -573,7 +573,9 @@ def render_comparison(comparison: pd.DataFrame, paper=None) -> str:
             else:
                 ours_txt = _fmt_cell(x.ours_mean, x.ours_std)
                 delta = "" if pd.isna(x.delta) else f" ({x.delta:+.2f})"
-                cells.append(f"{paper_txt} → {ours_txt}{delta} {MARK[x.status]}".rstrip())
+                said = x.get("note")  # a ran cell's note: some of its seeds diverged (grid.aggregate)
+                mark = f"[^{notes.setdefault(said, len(notes) + 1)}]" if isinstance(said, str) and said else ""
+                cells.append(f"{paper_txt} → {ours_txt}{mark}{delta} {MARK[x.status]}".rstrip())
         lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n\n"
     text += ("Each cell: paper → ours (Δ = ours − paper), in %. ✓ |Δ| within the paper's reported std, "

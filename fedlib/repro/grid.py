@@ -272,18 +272,24 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
 def aggregate(runs: pd.DataFrame, by: Sequence[str], value: str = "accuracy") -> pd.DataFrame:
     """Mean and sample std (ddof=1; NaN for one seed) of ``value`` over seeds, per group
     ``by``; ``n_seeds`` counts the finished runs, ``status`` is ``ok`` if any run
-    finished, else the first run's status and note."""
+    finished, else the first run's status and note.  A group where some seeds finished and others
+    diverged keeps the mean of the finished ones and says so in its ``note`` ("1 of 3 seeds
+    diverged (seed 2: …): left out of the mean"), so a table marks the cell."""
     recs = []
     for keys, grp in runs.groupby(list(by), sort=False, dropna=False):
         keys = keys if isinstance(keys, tuple) else (keys,)
         ok = grp[grp.status == "ok"]
         vals = ok[value].astype(float).dropna() if value in ok else pd.Series(dtype=float)
+        bad = grp[grp.status == "diverged"]
+        partial = (f"{len(bad)} of {len(grp)} seeds diverged ("
+                   + "; ".join(f"seed {s}: {n}" for s, n in zip(bad.get("seed", [None] * len(bad)), bad.note))
+                   + "): left out of the mean") if len(vals) and len(bad) else ""
         recs.append({**dict(zip(by, keys)),
                      "ours_mean": float(vals.mean()) if len(vals) else math.nan,
                      "ours_std": float(vals.std(ddof=1)) if len(vals) > 1 else math.nan,
                      "n_seeds": int(len(vals)),
                      "status": "ok" if len(vals) else str(grp.status.iloc[0]),
-                     "note": "" if len(vals) else str(grp.note.iloc[0]),
+                     "note": partial if len(vals) else str(grp.note.iloc[0]),
                      "dataset_used": ok["dataset_used"].iloc[0] if len(ok) and "dataset_used" in ok else None})
     return pd.DataFrame(recs)
 

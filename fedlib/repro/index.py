@@ -324,10 +324,12 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
             lines += ["Verdicts recounted from the saved tables under the current rules (tie-aware best method, "
                       "zero gains apart, a measured spread or none; no run), changed from the saved summaries:", ""]
             lines += [f"* {m['title'].split(':')[0]}: " + "; ".join(c) for m, c in changed] + [""]
-        unmeasured = [m["title"].split(":")[0] for m in tables
+        unmeasured = [(m["title"].split(":")[0], m["summary"]["spread_sources"]["not measured"],
+                       m["summary"].get("run", 0)) for m in tables
                       if m.get("summary", {}).get("spread_sources", {}).get("not measured")]
         if unmeasured:
-            lines += [f"No run-to-run spread is measured for {', '.join(unmeasured)} in this profile: their verdicts "
+            which = ", ".join(f"{t} ({n} of {r} cells run)" for t, n, r in unmeasured)
+            lines += [f"No run-to-run spread is measured for {which} in this profile: those verdicts "
                       f"say \"spread not measured\" instead of deciding.  To measure the seed-to-seed spread of the "
                       f"headline cells: `python -m fedlib.repro.seeds {paper} --profile "
                       f"{profile.split('-')[0]} --seeds 0,1,2 --write`.", ""]
