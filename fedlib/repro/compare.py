@@ -329,8 +329,7 @@ def summarize(comparison: pd.DataFrame, headline: tuple[str, str] | None = None)
                                                 "std_not_seeds"])]
     decided_gain = g[g.verdict.isin(["agree", "disagree"])] if len(g) else g
     ran = comparison[comparison.ours_mean.notna()]
-    close = close_without_std(comparison) if "spread" in comparison else pd.Series(None, index=comparison.index,
-                                                                                    dtype=object)
+    close = close_without_std(comparison)  # all None without a spread column
     taus = {} if w.empty else {
         (f"{r.row_group} " if isinstance(r.get("row_group"), str) and r.get("row_group") else "") + str(r.column_label):
         (None if pd.isna(r.kendall_tau) else float(r.kendall_tau)) for _, r in w.iterrows()}

@@ -294,8 +294,7 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
     tables = _tables(metas)
     if tables:
         headline = pp.headline if pp is not None else None
-        gain = (f"{pp.method_label(headline[0]).replace(' (ours)', '')}−{pp.method_label(headline[1])}"
-                if headline else "headline gain")
+        gain = pp.gain_label(*headline, sep="−") if headline else "headline gain"
         lines += ["| table | trained on | cells run | within std | outside std | undecided | spread not measured | "
                   "no std | ± not over seeds | stand-in | not run | median abs. Δ | best method agrees | "
                   f"Kendall's τ (median) | {gain} sign agrees | mean {gain} (ours / paper) | spread used |",

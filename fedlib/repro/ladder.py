@@ -293,7 +293,7 @@ def finding(spec: LadderSpec, table: pd.DataFrame) -> str:
     from .paper import get_paper
 
     pp = get_paper(spec.paper)
-    name = f"{pp.method_label(spec.method).replace(' (ours)', '')} − {pp.method_label(spec.baseline)}"
+    name = pp.gain_label(spec.method, spec.baseline)
     where = f"{pp.table(spec.table).column(spec.column).label} ({spec.table})"
     ran = table[table.gap.notna()]
     if ran.empty or table.paper_gap.isna().all():
@@ -360,7 +360,7 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
         ax.set_xlim(lo / 1.6, hi * 1.6)
     ax1.set_xscale("log")
     ax1.set_xlabel("client sample-epochs per run")
-    ax1.set_ylabel(f"{pp.method_label(spec.method).replace(' (ours)', '')} − {pp.method_label(spec.baseline)} (pp)")
+    ax1.set_ylabel(f"{pp.gain_label(spec.method, spec.baseline)} (pp)")
     ax1.legend(frameon=False, fontsize=8)
     for i, (row, ref) in enumerate(((spec.baseline, pb), (spec.method, pm))):
         ax2.plot(x[ran], table[f"{row}_mean"][ran], marker="o", color=f"C{i}", label=pp.method_label(row))

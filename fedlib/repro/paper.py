@@ -99,6 +99,10 @@ class Paper:
     def method_label(self, method: str) -> str:
         return self.method_labels.get(method, method)
 
+    def gain_label(self, method: str, baseline: str, sep: str = " − ") -> str:
+        """"FedLC − FedAvg": a gain's name (the paper's own method without its "(ours)")."""
+        return f"{self.method_label(method).replace(' (ours)', '')}{sep}{self.method_label(baseline)}"
+
 
 def all_papers() -> dict[str, Paper]:
     """Every companion package's ``PAPER``, by name (sorted)."""

@@ -127,8 +127,7 @@ def column_by_column(both: dict[str, dict[str, dict]], pp=None) -> list[str]:
                 only.append(f"{label}: {len(alone)} column(s) run only at `{p}` ({', '.join(alone)})")
     if not rows:
         return []
-    gain = (f"{pp.method_label(pp.headline[0]).replace(' (ours)', '')} − {pp.method_label(pp.headline[1])}"
-            if pp is not None and pp.headline else "the headline gain")
+    gain = pp.gain_label(*pp.headline) if pp is not None and pp.headline else "the headline gain"
     return (["Column by column, over the columns run at both scales (" + gain + ", pp):", "",
              "| table | column | ours at quick | ours at the paper's scale | the paper's |",
              "| --- | --- | --- | --- | --- |"] + rows + [""]
