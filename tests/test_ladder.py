@@ -89,3 +89,26 @@ def test_on_cuda_the_paper_profile_runs_every_rung_on_the_gpu(monkeypatch):
     assert len(plan) == spec.rungs and plan.runs_here.all()
     assert all(c["config"]["device"] == "cuda" for c in cells)
     assert L.ladder_seeds(spec, get_paper("fedlc").profile("paper")) == tuple(get_paper("fedlc").seeds)
+
+
+def test_on_a_cpu_the_paper_profile_ladder_runs_the_seeds_it_declares_and_every_seed_on_a_gpu(monkeypatch):
+    paper = get_paper("fedlc").profile("paper")
+    spec = L.spec_for("fedlc")
+    monkeypatch.setenv(costs.DEVICE_ENV, "cpu")
+    assert spec.cpu_seeds == 2 and L.ladder_seeds(spec, paper) == tuple(get_paper("fedlc").seeds)[:2]
+    cells, plan = L.ladder_cells(spec, paper)
+    # the rungs' estimates count those 2 seeds: rung 0 is 2 methods × 2 seeds × one run's estimate
+    run0 = next(c["config"] for c in cells if c["rung"] == 0 and c["method"] == "fedavg")
+    assert plan.est_cpu_min[0] == pytest.approx(2 * 2 * paper.cost.seconds(run0) / 60, rel=0.05)
+    everything = dataclasses.replace(spec, cpu_seeds=None)
+    assert L.ladder_seeds(everything, paper) == tuple(get_paper("fedlc").seeds)
+    monkeypatch.setenv(costs.DEVICE_ENV, "cuda")
+    assert L.ladder_seeds(spec, paper) == tuple(get_paper("fedlc").seeds)
+    # quick and smoke train one seed, whatever the spec says
+    assert L.ladder_seeds(spec, get_paper("fedlc").profile("quick")) == tuple(get_paper("fedlc").seeds)[:1]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_a_ladder_with_a_bad_seed_count_is_refused_naming_it(bad):
+    with pytest.raises(ValueError, match="cpu_seeds must be an integer ≥ 1"):
+        dataclasses.replace(L.spec_for("fedlc"), cpu_seeds=bad)

@@ -53,9 +53,18 @@ class LadderSpec:
     scale_keys: tuple[str, ...] = _DEFAULT_KEYS
     rungs: int = 4  # budgets from quick's to the paper's, both included (when all are affordable)
     quick_budget_minutes: float = 30.0  # wall time the quick profile's ladder may take (on its workers)
+    cpu_seeds: int | None = None  # the paper profile on a CPU runs the first this many of the table's seeds (None: all)
     tolerance_pp: float = 0.5  # a change of the distance to the paper's gap smaller than this is "not at all"
     notes: tuple[str, ...] = field(default_factory=tuple)
     adjust: Callable[[dict], dict] = _same  # a rescaled cell's settings that follow from its scale keys
+
+    def __post_init__(self):
+        if self.rungs < 2:
+            raise ValueError(f"rungs must be ≥ 2 (quick's budget and the paper's), got {self.rungs}")
+        if self.cpu_seeds is not None and (isinstance(self.cpu_seeds, bool) or not isinstance(self.cpu_seeds, int)
+                                           or self.cpu_seeds < 1):
+            raise ValueError(f"cpu_seeds must be an integer ≥ 1, or None (all of the table's seeds), "
+                             f"got {self.cpu_seeds!r}")
 
 
 def spec_for(paper: str) -> LadderSpec:
@@ -145,9 +154,17 @@ def _low_high(spec: LadderSpec, profile) -> tuple[dict, dict, str]:
 
 
 def ladder_seeds(spec: LadderSpec, profile) -> tuple[int, ...]:
-    """The paper profile's seeds of the table; every other profile one seed (the trend, not the spread)."""
+    """The paper profile's seeds of the table (on a CPU the first ``spec.cpu_seeds`` of them, where the
+    ladder declares fewer: rungs × methods × seeds multiply); every other profile one seed (the trend,
+    not the spread)."""
+    from .costs import resolve_device
+
     seeds = tuple(profile.seeds_for(spec.table))
-    return seeds if profile.name == "paper" else seeds[:1]
+    if profile.name != "paper":
+        return seeds[:1]
+    if spec.cpu_seeds is not None and resolve_device(getattr(profile, "device", None)) == "cpu":
+        return seeds[:spec.cpu_seeds]
+    return seeds
 
 
 def ladder_cells(spec: LadderSpec, profile) -> tuple[list[dict], pd.DataFrame]:
