@@ -436,6 +436,13 @@ def test_partial_regenerations_keep_one_timing_per_notebook():
     second = {"notebooks": [nb("c", 30.0)]}
     second["previous"] = earlier_timings(second, first)
     assert second["previous"] == [nb("a", 1.0), nb("b", 20.0)]
+    # each kept timing names the commit it ran at, through any chain of partial regenerations
+    full["git_commit"], first["git_commit"], second["git_commit"] = "aaa", "bbb", "ccc"
+    first["previous"] = earlier_timings(first, full)
+    second["previous"] = earlier_timings(second, first)
+    assert [(n["name"], n["git_commit"]) for n in second["previous"]] == [("a", "aaa"), ("b", "bbb")]
+    third = {"notebooks": [nb("a", 5.0)], "git_commit": "ddd"}
+    assert [(n["name"], n["git_commit"]) for n in earlier_timings(third, second)] == [("b", "bbb"), ("c", "ccc")]
 
 
 def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):

@@ -263,10 +263,13 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
 def earlier_timings(record: dict, old: dict) -> list[dict]:
     """The notebooks of an earlier run record ``old`` (its own and those it carried
     over, newest first) that ``record`` did not rerun, so that any chain of partial
-    regenerations keeps one timing per notebook."""
+    regenerations keeps one timing per notebook, each with the commit it ran at."""
     rerun = {n["name"] for n in record["notebooks"]}
     kept: dict[str, dict] = {}
-    for n in list(old.get("notebooks", [])) + list(old.get("previous", [])):
+    for n in old.get("notebooks", []):
+        if n["name"] not in rerun:
+            kept.setdefault(n["name"], {**n, **({"git_commit": old["git_commit"]} if old.get("git_commit") else {})})
+    for n in old.get("previous", []):
         if n["name"] not in rerun:
             kept.setdefault(n["name"], n)
     return sorted(kept.values(), key=lambda n: n["name"])
