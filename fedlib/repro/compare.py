@@ -52,7 +52,7 @@ from .spread import Spread, load_spread, spread_for
 
 __all__ = ["STATUS", "MARK", "VERDICT", "TIE", "compare", "winners", "gains", "summarize", "findings",
            "render_comparison", "table_cells", "reproduce_table", "add_column_param", "load_spread", "method_of",
-           "metric_of", "cell_values", "close_without_std", "half_printed_unit", "last_rounds", "over_last_rounds",
+           "metric_of", "cell_values", "close_without_std", "no_std_sentence", "half_printed_unit", "last_rounds", "over_last_rounds",
            "stand_ins", "stand_in_text", "mark_stand_in", "kendall_tau", "recount"]
 
 #: Cell status of a paper-vs-ours comparison.
@@ -390,6 +390,15 @@ def verdict_text(s: dict, prefix: str) -> str:
     return text + (f" ({parts})" if parts else "")
 
 
+def no_std_sentence(no_std: int, near: int, far: int) -> str:
+    """Where the paper prints no std (``no_std`` cells): how many of those with a measured spread of ours
+    lie within it of the printed value (``near``, :func:`close_without_std`) and how many farther: a
+    check at our precision, never a verdict (the findings and the index's scale section say it so)."""
+    return (f"the paper reports no std for {no_std} cells; {near} of the {near + far} with a measured spread of "
+            f"ours lie within it of the paper's printed value (|Δ| ≤ our spread + half its last printed digit), "
+            f"{far} are farther")
+
+
 def findings(comparison: pd.DataFrame, table=None, paper=None) -> list[str]:
     """Plain-language findings of a table, computed from the comparison."""
     out = []
@@ -420,11 +429,8 @@ def findings(comparison: pd.DataFrame, table=None, paper=None) -> list[str]:
     if judged:
         out.append(f"{label}: {c['within']} of {judged} cells with a reported std are within it"
                    + (f", {c['undecided']} undecided" if c["undecided"] else ""))
-    near, far = len(s["no_std_close"]), len(s["no_std_far"])
-    if near + far:
-        out.append(f"{label}: the paper reports no std for {c['no_std']} cells; {near} of the {near + far} with a "
-                   f"measured spread of ours are within it of the paper's printed value (|Δ| ≤ our spread + half "
-                   f"its last printed digit), {far} are farther")
+    if s["no_std_close"] or s["no_std_far"]:
+        out.append(f"{label}: " + no_std_sentence(c["no_std"], len(s["no_std_close"]), len(s["no_std_far"])))
     if c["no_spread"]:
         out.append(f"{label}: {c['no_spread']} cells with a reported std are not judged: their spread was not "
                    f"measured (one seed, no seed-to-seed or cross-machine measurement)")

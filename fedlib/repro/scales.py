@@ -11,6 +11,8 @@ exist, and the budget ladders' findings.  Both read only the sidecars that
 
 from __future__ import annotations
 
+from .compare import no_std_sentence
+
 __all__ = ["summary_rows", "scale_section", "column_by_column", "SCALES"]
 
 #: The profiles compared, from the cheapest that means something to the paper's own.
@@ -151,9 +153,8 @@ def scale_section(paper: str, found: dict, pp=None) -> list[str]:
                      f"{_count(tables, 'not_run')} not run).")
         near, far = _cells(tables, "no_std_close"), _cells(tables, "no_std_far")
         if near or far:
-            lines.append(f"Where the paper reports no std ({_count(tables, 'no_std')} cells), {len(near)} of the "
-                         f"{len(near) + len(far)} with a measured spread of ours lie within it of the paper's printed "
-                         f"value (|Δ| ≤ our spread + half its last printed digit) and {len(far)} farther.")
+            text = no_std_sentence(_count(tables, "no_std"), len(near), len(far))
+            lines.append(f"{text[0].upper()}{text[1:]}.")
         for label, key in (("within std", "within"), ("outside std", "outside"), ("undecided", "undecided"),
                            ("no std in the paper, within our spread", "no_std_close"),
                            ("no std in the paper, farther than our spread", "no_std_far")):
