@@ -48,6 +48,15 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
     assert "| FedABC (AAAI 2023) | `quick` | regenerated | 72 | 0 | 0 | 0 | Table 1 +0.26 / +0.78 | +0.10 pp" in side
     assert ("| FedABC (AAAI 2023) | `paper` | regenerated: notebooks 03, 04 only | 36 | 2 | 1 | 1 | "
             "Table 1 +0.21 / +0.35 | — |") in side
+    # partial regenerations at two commits, side by side: each notebook named with its commit
+    (paper / "_run.json").write_text(json.dumps({
+        "paper": "fedabc", "profile": "paper", "only": ["07"], "git_commit": "bbbbbbb1234",
+        "notebooks": [{"name": "07_budget_ladder", "status": "ok", "wall_time_s": 5.0}], "total_wall_time_s": 5.0,
+        "previous": [{"name": "04_client_drift", "status": "ok", "wall_time_s": 1.0, "git_commit": "aaaaaaa9876"},
+                     {"name": "03_pfl_accuracy", "status": "ok", "wall_time_s": 1.0, "git_commit": "aaaaaaa9876"}]}))
+    again = build_index(root).read_text()
+    assert "| `paper` | regenerated in parts: notebooks 03, 04 at aaaaaaa, 07 at bbbbbbb | 36 |" in again
+    assert "  * `03_pfl_accuracy`: ok, 1 s (earlier regeneration at aaaaaaa)" in again
     # a paper profile not regenerated says what this CPU would run, from its measured unit costs
     fedlc_paper = next(r for r in rows if r.startswith("| FedLC (ICML 2022) | `paper` |"))
     assert "not regenerated: on this 2-core CPU" in fedlc_paper and "need a GPU" in fedlc_paper

@@ -284,7 +284,8 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
             lines.append(f"* runs: {totals['trained']} trained, {totals['reused']} from the store, "
                          f"{totals['trained_again']} trained a second time")
         timed = [(nb, "") for nb in (cold or run).get("notebooks", [])] + [
-            (nb, " (earlier regeneration)") for nb in run.get("previous", [])]
+            (nb, " (earlier regeneration" + (f" at {nb['git_commit'][:7]})" if nb.get("git_commit") else ")"))
+            for nb in run.get("previous", [])]
         for nb, when in sorted(timed, key=lambda t: t[0]["name"]):
             again = f"; {nb['trained_again']} trained a second time" if nb.get("trained_again") else ""
             runs = (f", {nb['trained']} of {nb['runs']} runs trained (the rest from the store{again})"

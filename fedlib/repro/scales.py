@@ -61,6 +61,23 @@ def _plan_text(paper: str) -> str:
             f"{p['not_run']} need a GPU; `python -m fedlib.repro.regenerate --profile paper --paper {paper}`")
 
 
+def _status(run: dict) -> str:
+    """"regenerated"; "regenerated: notebooks 03, 04 only" (one partial regeneration); or, where
+    partial regenerations at several commits left their outputs side by side, "regenerated in parts:
+    notebooks 05 at f57e741, 09 at ab501f5" (``_run.json``'s notebooks and those it carried)."""
+    only = run.get("only")
+    if not only:
+        return "regenerated"
+    before = [n for n in run.get("previous", []) if n.get("name")]
+    if not before:
+        return f"regenerated: notebooks {', '.join(only)} only"
+    by_commit: dict[str, list[str]] = {}
+    for n in [{**n, "git_commit": run.get("git_commit")} for n in run.get("notebooks", [])] + before:
+        by_commit.setdefault(str(n.get("git_commit") or "an unrecorded commit")[:7], []).append(n["name"][:2])
+    parts = sorted((sorted(nbs), commit) for commit, nbs in by_commit.items())
+    return "regenerated in parts: notebooks " + ", ".join(f"{', '.join(nbs)} at {c}" for nbs, c in parts)
+
+
 def summary_rows(found: dict, papers: dict, *, plans: bool = True) -> list[str]:
     """A Markdown table: one row per paper and profile of :data:`SCALES`: cells run, within / outside /
     undecided against the paper's std, the headline gain per table (ours / paper), the budget
@@ -82,8 +99,7 @@ def summary_rows(found: dict, papers: dict, *, plans: bool = True) -> list[str]:
                 continue
             tables = _tables(entry["metas"])
             run = sum(m.get("summary", {}).get("run", 0) for m in tables)
-            only = (entry.get("run") or {}).get("only")
-            status = f"regenerated: notebooks {', '.join(only)} only" if only else "regenerated"
+            status = _status(entry.get("run") or {})
             lines.append(f"| {title} | `{profile}` | {status} | {run} | {_count(tables, 'within')} | "
                          f"{_count(tables, 'outside')} | {_count(tables, 'undecided')} | {_gain_text(tables)} | "
                          f"{_ladder(entry['metas'])} |")
