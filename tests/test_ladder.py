@@ -100,7 +100,9 @@ def test_on_a_cpu_the_paper_profile_ladder_runs_the_seeds_it_declares_and_every_
     # the rungs' estimates count those 2 seeds: rung 0 is 2 methods × 2 seeds × one run's estimate
     run0 = next(c["config"] for c in cells if c["rung"] == 0 and c["method"] == "fedavg")
     assert plan.est_cpu_min[0] == pytest.approx(2 * 2 * paper.cost.seconds(run0) / 60, rel=0.05)
+    assert any("trains 2 of the table's 5 seeds (0, 1" in d for d in L.deviations(spec, paper))
     everything = dataclasses.replace(spec, cpu_seeds=None)
+    assert not any("of the table's" in d for d in L.deviations(everything, paper))
     assert L.ladder_seeds(everything, paper) == tuple(get_paper("fedlc").seeds)
     monkeypatch.setenv(costs.DEVICE_ENV, "cuda")
     assert L.ladder_seeds(spec, paper) == tuple(get_paper("fedlc").seeds)

@@ -408,5 +408,10 @@ def deviations(spec: LadderSpec, profile) -> list[str]:
     """What the ladder's runs change from the paper's cell, for the sidecars."""
     _, _, what = _low_high(spec, profile)
     keys = ", ".join(spec.scale_keys)
-    return [f"budget ladder, {what}: {keys} scaled together, geometrically between the two ends; every other "
-            "setting is the cell's"] + (list(spec.notes) if profile.name != "smoke" else [])
+    out = [f"budget ladder, {what}: {keys} scaled together, geometrically between the two ends; every other "
+           "setting is the cell's"] + (list(spec.notes) if profile.name != "smoke" else [])
+    ran, table = ladder_seeds(spec, profile), tuple(profile.seeds_for(spec.table))
+    if profile.name == "paper" and len(ran) < len(table):
+        out.append(f"on a CPU the ladder trains {len(ran)} of the table's {len(table)} seeds "
+                   f"({', '.join(map(str, ran))}; LadderSpec.cpu_seeds): rungs × methods × seeds multiply")
+    return out
