@@ -48,7 +48,9 @@ Total of the paper profile here (``fedlib.repro.plan.plan('fedabc')``): 180 runs
 MNIST runs, the sensitivity study's 48 and the budget ladder's 24), ≈ 7.4 CPU-h, ≈ 3.7 h on the profile's
 2 workers; 120 runs need a GPU (≈ 190 CPU-h).  The budget ladder (:data:`LADDER`) under quick: 4 rungs × 2 runs of 20 / 34 /
 58 / 100 rounds ≈ (48 + 68 + 102 + 162) s × 2 ≈ 13 CPU-min, ≈ 6 min on 2 workers (within its
-8-minute budget, so the paper's own 100 rounds are reached in quick).
+8-minute budget, so the paper's own 100 rounds are reached in quick).  Under paper the same rungs with
+the 3 seeds: 24 runs, est. 0.6 CPU-h, 19 min on 2 workers; measured (``--only 07`` at 17520d9, empty
+store, nice, 2 workers): **16.7 min**.
 """
 
 _MLP = UnitCost(s_per_sample_epoch=4.73e-5, fixed_s=19.7,

@@ -40,8 +40,10 @@ The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 
 three lower rungs fit.  The ladder runs 2 of the table's 5 seeds on a CPU (``LADDER.cpu_seeds``): its
 rungs (15 / 25 / 41 rounds on 6,000 / 8,322 / 11,542 samples) cost ≈ 6 / 13 / 30 CPU-min a run, so
 2 methods × 2 seeds ≈ 24 + 54 + 120 ≈ **198 CPU-min**, ≈ 1.7 h on the profile's 2 workers (with all 5
-seeds it would be ≈ 8.2 CPU-h).  ``--only 05`` plans Table 4 alone (≈ 10 min), ``--only 09`` the ladder
-alone.  1,545 runs need a GPU (≈ 97,000 CPU-h here), 175 more have no measured cost (FEMNIST, the
+seeds it would be ≈ 8.2 CPU-h).  Measured (``--profile paper --paper fedlc --only 09`` at 17520d9, empty
+store, nice, 2 workers, quiet cores): the runs took 4.4 / 10.4 / 23.9 min each (0.73-0.80 of the estimate),
+**77.6 min** of wall time for the 12.  ``--only 05`` plans Table 4 alone (≈ 10 min), ``--only 09`` the
+ladder alone.  1,545 runs need a GPU (≈ 97,000 CPU-h here), 175 more have no measured cost (FEMNIST, the
 ImageNet subset).  With a GPU (``--device cuda``) the ladder runs every seed and every rung.
 
 The budget ladder (:data:`LADDER`) under quick: no rung runs (a ladder budget of 0 min).  Its rung 0, 15
