@@ -40,6 +40,7 @@ The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 
   **123.2 min**, ≈ 137 s of CPU a run (committed in ``figures/fedabc/paper/``).
 * the sensitivity study (MNIST Dir(0.3), 100 rounds, 80 % of the data): 4 values × 4
   hyperparameters + the center, FedABC_wi and FedAvg ≈ 16 settings × 3 seeds × ≈ 150 s ≈ 2.0 CPU-h;
+  measured (``--only 06`` at 17520d9, empty store, 2 workers, partly beside the test suite): **50.5 min**;
   Fig. 2 (one client, no federation) seconds.
 * Tables 1-2 CIFAR-10 (108 runs) and Fig. 5 (FedABC_wi on CIFAR-10, 12 runs): not run on this
   CPU, ≈ 1.6 CPU-h each: **≈ 190 CPU-h**, a GPU job; GPU time not measured (no GPU lent).
