@@ -38,6 +38,7 @@ def _table(gaps, stds=None, paper=0.4):
     ([-2.0, -1.0, -0.5], [1.0, 1.0, 1.0], "not at all"),  # 1.5 pp closer, within twice the std
     # a measured std decides, not the one-seed floor of 0.5 pp: 0.35 pp closer against twice 0.05
     ([0.0, 0.1, 0.35], [0.05, 0.05, 0.05], "toward the paper's value"),
+    ([0.0, 0.1, 0.35], [0.0, 0.0, 0.0], "not at all"),  # a std of 0 measured: the one-seed floor, never 0
 ])
 def test_the_finding_compares_the_distance_to_the_papers_gap_at_the_lowest_and_highest_rung(gaps, stds, verdict):
     spec = L.spec_for("fedabc")

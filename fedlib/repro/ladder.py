@@ -325,7 +325,7 @@ def finding(spec: LadderSpec, table: pd.DataFrame) -> str:
     if len(ran) < 2:
         return text + ": undecided (one budget ran)"
     stds = [s for s in (lo.gap_std, hi.gap_std) if isinstance(s, float) and not math.isnan(s)]
-    tol = 2 * max(stds) if stds else spec.tolerance_pp
+    tol = 2 * max(stds) if stds and max(stds) > 0 else spec.tolerance_pp  # a spread of 0 is never assumed
     d_lo, d_hi = abs(lo.gap - paper_gap), abs(hi.gap - paper_gap)
     if d_hi < d_lo - tol:
         verdict = "toward the paper's value"
