@@ -57,6 +57,11 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
     again = build_index(root).read_text()
     assert "| `paper` | regenerated in parts: notebooks 03, 04 at aaaaaaa, 07 at bbbbbbb | 36 |" in again
     assert "  * `03_pfl_accuracy`: ok, 1 s (earlier regeneration at aaaaaaa)" in again
+    # an earlier record from before commits were kept says so, whole
+    record = json.loads((paper / "_run.json").read_text())
+    record["previous"][0].pop("git_commit")
+    (paper / "_run.json").write_text(json.dumps(record))
+    assert "notebooks 03 at aaaaaaa, 04 at an unrecorded commit, 07 at bbbbbbb |" in build_index(root).read_text()
     # a paper profile not regenerated says what this CPU would run, from its measured unit costs
     fedlc_paper = next(r for r in rows if r.startswith("| FedLC (ICML 2022) | `paper` |"))
     assert "not regenerated: on this 2-core CPU" in fedlc_paper and "need a GPU" in fedlc_paper

@@ -52,8 +52,8 @@ from .spread import Spread, load_spread, spread_for
 
 __all__ = ["STATUS", "MARK", "VERDICT", "TIE", "compare", "winners", "gains", "summarize", "findings",
            "render_comparison", "table_cells", "reproduce_table", "add_column_param", "load_spread", "method_of",
-           "metric_of", "cell_values", "close_without_std", "no_std_sentence", "half_printed_unit", "last_rounds", "over_last_rounds",
-           "stand_ins", "stand_in_text", "mark_stand_in", "kendall_tau", "recount"]
+           "metric_of", "cell_values", "close_without_std", "no_std_sentence", "half_printed_unit", "last_rounds",
+           "over_last_rounds", "stand_ins", "stand_in_text", "mark_stand_in", "kendall_tau", "recount"]
 
 #: Cell status of a paper-vs-ours comparison.
 STATUS = {

@@ -54,7 +54,7 @@ class LadderSpec:
     rungs: int = 4  # budgets from quick's to the paper's, both included (when all are affordable)
     quick_budget_minutes: float = 30.0  # wall time the quick profile's ladder may take (on its workers)
     cpu_seeds: int | None = None  # the paper profile on a CPU runs the first this many of the table's seeds (None: all)
-    tolerance_pp: float = 0.5  # one seed (no std): a change of the distance to the paper's gap below this is "not at all"
+    tolerance_pp: float = 0.5  # one seed (no std): a change of the distance to the paper's gap below this: "not at all"
     notes: tuple[str, ...] = field(default_factory=tuple)
     adjust: Callable[[dict], dict] = _same  # a rescaled cell's settings that follow from its scale keys
 

@@ -72,8 +72,9 @@ def _status(run: dict) -> str:
     if not before:
         return f"regenerated: notebooks {', '.join(only)} only"
     by_commit: dict[str, list[str]] = {}
-    for n in [{**n, "git_commit": run.get("git_commit")} for n in run.get("notebooks", [])] + before:
-        by_commit.setdefault(str(n.get("git_commit") or "an unrecorded commit")[:7], []).append(n["name"][:2])
+    for name, commit in ([(n["name"], run.get("git_commit")) for n in run.get("notebooks", [])]
+                         + [(n["name"], n.get("git_commit")) for n in before]):
+        by_commit.setdefault(commit[:7] if commit else "an unrecorded commit", []).append(name[:2])
     parts = sorted((sorted(nbs), commit) for commit, nbs in by_commit.items())
     return "regenerated in parts: notebooks " + ", ".join(f"{', '.join(nbs)} at {c}" for nbs, c in parts)
 
