@@ -117,3 +117,15 @@ def test_on_a_cpu_the_paper_profile_ladder_runs_the_seeds_it_declares_and_every_
 def test_a_ladder_with_a_bad_seed_count_is_refused_naming_it(bad):
     with pytest.raises(ValueError, match="cpu_seeds must be an integer ≥ 1"):
         dataclasses.replace(L.spec_for("fedlc"), cpu_seeds=bad)
+
+
+def test_the_sidecar_records_the_seeds_the_ladder_trained_not_the_tables(monkeypatch):
+    import types
+
+    monkeypatch.setenv(costs.DEVICE_ENV, "cpu")
+    paper = get_paper("fedlc").profile("paper")
+    spec = L.spec_for("fedlc")
+    grid = types.SimpleNamespace(runs=pd.DataFrame({"dataset_used": ["cifar10", None, "cifar10"]}))
+    meta = L.sidecar_meta(spec, paper, grid)
+    assert meta["seeds"] == (0, 1) and len(paper.seeds_for(spec.table)) == 5
+    assert meta["datasets"] == ["cifar10"] and meta["deviations"] == L.deviations(spec, paper)

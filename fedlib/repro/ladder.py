@@ -29,7 +29,8 @@ from typing import Any, Callable
 import pandas as pd
 
 __all__ = ["LadderSpec", "spec_for", "rung_scales", "ladder_seeds", "ladder_cells", "run_ladder", "ladder_table",
-           "ladder_figure", "figure_caption", "finding", "plan_frame", "deviations", "paper_values", "EXPERIMENT"]
+           "ladder_figure", "figure_caption", "finding", "sidecar_meta", "plan_frame", "deviations", "paper_values",
+           "EXPERIMENT"]
 
 #: The name ladders save under (tables, figures, progress).
 EXPERIMENT = "budget_ladder"
@@ -265,6 +266,13 @@ def run_ladder(spec: LadderSpec, ctx) -> tuple[pd.DataFrame, Any]:
     grid = run_grid(cells, seeds=ladder_seeds(spec, ctx.profile), store=ctx.store, workers=ctx.profile.workers,
                     progress=ctx.progress, desc=f"{spec.paper} {EXPERIMENT} ({ctx.profile.name})")
     return ladder_table(spec, plan, grid.runs), grid
+
+
+def sidecar_meta(spec: LadderSpec, profile, grid) -> dict:
+    """What a ladder's table and figure record beside them: the seeds it trained, the datasets its runs
+    used and its deviations from the paper's cell."""
+    return dict(seeds=ladder_seeds(spec, profile), datasets=sorted(grid.runs.dataset_used.dropna().unique()),
+                deviations=deviations(spec, profile))
 
 
 def paper_values(spec: LadderSpec) -> tuple[float | None, float | None]:
