@@ -304,10 +304,8 @@ def _validate(c) -> None:
     for token in tokens:  # the method's own joint checks (e.g. FedConcat: num_clusters ≤ num_clients)
         if token.check is not None:
             token.check(c)
-    if c.device.startswith("cuda"):
-        import torch
-
-        _require(torch.cuda.is_available(), "device", "'cpu' on this machine (CUDA is not available)", c.device)
+    # Whether the device exists here is checked when a run trains (fedlib.simulation.require_device), not
+    # here: a result trained on a GPU stays readable from the store on a machine without one.
 
 
 def _resolve_server_data(c) -> None:

@@ -46,7 +46,7 @@ from tqdm.auto import tqdm
 from .algorithms.server_training import ServerRound
 from .client import (EngineFallbackWarning, client_optimizer, client_tasks, client_trainer, round_algorithm,
                      train_locally)
-from .config import Config
+from .config import Config, ConfigError
 from .engine import sample_clients
 from .evaluation import evaluate, evaluate_predictor, evaluation_row, personalized_evaluation
 from .experiment import Experiment, prepare
@@ -205,7 +205,27 @@ def simulate(config: Config, *, store: Store | None = None, progress: bool = Tru
     return stored
 
 
+def require_device(config: Config) -> None:
+    """A run on ``cuda`` needs CUDA here: a clear error before any work starts, else nothing.  (A
+    configuration naming ``cuda`` is valid anywhere, so that its stored result can be read on a CPU.)"""
+    if config.device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ConfigError(f"device must be 'cpu' on this machine (CUDA is not available), got {config.device!r}")
+
+
+def device_name(device: str) -> str:
+    """The hardware a run trained on, for its summary: the GPU's name on ``cuda``, else the processor's."""
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    import platform
+
+    return platform.processor() or platform.machine() or "cpu"
+
+
 def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
+    require_device(config)
     exp = experiment or prepare(config)
     if config.device != "cpu":  # a copy: the loaded data may be shared (memoized) on the CPU
         exp.data = dataclasses.replace(exp.data, **{name: getattr(exp.data, name).to(config.device)
@@ -281,6 +301,7 @@ def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
         "final_accuracy": evaluated[-1]["test_accuracy"] if evaluated else None,
         "wall_time_s": time.perf_counter() - start_time,
         "rounds": config.rounds,
+        "device_name": device_name(config.device),
         "key": key,
         "algorithm": exp.algorithm.describe(),
         "train_class_counts": exp.class_counts.sum(0).tolist(),  # n_y over all clients (many/medium/few)

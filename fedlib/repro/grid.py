@@ -114,7 +114,7 @@ def _run_one(config: dict, store_root: str | None) -> dict:
     if result.diverged_round is not None:  # its accuracy is a broken model's: not a result
         status, note = "diverged", f"diverged: the parameters were not finite after round {result.diverged_round}"
     return {"status": status, "note": note, **_metrics(run_metrics(result)), "wall_time_s": result.wall_time_s,
-            "key": result.summary.get("key"), "history": hist, "elapsed_s": time.perf_counter() - t0,
+            "key": result.summary.get("key"), "device_name": result.summary.get("device_name"), "history": hist, "elapsed_s": time.perf_counter() - t0,
             "from_store": result.from_store}
 
 
