@@ -384,3 +384,21 @@ def test_server_momentum_is_heavy_ball_on_the_pseudo_gradient():
     w2, state = opt.apply(w1, g2, state)
     v2 = 0.3 * g1["a"] + g2["a"]
     assert torch.allclose(w2["a"], w["a"] - 0.5 * g1["a"] - 0.5 * v2)
+
+
+def test_fedic_server_round_keeps_every_tensor_on_the_models_device():
+    """On a GPU, FEDIC's first server step stopped the run: the calibration parameters were made on the
+    CPU while the clients' logits were on the GPU.  The meta device stands in for the GPU here: any tensor
+    left on the CPU meets one on meta and raises, as it would on cuda."""
+    net = _model().to("meta")
+    w = {k: v.to("meta") for k, v in _params(_model()).items()}
+    clients = [{k: v.to("meta") for k, v in _perturbed(_params(_model()), s).items()} for s in (1, 2)]
+    cpu = _server_data()
+    data = ServerData(aux_x=cpu.aux_x.to("meta"), aux_y=cpu.aux_y.to("meta"), unlabeled_x=cpu.unlabeled_x)
+    ctx = ServerRound(1, net, clients, [10, 10], torch.zeros(2, K), data, 3, device="meta")
+    part = _fedic()
+    state = part.init_state(w)
+    assert {v.device.type for v in state["calibration"].values()} == {"meta"}
+    new, state = part.after_round(ctx, w, state)
+    assert {v.device.type for v in new.values()} == {"meta"}
+    assert {v.device.type for v in state["calibration"].values()} == {"meta"}

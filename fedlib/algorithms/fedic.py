@@ -149,7 +149,9 @@ class FedicServer(ServerTraining):
 
     def init_state(self, params):
         num_classes, dim = params["classifier.weight"].shape
-        cal = init_calibration(num_classes, dim, self.client_weight_init, self.gate_bias, self.seed)
+        device = params["classifier.weight"].device  # drawn on the CPU (the same numbers on every device), then moved
+        cal = {k: v.to(device) for k, v in
+               init_calibration(num_classes, dim, self.client_weight_init, self.gate_bias, self.seed).items()}
         return {"calibration": cal, "calibration_adam": adam_init(cal),
                 "finetune_adam": adam_init(params), "distill_adam": adam_init(params)}
 

@@ -28,7 +28,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "resolve_device", "train_size", "client_samples_per_round",
+__all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "resolve_device", "stored_gpu_runs", "gpu_note", "train_size",
+           "client_samples_per_round",
            "ungated", "format_hours", "DEFAULT_BUDGET_HOURS"]
 
 #: Environment variable naming the device of paper-profile runs (``cpu`` or ``cuda``).
@@ -164,6 +165,31 @@ class CostModel:
         if math.isinf(self.cpu_run_limit_s) or self.fits_cpu(cfg):
             return cfg, ""
         return None, self.not_run_note(cfg)
+
+
+def stored_gpu_runs(cfg: dict, seeds, store=None) -> dict[int, str]:
+    """The seeds whose run of ``cfg`` on ``cuda`` is finished in ``store`` (None: the regeneration store,
+    :func:`fedlib.repro.grid.default_store`), each with the device it trained on: what a CPU shows of a
+    cell it cannot afford, once a GPU (``python -m fedlib.repro.cells``) has trained it."""
+    from ..config import Config
+    from ..store import Store
+    from .grid import default_store
+
+    store = default_store() if store is None else (store if isinstance(store, Store) else Store(store))
+    found = {}
+    for seed in seeds:
+        key = store.key(Config.from_dict({**cfg, "device": "cuda", "seed": int(seed)}))
+        result = store.load_result(key) if (store.entry(key) / "result.json").exists() else None
+        if result is not None:
+            found[int(seed)] = result["summary"].get("device_name") or "a GPU"
+    return found
+
+
+def gpu_note(found: dict[int, str], seeds) -> str:
+    """The note of a cell shown from GPU runs in the store: which seeds, on which device."""
+    names = ", ".join(sorted(set(found.values())))
+    return (f"trained on a GPU ({names}): {len(found)} of {len(tuple(seeds))} seeds, read from the store; "
+            "the others need a GPU")
 
 
 def ungated(profile):

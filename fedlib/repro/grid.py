@@ -95,12 +95,30 @@ def run_metrics(result) -> dict:
     return out
 
 
+def _stored_or_cuda(config: dict, store_root: str | None) -> bool:
+    """A run on ``cuda`` can be had here: CUDA is available, or its result is in the store."""
+    import torch
+
+    from ..config import Config
+    from ..store import Store
+
+    if torch.cuda.is_available():
+        return True
+    if not store_root:
+        return False
+    store = Store(store_root)
+    return (store.entry(store.key(Config.from_dict(config))) / "result.json").exists()
+
+
 def _run_one(config: dict, store_root: str | None) -> dict:
     """Run (or load) one configuration; never raises for a missing dataset."""
     from ..api import run
     from ..data import DatasetNotFoundError
 
     t0 = time.perf_counter()
+    if str(config.get("device", "cpu")).startswith("cuda") and not _stored_or_cuda(config, store_root):
+        return {"status": "not run",
+                "note": "not run: needs a GPU (no run of this seed trained on one is in the store)"}
     try:
         result = run(config, store=store_root if store_root else False, progress=False)
     except DatasetNotFoundError as err:
@@ -114,7 +132,8 @@ def _run_one(config: dict, store_root: str | None) -> dict:
     if result.diverged_round is not None:  # its accuracy is a broken model's: not a result
         status, note = "diverged", f"diverged: the parameters were not finite after round {result.diverged_round}"
     return {"status": status, "note": note, **_metrics(run_metrics(result)), "wall_time_s": result.wall_time_s,
-            "key": result.summary.get("key"), "device_name": result.summary.get("device_name"), "history": hist, "elapsed_s": time.perf_counter() - t0,
+            "key": result.summary.get("key"), "device_name": result.summary.get("device_name"), "history": hist,
+            "elapsed_s": time.perf_counter() - t0,
             "from_store": result.from_store}
 
 

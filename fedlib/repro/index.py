@@ -257,6 +257,25 @@ def _no_std(summary: dict) -> str:
     return f"{n} ({near} within our spread, {far} farther)" if near + far else str(n)
 
 
+def _gpu_lines(folder: Path, rel: str) -> list[str]:
+    """The runs a GPU trained for this profile (``python -m fedlib.repro.cells --record``, in ``gpu/``):
+    kept apart from the notebooks' outputs, which a regeneration rewrites."""
+    metas = [m for m in (_load(p) for p in sorted(folder.glob("*.json"))) if m] if folder.is_dir() else []
+    if not metas:
+        return []
+    lines = ["**Runs on a GPU** (`python -m fedlib.repro.cells`; a CPU regeneration shows a finished one in its "
+             "table from the store):", ""]
+    for m in sorted(metas, key=lambda m: (m.get("kind") != "table", m["name"])):
+        files = m.get("files", {})
+        link = (f"![{m['name']}]({rel}/{files.get('png', m['name'] + '.png')})" if m.get("kind") == "figure"
+                else f"[{m.get('title') or m['name']}]({rel}/{files.get('md', m['name'] + '.md')})")
+        where = ", ".join(m.get("device_names") or []) or m.get("device", "a GPU")
+        trained = f"trained at `{m['trained_at']}`, " if m.get("trained_at") else ""
+        lines += [f"* {link}", "", f"  {m.get('caption', '')} ({where}; {trained}recorded at "
+                                   f"`{m.get('git_commit', 'unknown')}`)", ""]
+    return lines
+
+
 def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path) -> list[str]:
     folder: Path = entry["folder"]
     rel = os.path.relpath(folder, index.parent)
@@ -345,6 +364,7 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
         for m in found:
             lines += [f"* {f} ({m['name']})" for f in m["findings"]]
         lines.append("")
+    lines += _gpu_lines(folder / "gpu", f"{rel}/gpu")
     by_nb: dict[str, list[dict]] = {}
     for m in metas:
         by_nb.setdefault(m.get("notebook") or "other", []).append(m)

@@ -119,6 +119,7 @@ class Profile:
             cfg.update(extra.get("synthetic" if used == "synthetic" else "image", {}) if
                        ("image" in extra or "synthetic" in extra) else extra)
         from ..data import DATASETS
+        from .costs import gpu_note, stored_gpu_runs
 
         if used in DATASETS and DATASETS[used].natural_clients:
             cfg.pop("max_train_samples", None)  # its clients come with the data (Synthetic, FEMNIST)
@@ -126,8 +127,13 @@ class Profile:
         note = "" if used == ds else f"{pp.dataset_label(ds)} → {pp.dataset_label(used)}"
         trains = experiment is None or self.setting(experiment, "trains", True)
         if self.cost is not None and trains:  # on a CPU, the runs it affords; on a GPU, every run (.costs)
+            wanted = cfg
             cfg, gated = self.cost.gate(cfg, self.device)
-            if gated and used in DATASETS and not _present(used):  # the first reason it does not run here
+            seeds = self.seeds_for(experiment) if experiment is not None else self.seeds
+            found = stored_gpu_runs(wanted, seeds) if gated else {}
+            if found:  # a GPU trained it (python -m fedlib.repro.cells): its seeds come from the store
+                cfg, gated = {**wanted, "device": "cuda"}, gpu_note(found, seeds)
+            elif gated and used in DATASETS and not _present(used):  # the first reason it does not run here
                 gated = (f"not run: {pp.dataset_label(used)} is absent here (no files under the data root); where "
                          f"present, {gated.removeprefix('not run').lstrip(': ')}")
             note = gated or note

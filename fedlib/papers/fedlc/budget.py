@@ -46,6 +46,14 @@ store, nice, 2 workers, quiet cores): the runs took 4.4 / 10.4 / 23.9 min each (
 ladder alone.  1,545 runs need a GPU (≈ 97,000 CPU-h here), 175 more have no measured cost (FEMNIST, the
 ImageNet subset).  With a GPU (``--device cuda``) the ladder runs every seed and every rung.
 
+On a GPU (``python -m fedlib.repro.cells --paper fedlc --table table1 --columns cifar10_beta0.5 --rows
+fedavg,fedlc --seeds 0,1 --device cuda``, at ff05572, 2026-11-24, one NVIDIA H100 80GB HBM3): the four runs
+shared the GPU with 8 runs of FedConcat and FEDIC for their first 14 min, then with each other; each reached
+round 310 of 400 in ≈ 1,355 s when the session's 30 GPU-min ran out, i.e. ≤ 4.4 s a round
+(310 × 50,000 sample-epochs: **≤ 8.7e-5 s per client sample-epoch**, an upper bound since the GPU was
+shared).  A 400-round Table 1 run is then ≤ 29 GPU-min when 4 share the GPU; Table 1's CIFAR-10 columns
+(7 methods × 4 β × 5 seeds = 140 runs) ≤ 17 GPU-h that way.  Their progress: ``figures/fedlc/paper/gpu/``.
+
 The budget ladder (:data:`LADDER`) under quick: no rung runs (a ladder budget of 0 min).  Its rung 0, 15
 rounds on 6,000 samples, would cost 2 × (25 + 15 × 6,000 × 3.75 ms) ≈ 12 CPU-min and alone shows no
 trend; the next rung ≈ 27 CPU-min for its 2 runs.  It was 60 min on 2 workers (three rungs) before issue 24
@@ -55,8 +63,10 @@ of at most 30 CPU-min, 2 seeds).
 
 _LOGREG = UnitCost(fixed_s=0.12, s_per_round=0.036,
                    measured="fedlc_synthetic_logreg: 5/25 rounds 0.30/1.02 s, 2026-11-24, load 10")
-_CNN_CIFAR = UnitCost(s_per_sample_epoch=3.75e-3, fixed_s=25.4,
-                      measured="fedlc_cifar10_cnn: 4,000 samples, 1/3 rounds 40.4/70.4 s, 2026-11-24, load 7")
+_CNN_CIFAR = UnitCost(s_per_sample_epoch=3.75e-3, fixed_s=25.4, gpu_s_per_sample_epoch=8.7e-5,
+                      measured="fedlc_cifar10_cnn: 4,000 samples, 1/3 rounds 40.4/70.4 s, 2026-11-24, load 7; GPU: "
+                               "Table 1 D(0.5) on an H100 shared by 4 to 12 runs, 310 rounds in 1,355 s per run "
+                               "(an upper bound)")
 
 COST = CostModel(units={"logreg": _LOGREG, "cnn_cifar": _CNN_CIFAR}, cpu_run_limit_s=CPU_RUN_LIMIT_S)
 
