@@ -129,3 +129,20 @@ def test_the_sidecar_records_the_seeds_the_ladder_trained_not_the_tables(monkeyp
     meta = L.sidecar_meta(spec, paper, grid)
     assert meta["seeds"] == (0, 1) and len(paper.seeds_for(spec.table)) == 5
     assert meta["datasets"] == ["cifar10"] and meta["deviations"] == L.deviations(spec, paper)
+
+
+def test_the_ladder_figure_labels_one_tick_per_rung_and_no_minor_ticks():
+    """The FedABC paper ladder's default log ticks printed 3×10⁶ and 4×10⁶ on top of each other."""
+    import matplotlib.pyplot as plt
+
+    spec = L.spec_for("fedabc")
+    table = _table([0.09, 0.16, 0.11, 0.13], [0.05, 0.02, 0.04, 0.03]).assign(
+        sample_epochs=[6.0e5, 1.02e6, 1.74e6, 3.0e6], fedavg_mean=[97.2, 97.8, 98.2, 98.5],
+        fedabc_mean=[97.3, 97.9, 98.3, 98.6], n_seeds=[3] * 4)
+    fig = L.ladder_figure(spec, table)
+    fig.canvas.draw()
+    for ax in fig.axes:
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["600k", "1.02M", "1.74M", "3M"]
+        assert ax.xaxis.get_minor_locator().tick_values(1e5, 1e7) == []
+    plt.close(fig)
+    assert [L.compact_count(v) for v in (950, 6000, 2.0e7, 1.5e9)] == ["950", "6k", "20M", "1.5G"]

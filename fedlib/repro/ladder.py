@@ -359,6 +359,24 @@ def figure_caption(table: pd.DataFrame) -> str:
     return " ".join(t for t in (text, std_caption(_seeds(table))) if t)
 
 
+def compact_count(value: float) -> str:
+    """A count for a tick label: 600000 → '600k', 1020000 → '1.02M', 20000000 → '20M'."""
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value:.3g}"
+
+
+def _rung_ticks(ax, x) -> None:
+    """One labelled tick per rung on a log axis, no minor labels: the default log ticks of a short
+    range (3×10⁶ beside 4×10⁶) overlap."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.xaxis.set_major_locator(FixedLocator(sorted(set(float(v) for v in x))))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: compact_count(v)))
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
 def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     """Left: the gap per rung against the client sample-epochs of a run (log), the paper's gap
     dashed, not-run rungs as open markers on it; right: both methods' accuracy per rung and
@@ -386,6 +404,7 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     for ax in (ax1, ax2):
         ax.set_xlim(lo / 1.6, hi * 1.6)
     ax1.set_xscale("log")
+    _rung_ticks(ax1, x)
     ax1.set_xlabel("client sample-epochs per run")
     ax1.set_ylabel(f"{pp.gain_label(spec.method, spec.baseline)} (pp)")
     ax1.legend(frameon=False, fontsize=8)
@@ -394,6 +413,7 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
         if ref is not None:
             ax2.axhline(ref, color=f"C{i}", ls=":", lw=1)
     ax2.set_xscale("log")
+    _rung_ticks(ax2, x)
     ax2.set_xlabel("client sample-epochs per run")
     ax2.set_ylabel(f"{spec.metric.replace('_', ' ')} (%); dotted: paper")
     ax2.legend(frameon=False, fontsize=8)
