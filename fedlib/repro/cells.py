@@ -8,9 +8,10 @@ that device, into the results store, exactly as the regeneration would configure
         --rows fedavg,fedlc --seeds 0,1 --device cuda --store results/ --workers 4
 
 A later regeneration that reads the same store, on any machine, shows those cells with the trained
-numbers and the device they ran on (:func:`fedlib.repro.costs.CostModel.gate` looks a cell up on the
-GPU before marking it "not run").  Each run's time and device are printed, and also written beside the
-store as ``cells-<paper>-<table>.json``.
+numbers and the device they ran on (:meth:`fedlib.repro.profiles.Profile.config` looks up a cell the CPU
+cannot afford with :func:`fedlib.repro.costs.stored_gpu_runs` before marking it "not run").  Each run's
+time and device are printed, and written into the store folder as ``cells-<paper>-<table>.json``.
+``--status`` says how far each run has got, ``--record DIR`` writes its table and learning curves.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
     """How far each chosen run has got in ``store``: ``(runs, curves)``.
 
     ``runs``: one row per cell and seed with ``state`` (``finished``, ``interrupted`` -- a checkpoint,
-    no result -- or ``not started``), the ``round`` reached of ``rounds``, the last evaluated test
+    no result -- or ``not started``), the ``round`` reached of ``rounds`` (of a method with several
+    stages: the round within ``stage``, the index of the stage it stopped in), the last evaluated test
     ``accuracy`` (%), the training seconds so far (``elapsed_s``), the ``device_name`` (from the result's
     summary; ``device_name`` for runs whose summary is not written yet) and the training code version of
     the store key.  ``curves``: every evaluated round of every run (row, column, seed, round, test_accuracy %).
@@ -121,7 +123,7 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
                 stage = (ckpt or {}).get("stage_state") or {}
                 history = list((ckpt or {}).get("history") or []) + list(stage.get("history") or [])
                 row.update(state="interrupted" if ckpt else "not started", round=stage.get("round", 0),
-                           elapsed_s=(ckpt or {}).get("elapsed_s"))
+                           elapsed_s=(ckpt or {}).get("elapsed_s"), stage=(ckpt or {}).get("stage", 0))
             evaluated = [h for h in history if h.get("test_accuracy") is not None]
             row["accuracy"] = 100.0 * evaluated[-1]["test_accuracy"] if evaluated else None
             runs.append(row)
