@@ -42,12 +42,18 @@ At the paper's scale (all data, E = 10, 40 clients: 600,000 sample-epochs a roun
 
 The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 CPU-min;
 ``fedlib.repro.plan.plan('fedconcat')``): the Centralized cells and the budget ladder's lower rungs,
-27 runs ≈ 2.8 CPU-h; 621 runs need a GPU (≈ 1,190 CPU-h here), 189 more have no measured cost
+27 runs ≈ 2.7 CPU-h; 621 runs need a GPU (≈ 1,190 CPU-h here), 189 more have no measured cost
 (ResNet-18 on CIFAR-100 / Tiny-ImageNet, both absent, and Fig. 4's 5-encoder model).  GPU time: not
 measured (no GPU lent).  The budget ladder (:data:`LADDER`) under quick, one seed: rungs at (T_e, T_c, E,
 samples) = (6, 60, 1, 15,000), (9, 101, 2, 19,422), (13, 171, 2, 25,149): ≈ 0.7 + 2.5 + 4.8 CPU-min ≈ 4 min
 on 2 workers (its budget; it was 30 min, from T_e = 10, before issue 24 took quick to two hours for all four
 papers); the paper's (50, 1000, 10, 60,000), ≈ 256 CPU-min for its two runs, is shown as not run.
+
+The ladder under ``paper`` (3 seeds, the profile's 2 workers, runs of ≤ 30 CPU-min): rungs (6, 60, 1, 15,000),
+(13, 165, 2, 24,703), (28, 454, 5, 40,682), est. 2.0 + 14.0 + 132.6 ≈ 149 CPU-min, 1.2 h on 2 workers.
+Measured (``--profile paper --paper fedconcat --only 09`` at 1856cbe, empty store, nice, 2 workers, 14 min of
+it beside the test suite): **91.1 min**; the top rung's FedAvg runs took 28-36 min each, its FedConcat
+runs 14.  The paper's rung is "not run: needs a GPU".
 """
 
 
