@@ -235,6 +235,18 @@ def test_fig1_evaluates_the_initial_model_on_each_clients_classes():
         assert got == pytest.approx(100 * expected)
 
 
+@pytest.mark.skipif(not have_dataset("cifar10"), reason="CIFAR-10 absent")
+def test_fig1_runs_in_the_paper_profile_where_its_tables_cell_needs_a_gpu(monkeypatch):
+    """The paper profile's Fig. 1 stopped with 'not run in this profile': it took Table 1's cell, which a CPU
+    cannot afford (120 rounds of E = 10), though Fig. 1 trains one round of two clients."""
+    monkeypatch.setenv("FEDLIB_DEVICE", "cpu")
+    assert E.table1_config("paper", "cifar10_c2", "fedavg") is None
+    acc, info = E.fig1_two_clients("paper")
+    cfg = info["config"]
+    assert (cfg["dataset"], cfg["rounds"], cfg["local_epochs"], cfg["num_clients"]) == ("cifar10", 1, 10, 40)
+    assert len(acc) == len(E.FIG1_MODELS) * len(E.FIG1_TESTS) and acc.accuracy.between(0, 100).all()
+
+
 # ------------------------------------------------------------------------------ Figs. 3-4
 def test_fig4_model_is_five_fresh_encoders_and_one_linear_layer():
     m, e, d = _simple_cnn_sizes(3, 32)
