@@ -326,3 +326,20 @@ def test_fedconcat_without_clustering_uses_the_random_groups():
     assert r.clusters == fc.random_groups(10, 3, seed=2).tolist()
     with pytest.raises(Exception, match="fedconcat_clustering"):
         Config.from_dict({**cfg, "fedconcat_clustering": "spectral"})
+
+
+def test_the_budget_study_has_no_column_where_the_profiles_fedavg_cell_needs_a_gpu(monkeypatch):
+    """The paper profile on a CPU trains only Table 1's Centralized cells: notebook 03 stopped on the
+    columns where they ran, FedAvg's cell being a GPU's.  Now it has no column, and its tables are empty."""
+    monkeypatch.setenv("FEDLIB_DEVICE", "cpu")
+    runs = pd.DataFrame({"column": ["cifar10_c2", "fmnist_c2"], "method": ["centralized"] * 2, "seed": [0, 0],
+                         "status": ["ok"] * 2, "accuracy": [63.0, 88.0]})
+    grid = GridResult(runs, pd.DataFrame(), ["column", "method"], 0.0)
+    assert E.budget_configs("paper", grid) == {}
+    quick = E.budget_configs("quick", grid)
+    assert set(quick) <= {"cifar10_c2", "fmnist_c2"} and all(cfg["method"] == "fedavg" for cfg in quick.values())
+    variants = dict(BUDGET_VARIANTS)
+    empty = E.budget_rounds({}, variants)
+    assert empty.empty and list(empty.columns) == ["variant", "total", "rounds", "column"]
+    summary = E.ranking_summary(E.budget_sensitivity(grid, variants, {}))
+    assert summary.empty and "FedConcat rank" in summary.columns

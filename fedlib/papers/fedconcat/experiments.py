@@ -224,7 +224,25 @@ def ranking_summary(sensitivity: pd.DataFrame) -> pd.DataFrame:
                      "best baseline": paper.METHOD_LABELS[best.method] if best is not None else "—",
                      "best baseline accuracy": float(best.accuracy) if best is not None else math.nan,
                      "FedConcat − best baseline": fc_acc - float(best.accuracy) if best is not None else math.nan})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["column", "variant", "rounds", "baselines measured", "FedConcat rank",
+                                       "best baseline", "best baseline accuracy", "FedConcat − best baseline"])
+
+
+def budget_configs(profile, grid1) -> dict[str, dict]:
+    """The budget study's columns (the experiment's ``columns`` where Table 1 ran) whose FedAvg cell this
+    profile configures, each with that configuration (its K, T_e, T_c and model set the budget).  On a CPU the
+    paper profile's Table 1 baselines need a GPU: then none."""
+    prof = PAPER.profile(profile)
+    ran = set(grid1.ok().column)
+    configs = {c: table1_config(prof, c, "fedavg") for c in prof.setting("budget", "columns", ()) if c in ran}
+    return {c: cfg for c, cfg in configs.items() if cfg is not None}
+
+
+def budget_rounds(configs: dict[str, dict], variants: dict) -> pd.DataFrame:
+    """R of every way of counting (:func:`budget_variants`) per column of ``configs``; empty without one."""
+    frames = [budget_variants(cfg, variants).assign(column=c) for c, cfg in configs.items()]
+    return (pd.concat(frames, ignore_index=True) if frames
+            else pd.DataFrame(columns=["variant", "total", "rounds", "column"]))
 
 
 # ----------------------------------------------------------------------------- FedLC by a third party
@@ -508,7 +526,8 @@ def third_party_gaps(ctx, comp1: pd.DataFrame) -> tuple[pd.DataFrame, str]:
 
 def clusters_summary(ctx, cluster_stats: pd.DataFrame, grid) -> pd.DataFrame:
     """The clusters' sizes, spread and FedConcat-ID's agreement with K-means, saved."""
-    ari = cluster_stats.dropna(subset=["ARI vs K-means on Eq. 2"])
+    col = "ARI vs K-means on Eq. 2"  # absent when no FedConcat run was trained (the paper profile on a CPU)
+    ari = cluster_stats.dropna(subset=[col]) if col in cluster_stats else pd.DataFrame(columns=[col, "method"])
     ari = ari[ari.method == "FedConcat-ID"]
     ctx.save_table(cluster_stats, "clusters_summary", experiment="clusters",
                    title="The clusters: sizes, spread, and FedConcat-ID against K-means on the true distributions",
