@@ -86,7 +86,8 @@ def test_a_cell_too_large_for_the_cpu_shows_its_gpu_seeds_from_the_store(tmp_pat
     cfg, note = prof.config(base, "table1")
     assert cfg == {**gpu_cfg, "device": "cuda"}
     assert note == gpu_note({0: "Test GPU 80GB", 1: "Test GPU 80GB"}, prof.seeds_for("table1"))
-    assert "2 of 5 seeds" in note and "Test GPU 80GB" in note
+    assert "2 of 5 seeds" in note and "Test GPU 80GB" in note and "the others need a GPU" in note
+    assert "others" not in gpu_note({0: "Test GPU 80GB", 1: "Test GPU 80GB"}, [0, 1])  # every seed trained
 
 
 def test_the_cells_command_refuses_unknown_rows_columns_tables_and_seeds_before_any_work(tmp_path):

@@ -100,10 +100,10 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
     import pandas as pd
 
     from ..config import Config
-    from ..store import Store, code_version
-    from .grid import default_store
+    from ..store import code_version
+    from .grid import as_store
 
-    store = default_store() if store is None else (store if isinstance(store, Store) else Store(store))
+    store = as_store(store)
     runs, curves = [], []
     for job in cell_jobs(paper, table, profile=profile, rows=rows, columns=columns, device=device):
         if job["config"] is None:
@@ -111,7 +111,7 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
         for seed in seeds:
             cfg = Config.from_dict({**job["config"], "seed": int(seed)})
             key = store.key(cfg)
-            result = store.load_result(key) if (store.entry(key) / "result.json").exists() else None
+            result = store.load_result(key)
             row = {"row": job["row"], "column": job["column"], "seed": int(seed), "rounds": cfg.rounds,
                    "device_name": device_name, "code_version": code_version(cfg), "key": key}
             if result is not None:

@@ -172,14 +172,12 @@ def stored_gpu_runs(cfg: dict, seeds, store=None) -> dict[int, str]:
     :func:`fedlib.repro.grid.default_store`), each with the device it trained on: what a CPU shows of a
     cell it cannot afford, once a GPU (``python -m fedlib.repro.cells``) has trained it."""
     from ..config import Config
-    from ..store import Store
-    from .grid import default_store
+    from .grid import as_store
 
-    store = default_store() if store is None else (store if isinstance(store, Store) else Store(store))
+    store = as_store(store)
     found = {}
     for seed in seeds:
-        key = store.key(Config.from_dict({**cfg, "device": "cuda", "seed": int(seed)}))
-        result = store.load_result(key) if (store.entry(key) / "result.json").exists() else None
+        result = store.load_result(store.key(Config.from_dict({**cfg, "device": "cuda", "seed": int(seed)})))
         if result is not None:
             found[int(seed)] = result["summary"].get("device_name") or "a GPU"
     return found
@@ -187,9 +185,9 @@ def stored_gpu_runs(cfg: dict, seeds, store=None) -> dict[int, str]:
 
 def gpu_note(found: dict[int, str], seeds) -> str:
     """The note of a cell shown from GPU runs in the store: which seeds, on which device."""
-    names = ", ".join(sorted(set(found.values())))
-    return (f"trained on a GPU ({names}): {len(found)} of {len(tuple(seeds))} seeds, read from the store; "
-            "the others need a GPU")
+    names, total = ", ".join(sorted(set(found.values()))), len(tuple(seeds))
+    return (f"trained on a GPU ({names}): {len(found)} of {total} seeds, read from the store"
+            + ("; the others need a GPU" if len(found) < total else ""))
 
 
 def ungated(profile):

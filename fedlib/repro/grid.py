@@ -25,8 +25,8 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-__all__ = ["GridResult", "run_grid", "aggregate", "diverged_lines", "default_store", "progress_channel", "PROGRESS_ENV",
-           "run_metrics", "TRAINED"]
+__all__ = ["GridResult", "run_grid", "aggregate", "diverged_lines", "default_store", "as_store", "progress_channel",
+           "PROGRESS_ENV", "run_metrics", "TRAINED"]
 
 #: Environment variable naming a file to which grids append their progress (one JSON line per finished
 #: run); :mod:`fedlib.repro.regenerate` sets it for each notebook and shows it on its terminal.
@@ -41,6 +41,14 @@ def default_store():
 
     env = os.environ.get("FEDLIB_STORE")
     return Store(resolve_env_path(env) if env else repo_root() / ".fedlib-store")
+
+
+def as_store(store=None):
+    """``store`` as a :class:`fedlib.store.Store`: None is the regeneration store (:func:`default_store`), a
+    folder a store there, a store itself."""
+    from ..store import Store
+
+    return default_store() if store is None else (store if isinstance(store, Store) else Store(store))
 
 
 #: The statuses of a run that trained to its end (``diverged``: its parameters stopped being finite).

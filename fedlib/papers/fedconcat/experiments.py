@@ -98,9 +98,10 @@ def fig1_two_clients(profile: Profile | str | None = None, *, seed: int | None =
 
     prof = PAPER.profile(profile)
     opts = prof.experiment("fig1")
-    cfg = table1_config(prof, opts.get("column", "cifar10_c2"), "fedavg")
+    column = opts.get("column", "cifar10_c2")
+    cfg = table1_config(prof, column, "fedavg")
     if cfg is None and not opts.get("trains", True):  # the table's cell needs a GPU; one round of two clients does not
-        cfg, _ = prof.config(paper.TABLE1.config("fedavg", opts.get("column", "cifar10_c2")), "fig1")
+        cfg, _ = prof.config(paper.TABLE1.config("fedavg", column), "fig1")
     if cfg is None:
         raise LookupError("Fig. 1's dataset is not run in this profile")
     cfg.update(local_epochs=int(opts.get("local_epochs", paper.SETUP["local_epochs"])),
