@@ -146,3 +146,62 @@ def test_the_ladder_figure_labels_one_tick_per_rung_and_no_minor_ticks():
         assert ax.xaxis.get_minor_locator().tick_values(1e5, 1e7) == []
     plt.close(fig)
     assert [L.compact_count(v) for v in (950, 6000, 2.0e7, 1.5e9)] == ["950", "6k", "20M", "1.5G"]
+
+
+def test_where_quicks_scale_does_not_fit_a_cpu_run_the_paper_ladder_starts_at_its_floor(monkeypatch):
+    """FEDIC: a run of quick's 8 rounds of E = 2 on CIFAR-10-LT with ResNet-8 (and FEDIC's server steps) is
+    beyond a CPU run's limit, so on a CPU the ladder climbs from its floor; on a GPU from quick's scale."""
+    monkeypatch.setenv(costs.DEVICE_ENV, "cpu")
+    paper = get_paper("fedic").profile("paper")
+    spec = L.spec_for("fedic")
+    assert spec.cpu_floor and spec.cpu_run_limit_s is not None
+    cells, plan = L.ladder_cells(spec, paper)
+    assert {k: plan[k][0] for k in spec.cpu_floor} == spec.cpu_floor
+    ran = plan[plan.runs_here]
+    assert len(ran) >= 3 and list(ran.rung) == list(range(len(ran)))  # from the bottom, at least three budgets
+    for c in cells:
+        if c["config"] is not None:  # every run that trains fits the ladder's own run limit
+            assert paper.cost.seconds(c["config"]) <= spec.cpu_run_limit_s
+    last = plan.iloc[-1]
+    assert (last.rounds, last.local_epochs, bool(last.runs_here)) == (200, 10, False) and "needs a GPU" in last.note
+    assert any("from a floor below the quick profile's scale" in d for d in L.deviations(spec, paper))
+    # without the floor nothing fits: quick's own scale is already beyond a run's limit
+    _, bare = L.ladder_cells(dataclasses.replace(spec, cpu_floor={}), paper)
+    assert not bare.runs_here.any() and (bare.rounds[0], bare.local_epochs[0]) == (8, 2)
+    # on a GPU every rung runs, from quick's scale
+    monkeypatch.setenv(costs.DEVICE_ENV, "cuda")
+    _, gpu = L.ladder_cells(spec, paper)
+    assert gpu.runs_here.all() and (gpu.rounds[0], gpu.local_epochs[0]) == (8, 2)
+    assert not any("floor" in d for d in L.deviations(spec, paper))
+
+
+def test_a_floor_is_not_used_where_quicks_scale_fits_a_cpu_run(monkeypatch):
+    monkeypatch.setenv(costs.DEVICE_ENV, "cpu")
+    paper = get_paper("fedabc").profile("paper")
+    spec = L.spec_for("fedabc")
+    _, plain = L.ladder_cells(spec, paper)
+    _, floored = L.ladder_cells(dataclasses.replace(spec, cpu_floor={"rounds": 2}), paper)
+    assert plain.equals(floored) and plain.rounds[0] == 20
+
+
+@pytest.mark.parametrize("floor", [{"rounds": 0}, {"lr": 1}, {"rounds": 1.5}, {"local_epochs": True}])
+def test_a_bad_floor_or_run_limit_is_refused_naming_it(floor):
+    with pytest.raises(ValueError, match="cpu_floor must map scale keys"):
+        dataclasses.replace(L.spec_for("fedic"), cpu_floor=floor)
+    with pytest.raises(ValueError, match="cpu_run_limit_s must be > 0"):
+        dataclasses.replace(L.spec_for("fedic"), cpu_run_limit_s=0.0)
+
+
+def test_the_plan_counts_the_ladder_runs_its_own_run_limit_affords(monkeypatch):
+    """FEDIC's top CPU rung (4 rounds of E = 2, ≈ 58 CPU-min for FEDIC) is beyond the tables' 30-min limit and
+    within the ladder's 60: the plan a regeneration is budgeted with counts it."""
+    from fedlib.repro.plan import plan
+
+    monkeypatch.setenv(costs.DEVICE_ENV, "cpu")
+    spec, paper = L.spec_for("fedic"), get_paper("fedic").profile("paper")
+    _, ladder = L.ladder_cells(spec, paper)
+    ran = ladder[ladder.runs_here]
+    assert ran.est_cpu_min.max() * 60 / 2 > paper.cost.cpu_run_limit_s  # a rung's run beyond the tables' limit
+    counted = plan("fedic")
+    assert counted["runs"] == 2 * len(ran) * len(L.ladder_seeds(spec, paper))
+    assert counted["cpu_s"] == pytest.approx(ran.est_cpu_min.sum() * 60)

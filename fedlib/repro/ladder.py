@@ -9,7 +9,8 @@ quick profile's values (rung 0) to the paper's (the last rung); everything else 
 profile's cell.  Each rung's cost is estimated from the paper profile's measured unit costs
 (:mod:`fedlib.repro.costs`): under ``quick`` the rungs run from the bottom while they fit the
 ladder's stated budget (one seed), under ``paper`` each rung runs where the device affords it
-(the paper's seeds), and the others are shown, with their estimated cost, as not run.  Under
+(the paper's seeds; where even quick's scale does not fit a CPU run, from a lower floor the
+ladder declares), and the others are shown, with their estimated cost, as not run.  Under
 ``smoke`` the ladder runs the smoke profile's own cell at 1×, 1.4× and 2× its scale (seconds; its
 numbers mean nothing).
 
@@ -56,6 +57,10 @@ class LadderSpec:
     quick_budget_minutes: float = 30.0  # wall time the quick profile's ladder may take (on its workers)
     cpu_seeds: int | None = None  # the paper profile on a CPU runs the first this many of the table's seeds (None: all)
     tolerance_pp: float = 0.5  # one seed (no std): a change of the distance to the paper's gap below this: "not at all"
+    # The paper profile on a CPU: the lowest rung when quick's scale on the paper's dataset does not fit a run there
+    # (scale key → value, below quick's; empty: none), and the run limit of the ladder's runs (None: the cost model's)
+    cpu_floor: dict = field(default_factory=dict)
+    cpu_run_limit_s: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     adjust: Callable[[dict], dict] = _same  # a rescaled cell's settings that follow from its scale keys
 
@@ -66,6 +71,14 @@ class LadderSpec:
                                            or self.cpu_seeds < 1):
             raise ValueError(f"cpu_seeds must be an integer ≥ 1, or None (all of the table's seeds), "
                              f"got {self.cpu_seeds!r}")
+        bad = {k: v for k, v in self.cpu_floor.items()
+               if k not in self.scale_keys or isinstance(v, bool) or not isinstance(v, int) or v < 1}
+        if bad:
+            raise ValueError(f"cpu_floor must map scale keys ({', '.join(self.scale_keys)}) to integers ≥ 1, "
+                             f"got {bad!r}")
+        if self.cpu_run_limit_s is not None and not self.cpu_run_limit_s > 0:
+            raise ValueError(f"cpu_run_limit_s must be > 0 seconds, or None (the cost model's), "
+                             f"got {self.cpu_run_limit_s!r}")
 
 
 def spec_for(paper: str) -> LadderSpec:
@@ -136,22 +149,68 @@ def _largest(fits, lo: float = 0.0, hi: float = 1.0, steps: int = 24) -> float |
     return lo
 
 
-def _low_high(spec: LadderSpec, profile) -> tuple[dict, dict, str]:
-    """The two ends of the ladder under ``profile`` (configs of the method's cell) and what they are."""
+def _bases(spec: LadderSpec, profile) -> dict[str, dict]:
+    """The two methods' cells every rung rescales: the smoke profile's own under ``smoke``, else the paper's."""
+    from .paper import get_paper
+
+    source = profile if profile.name == "smoke" else get_paper(spec.paper).profile("paper")
+    return {row: _cell(source, spec, row) for row in (spec.baseline, spec.method)}
+
+
+def _rung_configs(spec: LadderSpec, bases: dict[str, dict], scale: dict) -> dict[str, dict]:
+    return {row: spec.adjust({**base, **scale}) for row, base in bases.items()}
+
+
+def _fits_cpu(spec: LadderSpec, cost, cfg: dict) -> bool:
+    """One ladder run fits a CPU under the paper profile: its estimate is within the ladder's run limit
+    (``spec.cpu_run_limit_s``, else the cost model's)."""
+    seconds = cost.seconds(cfg) if cost is not None else None
+    limit = spec.cpu_run_limit_s if spec.cpu_run_limit_s is not None else cost.cpu_run_limit_s if cost else 0.0
+    return seconds is not None and seconds <= limit
+
+
+def _floored(spec: LadderSpec, profile) -> bool:
+    """Whether the ladder starts at ``spec.cpu_floor``: the paper profile on a CPU, where a run of quick's
+    scale on the paper's dataset does not fit (:func:`_fits_cpu`)."""
+    from .costs import resolve_device
+    from .paper import get_paper
+
+    if not spec.cpu_floor or profile.name != "paper" or resolve_device(getattr(profile, "device", None)) != "cpu":
+        return False
+    low, high, _ = _quick_to_paper(spec)
+    cost = get_paper(spec.paper).profile("paper").cost
+    at_quick = _rung_configs(spec, _bases(spec, profile), rung_scales(low, high, spec.scale_keys, [0.0])[0])
+    return not all(_fits_cpu(spec, cost, c) for c in at_quick.values())
+
+
+def _quick_to_paper(spec: LadderSpec) -> tuple[dict, dict, str]:
     from .paper import get_paper
 
     pp = get_paper(spec.paper)
-    if profile.name == "smoke":
-        low = _cell(profile, spec, spec.method)
-        high = {k: (0 if k == "max_train_samples" and not low.get(k) else 2 * _scale_value(low, k))
-                for k in spec.scale_keys}
-        return low, {**low, **{k: int(v) for k, v in high.items()}}, "the smoke profile's cell at 1× to 2× its scale"
     paper_cfg = _cell(pp.profile("paper"), spec, spec.method)
     quick_cfg = _cell(pp.profile("quick"), spec, spec.method)
     low = {**paper_cfg, **{k: quick_cfg[k] for k in spec.scale_keys if quick_cfg.get(k) is not None}}
     if "max_train_samples" in spec.scale_keys and not quick_cfg.get("max_train_samples"):
         low.pop("max_train_samples", None)  # quick trains on all of its (stand-in) training set
     return low, paper_cfg, "from the quick profile's scale to the paper's, on the paper's dataset and model"
+
+
+def _low_high(spec: LadderSpec, profile) -> tuple[dict, dict, str]:
+    """The two ends of the ladder under ``profile`` (configs of the method's cell) and what they are:
+    quick's scale to the paper's, or, on a CPU where quick's scale does not fit a run, ``spec.cpu_floor``
+    to the paper's."""
+    if profile.name == "smoke":
+        low = _cell(profile, spec, spec.method)
+        high = {k: (0 if k == "max_train_samples" and not low.get(k) else 2 * _scale_value(low, k))
+                for k in spec.scale_keys}
+        return low, {**low, **{k: int(v) for k, v in high.items()}}, "the smoke profile's cell at 1× to 2× its scale"
+    low, high, what = _quick_to_paper(spec)
+    if _floored(spec, profile):
+        floor = ", ".join(f"{k} {v}" for k, v in spec.cpu_floor.items())
+        return ({**low, **spec.cpu_floor}, high,
+                f"from a floor below the quick profile's scale ({floor}: a run at quick's scale on the paper's "
+                "dataset does not fit this CPU) to the paper's, on the paper's dataset and model")
+    return low, high, what
 
 
 def ladder_seeds(spec: LadderSpec, profile) -> tuple[int, ...]:
@@ -178,7 +237,9 @@ def ladder_cells(spec: LadderSpec, profile) -> tuple[list[dict], pd.DataFrame]:
     one of them is affordable; otherwise three from quick's up to the largest affordable budget
     and, not run, the paper's.  Affordable: under ``quick``, the rungs from the bottom fit
     ``spec.quick_budget_minutes`` of wall time on the profile's workers; under ``paper`` on a CPU,
-    each run fits the cost model's limit; on ``cuda`` and under ``smoke``, everything."""
+    each run fits the ladder's run limit (``spec.cpu_run_limit_s``, else the cost model's), and where
+    quick's scale does not, the ladder starts at ``spec.cpu_floor``; on ``cuda`` and under ``smoke``,
+    everything."""
     from .costs import client_samples_per_round, resolve_device
     from .paper import get_paper
 
@@ -188,11 +249,10 @@ def ladder_cells(spec: LadderSpec, profile) -> tuple[list[dict], pd.DataFrame]:
     device = resolve_device(getattr(profile, "device", None))
     seeds = ladder_seeds(spec, profile)
     budget_s = spec.quick_budget_minutes * 60 * max(1, int(profile.workers))
-    source = profile if profile.name == "smoke" else pp.profile("paper")  # smoke: its own cell; else the paper's
-    bases = {row: _cell(source, spec, row) for row in (spec.baseline, spec.method)}
+    bases = _bases(spec, profile)
 
     def configs(scale: dict) -> dict:
-        return {row: spec.adjust({**base, **scale}) for row, base in bases.items()}
+        return _rung_configs(spec, bases, scale)
 
     def rung_s(t: float) -> float | None:
         secs = [cost.seconds(c) if cost is not None else None
@@ -203,9 +263,8 @@ def ladder_cells(spec: LadderSpec, profile) -> tuple[list[dict], pd.DataFrame]:
         if profile.name == "smoke" or device != "cpu":
             return [True] * len(ts)
         if profile.name == "paper":
-            return [cost is not None and all(cost.fits_cpu(c) for c in
-                                             configs(rung_scales(low, high, spec.scale_keys, [t])[0]).values())
-                    for t in ts]
+            return [all(_fits_cpu(spec, cost, c) for c in
+                        configs(rung_scales(low, high, spec.scale_keys, [t])[0]).values()) for t in ts]
         out, spent = [], 0.0
         for t in ts:
             s = rung_s(t)

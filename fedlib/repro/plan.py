@@ -101,15 +101,16 @@ def plan(paper: str, profile: str = "paper", device: str | None = None, store=No
     for tid in pp.tables:
         if sources is None or f'"{tid}"' in sources:
             seeds = everything.seeds_for(tid)
-            cells += [(c, seeds) for c in everything.table_cells(tid)]
-    cells += [(c, everything.seeds) for c in _experiment_cells(pp, everything, sources)]
-    if sources is None or "spec_for" in sources:
-        cells += _ladder_cells(pp, dataclasses.replace(prof, device=device) if cost is not None else prof)
+            cells += [(c, seeds, False) for c in everything.table_cells(tid)]
+    cells += [(c, everything.seeds, False) for c in _experiment_cells(pp, everything, sources)]
+    if sources is None or "spec_for" in sources:  # the ladder has decided its runs (its own run limit on a CPU)
+        cells += [(c, seeds, True) for c, seeds in
+                  _ladder_cells(pp, dataclasses.replace(prof, device=device) if cost is not None else prof)]
     runs: dict[str, dict] = {}
     not_run: dict[str, str] = {}
     beyond: list[float | None] = []  # the estimated CPU seconds of the runs not run here
     stored = 0
-    for cell, seeds in cells:
+    for cell, seeds, decided in cells:
         cfg = cell.get("config")
         if cfg is None:
             continue
@@ -119,7 +120,7 @@ def plan(paper: str, profile: str = "paper", device: str | None = None, store=No
             key = json.dumps(c, sort_keys=True, default=str)
             if key in runs or key in not_run:
                 continue
-            if cost is not None and device == "cpu" and not cost.fits_cpu(c):
+            if cost is not None and device == "cpu" and not decided and not cost.fits_cpu(c):
                 not_run[key] = cost.not_run_note(c)
                 beyond.append(cost.seconds(c))
                 continue

@@ -18,7 +18,7 @@ run once).
 
 **The paper profile on a CPU** (:data:`fedlib.papers.fedic.budget.PAPER_ESTIMATE`, measured 2026-11-24):
 ResNet-8 on CIFAR-10-LT costs 11.2 ms per client sample-epoch, so a FedAvg run at the paper's 200 rounds
-of 8 clients × 10 local epochs costs ≈ 30 CPU-h (FEDIC's server steps add more than 700 s a round: ≥ 69 CPU-h): every CIFAR-10 cell is
+of 8 clients × 10 local epochs costs ≈ 30 CPU-h (FEDIC's server steps add 745 s a round: ≈ 72 CPU-h): every CIFAR-10 cell is
 "not run: needs a GPU" unless the profile's device is ``cuda``.
 """
 
@@ -67,7 +67,7 @@ PAPER_PROFILE = Profile(
         "fig5": {"alphas": (1.0, 0.5, 0.1, 0.05, 0.01), "methods": ("fedavg", "fedprox", "feddf", "fedic")},
     },
     notes=NOTES,
-    workers=1,
+    workers=2,  # two runs at once (a run's numbers do not depend on it): the budget ladder's on a 2-core CPU
     cost=COST,
 )
 
