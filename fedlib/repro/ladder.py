@@ -322,6 +322,7 @@ def run_ladder(spec: LadderSpec, ctx) -> tuple[pd.DataFrame, Any]:
     from .grid import run_grid
 
     cells, plan = ladder_cells(spec, ctx.profile)
+    cells = sorted(cells, key=lambda c: -c["rung"])  # the top rung first: on few workers its long runs start first
     grid = run_grid(cells, seeds=ladder_seeds(spec, ctx.profile), store=ctx.store, workers=ctx.profile.workers,
                     progress=ctx.progress, desc=f"{spec.paper} {EXPERIMENT} ({ctx.profile.name})")
     return ladder_table(spec, plan, grid.runs), grid
