@@ -17,7 +17,6 @@ import json
 import sys
 import time
 
-import numpy as np
 
 from fedlib.algorithms import build_algorithm
 from fedlib.algorithms import fedconcat as fc

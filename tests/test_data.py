@@ -5,7 +5,6 @@ Image tests read the offline copies under ``FEDLIB_DATA`` (default: the shared
 """
 
 import os
-import time
 from pathlib import Path
 
 import numpy as np

@@ -1,7 +1,6 @@
 """FedLC's reported values: shapes, missing cells, spot checks, cell configurations.
 (The comparison machinery is tested generically in tests/test_reporting.py.)"""
 
-import math
 
 import pytest
 

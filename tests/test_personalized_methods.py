@@ -16,7 +16,6 @@ import copy
 import dataclasses
 import json
 
-import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -26,7 +25,6 @@ from fedlib.__main__ import main
 from fedlib.algorithms import Algorithm
 from fedlib.algorithms.fedabc import FEDABC_WI
 from fedlib.algorithms.kinds import ClientLoss
-from fedlib.algorithms.fedavg import CrossEntropyLoss
 from fedlib.algorithms.fedrep import HeadThenBody
 from fedlib.algorithms.fedrod import PersonalHead, WithPersonalHead
 from fedlib.algorithms.personalization import KeepLocal, LocallyTrained, Phase

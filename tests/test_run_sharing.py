@@ -77,7 +77,21 @@ def test_the_regeneration_record_counts_trained_reused_and_trained_again(tmp_pat
         run_grid([{"row": "a", "config": dict(BASE)}, {"row": "b", "config": {**BASE, "method": "fedlc"}}],
                  store=tmp_path / store, progress=False, desc=name)
         counts.append(_Watcher(channel, name, enabled=False).counts(trained_before))
-    assert counts[0] == {"runs": 2, "trained": 2, "reused": 0, "trained_again": 0}
-    assert counts[1] == {"runs": 2, "trained": 0, "reused": 2, "trained_again": 0}
-    assert counts[2] == {"runs": 2, "trained": 2, "reused": 0, "trained_again": 2}
+    assert counts[0] == {"runs": 2, "trained": 2, "reused": 0, "not_run": 0, "trained_again": 0}
+    assert counts[1] == {"runs": 2, "trained": 0, "reused": 2, "not_run": 0, "trained_again": 0}
+    assert counts[2] == {"runs": 2, "trained": 2, "reused": 0, "not_run": 0, "trained_again": 2}
     assert len(trained_before) == 2
+
+
+def test_a_run_that_cannot_run_here_is_counted_as_not_run_not_as_from_the_store(tmp_path, monkeypatch):
+    """SVHN is absent: its run is neither trained nor read from the store (the index said 'the rest from the
+    store' of it)."""
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "no_data"))
+    channel = tmp_path / "nb.jsonl"
+    monkeypatch.setenv("FEDLIB_PROGRESS", str(channel))
+    g = run_grid([{"row": "a", "config": dict(BASE)},
+                  {"row": "svhn", "config": {**BASE, "dataset": "svhn", "max_train_samples": 200}}],
+                 store=tmp_path / "store", progress=False, desc="nb")
+    assert list(g.runs.status) == ["ok", "not run"]
+    counts = _Watcher(channel, "nb", enabled=False).counts(set())
+    assert counts == {"runs": 2, "trained": 1, "reused": 0, "not_run": 1, "trained_again": 0}

@@ -203,7 +203,6 @@ def test_code_version_covers_training_code_only(tmp_path):
     import shutil
     from pathlib import Path
 
-    import fedlib
     from fedlib.store import _code_digest, code_version, run_modules
 
     pkg = tmp_path / "fedlib"

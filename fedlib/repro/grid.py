@@ -175,6 +175,7 @@ class _Progress:
 
     def __init__(self, total: int, desc: str, show: bool):
         self.total, self.desc, self.done, self.trained, self.t0 = total, desc, 0, 0, time.perf_counter()
+        self.not_run = 0  # neither trained nor from the store: not run here (absent data, a GPU's) or failed
         self.bar = _tqdm()(total=total, desc=desc, disable=not show, unit="run", dynamic_ncols=True)
         self.channel = os.environ.get(PROGRESS_ENV)
         self._write()
@@ -185,6 +186,7 @@ class _Progress:
         elapsed = time.perf_counter() - self.t0
         eta = elapsed / self.done * (self.total - self.done) if self.done else None
         line = {"desc": self.desc, "done": self.done, "total": self.total, "trained": self.trained,
+                "not_run": self.not_run,
                 "elapsed_s": round(elapsed, 1), "eta_s": None if eta is None else round(eta, 1)}
         if run is not None:  # the run just finished: its store key and whether it was trained here
             line["run"] = run
@@ -198,6 +200,7 @@ class _Progress:
         self.done += 1
         trained = result is not None and result.get("status") in TRAINED and not result.get("from_store")
         self.trained += trained
+        self.not_run += result is None or result.get("status") not in TRAINED
         self.bar.update(1)
         self._write(None if result is None or not result.get("key") else {"key": result["key"], "trained": trained})
 

@@ -301,14 +301,16 @@ def _section(paper: str, profile: str, entry: dict, pp, root: Path, index: Path)
         totals = (cold or run).get("runs")
         if totals:  # no configuration trained twice: what was trained, what came from the store
             lines.append(f"* runs: {totals['trained']} trained, {totals['reused']} from the store, "
-                         f"{totals['trained_again']} trained a second time")
+                         + (f"{totals['not_run']} not run, " if totals.get("not_run") else "")
+                         + f"{totals['trained_again']} trained a second time")
         timed = [(nb, "") for nb in (cold or run).get("notebooks", [])] + [
             (nb, " (earlier regeneration" + (f" at {nb['git_commit'][:7]})" if nb.get("git_commit") else ")"))
             for nb in run.get("previous", [])]
         for nb, when in sorted(timed, key=lambda t: t[0]["name"]):
             again = f"; {nb['trained_again']} trained a second time" if nb.get("trained_again") else ""
-            runs = (f", {nb['trained']} of {nb['runs']} runs trained (the rest from the store{again})"
-                    if nb.get("runs") else "")
+            reused = nb.get("reused", nb.get("runs", 0) - nb.get("trained", 0))
+            runs = (f", {nb['trained']} of {nb['runs']} runs trained, {reused} from the store"
+                    + (f", {nb['not_run']} not run" if nb.get("not_run") else "") + again if nb.get("runs") else "")
             lines.append(f"  * `{nb['name']}`: {nb['status']}, {nb['wall_time_s']:.0f} s{runs}{when}")
     lines.append("")
     tables = _tables(metas)

@@ -118,9 +118,10 @@ class _Watcher:
             self._show()
 
     def counts(self, trained_before: set) -> dict:
-        """Runs done, trained and reused (from the store) over the notebook's grids, and
-        ``trained_again``: runs trained here whose key was already trained earlier in this
-        regeneration (``trained_before``, updated; 0 unless the store failed to share a run)."""
+        """Runs done, trained, reused (from the store) and not run (not affordable or absent here, or
+        failed) over the notebook's grids, and ``trained_again``: runs trained here whose key was already
+        trained earlier in this regeneration (``trained_before``, updated; 0 unless the store failed to
+        share a run)."""
         from .grid import progress_channel
 
         lines = list(progress_channel(self.path))
@@ -129,9 +130,11 @@ class _Watcher:
         for line in lines:
             last[line["desc"]] = line
         runs, trained = sum(v["done"] for v in last.values()), sum(v.get("trained", 0) for v in last.values())
+        missing = sum(v.get("not_run", 0) for v in last.values())
         again = sum(k in trained_before for k in keys) + len(keys) - len(set(keys))
         trained_before.update(keys)
-        return {"runs": runs, "trained": trained, "reused": runs - trained, "trained_again": again}
+        return {"runs": runs, "trained": trained, "reused": runs - trained - missing, "not_run": missing,
+                "trained_again": again}
 
 
 def _scrub_executed(path: Path, figures_root: Path | None = None) -> None:
@@ -233,7 +236,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
             print(f"{label}: {status} in {dt:.1f} s" + (f"\n{error}" if error else ""), flush=True)
         record["total_wall_time_s"] = round(time.perf_counter() - t0, 1)
         record["runs"] = {k: sum(n.get(k, 0) for n in record["notebooks"])
-                          for k in ("runs", "trained", "reused", "trained_again")}
+                          for k in ("runs", "trained", "reused", "not_run", "trained_again")}
         record["finished"] = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
         from .figures import git_commit
 
