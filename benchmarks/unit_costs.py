@@ -30,7 +30,7 @@ import fedlib  # noqa: E402
 from fedlib.repro.costs import client_samples_per_round, ungated  # noqa: E402
 from fedlib.repro.paper import get_paper  # noqa: E402
 
-# name: (paper, table, row, column, shrink overrides, (r1, r2), round key)
+# name: (paper, table, row, column, shrink overrides, (r1, r2), round key (or keys set together))
 CASES = {
     "fedabc_mnist_mlp": ("fedabc", "table1", "fedavg", "mnist_dir0.3", {}, (2, 6), "rounds"),
     "fedabc_cifar10_convnet": ("fedabc", "table1", "fedavg", "cifar10_dir0.3",
@@ -41,6 +41,11 @@ CASES = {
     "fedic_cifar10lt_resnet8": ("fedic", "table1", "fedavg", "cifar10_if100", {"local_epochs": 1}, (1, 2), "rounds"),
     "fedic_cifar10lt_resnet8_fedic": ("fedic", "table1", "fedic", "cifar10_if100", {"local_epochs": 1}, (1, 2),
                                       "rounds"),
+    # FEDIC's server steps: one round, 10 and 30 steps of each of FT, calibration and distillation (the three keys
+    # set together); its s_per_round is the seconds per step of the three (× 100 for a round at the paper's I = J)
+    "fedic_cifar10lt_resnet8_server_steps": (
+        "fedic", "table1", "fedic", "cifar10_if100", {"local_epochs": 1, "rounds": 1, "fedic_teacher_eval": "never"},
+        (10, 30), ("fedic_finetune_steps", "fedic_calibration_steps", "fedic_distill_steps")),
     "fedconcat_fmnist_cnn": ("fedconcat", "table1", "fedavg", "fmnist_c2", {"max_train_samples": 6000,
                                                                             "local_epochs": 1}, (1, 3), "rounds"),
     "fedconcat_cifar10_cnn": ("fedconcat", "table1", "fedavg", "cifar10_c2", {"max_train_samples": 6000,
@@ -71,10 +76,11 @@ def measure(name: str) -> dict:
     paper, table, row, column, shrink, (r1, r2), key = CASES[name]
     base = {**paper_config(paper, table, row, column), **shrink, "seed": 0}
     base["eval_every"] = 10_000  # one evaluation, at the end, in both runs
-    t1 = timed({**base, key: r1})
-    t2 = timed({**base, key: r2})
+    keys = (key,) if isinstance(key, str) else tuple(key)  # several keys: set together
+    t1 = timed({**base, **dict.fromkeys(keys, r1)})
+    t2 = timed({**base, **dict.fromkeys(keys, r2)})
     per_round = max(t2 - t1, 0.0) / (r2 - r1)
-    samples = client_samples_per_round(base)
+    samples = client_samples_per_round(base) if isinstance(key, str) else None  # server steps: no client samples
     return {"case": name, "paper": paper, "cell": f"{table} {row} {column}", "shrink": shrink, "rounds": [r1, r2],
             "round_key": key, "cpu_s": [round(t1, 2), round(t2, 2)], "s_per_round": round(per_round, 3),
             "client_samples_per_round": samples, "s_per_sample_epoch": per_round / samples if samples else None,

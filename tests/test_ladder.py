@@ -148,6 +148,30 @@ def test_the_ladder_figure_labels_one_tick_per_rung_and_no_minor_ticks():
     assert [L.compact_count(v) for v in (950, 6000, 2.0e7, 1.5e9)] == ["950", "6k", "20M", "1.5G"]
 
 
+def test_rung_labels_that_would_overlap_on_a_wide_axis_are_thinned_and_the_papers_budget_keeps_its_own():
+    """FEDIC's CPU rungs (4.86k, 9.72k, 38.9k sample-epochs) beside the paper's 9.72M: 4.86k and 9.72k,
+    a factor 2 apart on an axis of 3.7 decades, printed on top of each other."""
+    import matplotlib.pyplot as plt
+
+    spec = L.spec_for("fedic")
+    table = _table([6.45, 10.35, 15.39, math.nan], paper=10.99).assign(
+        sample_epochs=[4862.4, 9724.8, 38899.2, 9724800.0], fedavg_mean=[13.3, 10.0, 10.0, math.nan],
+        fedic_mean=[19.8, 20.4, 25.4, math.nan], n_seeds=[1, 1, 1, 0])
+    fig = L.ladder_figure(spec, table)
+    fig.canvas.draw()
+    for ax in fig.axes:
+        assert list(ax.get_xticks()) == [4862.4, 9724.8, 38899.2, 9724800.0]  # a tick at every rung
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["4.86k", "", "38.9k", "9.72M"]
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    ax.set_xscale("log")
+    ax.set_xlim(1e3, 1e5)
+    L._rung_ticks(ax, [2e3, 9e4, 1e5])  # the top rung's label wins over the one just below it
+    fig.canvas.draw()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2k", "", "100k"]
+    plt.close(fig)
+
+
 def test_where_quicks_scale_does_not_fit_a_cpu_run_the_paper_ladder_starts_at_its_floor(monkeypatch):
     """FEDIC: a run of quick's 8 rounds of E = 2 on CIFAR-10-LT with ResNet-8 (and FEDIC's server steps) is
     beyond a CPU run's limit, so on a CPU the ladder climbs from its floor; on a GPU from quick's scale."""

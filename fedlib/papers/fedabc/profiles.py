@@ -122,7 +122,7 @@ QUICK = Profile(
     }),
     explanations={
         "rounds": "the 2-core budget of all four quick profiles (two hours); the budget ladder (notebook 07) "
-                  "climbs from these 20 MNIST rounds to the paper's 100",
+                  "climbs from quick's 20 MNIST rounds to the paper's 100",
         "model": "the paper's MNIST MLP on the stand-in (the ConvNet costs ≈2 ms per sample on one core, ~60× the MLP)",
         "lr": "the MLP's rate on MNIST (CIFAR-10's 0.01 is the ConvNet's)",
         "local_epochs": "a shorter personalized evaluation, more rounds for the same cost",

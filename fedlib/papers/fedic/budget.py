@@ -28,7 +28,9 @@ Unit costs (CPU seconds of one single-threaded process; E = 1 so that a round is
   **30 CPU-h per FedAvg run**.
 * FEDIC's server steps (FT, calibration and distillation, with ResNet-8 and the 8 clients' models as
   teachers; 2026-11-25, load average ≈ 1): one round at E = 1 with 10 and with 30 steps of each stage,
-  488.7 and 637.7 s → **7.45 s per step of the three, 745 s a round** at the paper's 100 (the distillation's
+  488.7 and 637.7 s (``python benchmarks/unit_costs.py --only fedic_cifar10lt_resnet8_server_steps`` runs the
+  pair; these two evaluated the teacher too, which the difference cancels)
+  → **7.45 s per step of the three, 745 s a round** at the paper's 100 (the distillation's
   teacher forward passes, 9 models × 128 D_ulb images a step, are most of it).  The teacher's evaluation on
   the test set at the last round (``fedic_teacher_eval = 'final'``) adds ≈ 304 s once (the same run without
   it: 184.3 s).  A FEDIC run at the paper's scale ≈ 30 CPU-h + 200 × 745 s ≈ **72 CPU-h**.  FedDF's and
@@ -36,8 +38,8 @@ Unit costs (CPU seconds of one single-threaded process; E = 1 so that a round is
   FEDIC's 14 s a round).
 
 The paper profile on this 2-core CPU (a table's run fits when it is estimated at ≤ 30 CPU-min;
-``fedlib.repro.plan.plan('fedic')``): no table run fits (Table 1's cheapest cell, FedAvg, is
-≈ 30 CPU-h); 140 runs need a GPU, ≈ 7,200 CPU-h here, 7 more have no measured cost (ResNet-50 on
+``fedlib.repro.plan.plan('fedic')``): no table run fits (Table 1's cheapest cell, cRT at CIFAR-100-LT IF = 100, is
+≈ 26 CPU-h); 140 runs need a GPU, ≈ 7,223 CPU-h here, 7 more have no measured cost (ResNet-18 on
 ImageNet-LT, absent here).  GPU time: not measured.  CIFAR-100 and ImageNet-LT are absent here.
 
 The budget ladder (:data:`LADDER`): under quick no rung runs (quick's 8 rounds of E = 2 on CIFAR-10-LT with
@@ -64,9 +66,11 @@ _UNITS = {"resnet8": _RESNET8,
                                     measured="FEDIC, 1 round at E = 1 with 10 / 30 server steps: 488.7 / 637.7 s, "
                                              "2026-11-25, load ≈ 1"),
           "resnet8+feddf": UnitCost(s_per_sample_epoch=_RESNET8.s_per_sample_epoch, fixed_s=_RESNET8.fixed_s,
-                                    s_per_round=_SERVER_S * 10 / 14, measured="FEDIC's server step × 10/14 (quick's ratio)"),
+                                    s_per_round=_SERVER_S * 10 / 14,
+                                    measured="FEDIC's server step × 10/14 (quick's ratio)"),
           "resnet8+fedbe": UnitCost(s_per_sample_epoch=_RESNET8.s_per_sample_epoch, fixed_s=_RESNET8.fixed_s,
-                                    s_per_round=_SERVER_S * 20 / 14, measured="FEDIC's server step × 20/14 (quick's ratio)")}
+                                    s_per_round=_SERVER_S * 20 / 14,
+                                    measured="FEDIC's server step × 20/14 (quick's ratio)")}
 
 COST = CostModel(units=_UNITS, cpu_run_limit_s=CPU_RUN_LIMIT_S)
 
