@@ -89,6 +89,17 @@ def test_a_paper_without_a_paper_profile_output_says_nothing_is_settled(tmp_path
     section = text[text.index("## FedABC"):]
     assert "The `paper` profile has not been regenerated here: no cell is settled at the paper's scale." in section
     assert "| Table 1 | " not in section[:section.index('<a id="fedabc-')]  # only one scale: no side-by-side row
+    # a paper profile whose outputs hold only its ladder settles no cell either, and says why
+    paper = root / "fedabc" / "paper"
+    _write(paper, "budget_ladder", {"kind": "table", "name": "budget_ladder", "title": "Budget ladder",
+                                    "profile": "paper", "notebook": "fedabc/07_budget_ladder", "deviations": [],
+                                    "files": {"md": "budget_ladder.md"}, "git_commit": "abc",
+                                    "findings": ["Budget ladder, FedABC − FedAvg: the gap moves not at all"]})
+    (paper / "budget_ladder.md").write_text("| rung |\n| --- |\n| 0 |\n")
+    section = build_index(root).read_text()
+    section = section[section.index("## FedABC"):]
+    assert "The `paper` profile has regenerated none of the paper's tables here: no cell is settled" in section
+    assert "has settled 0 cells" not in section
 
 
 def _csv(folder, cells):

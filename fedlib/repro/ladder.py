@@ -164,8 +164,10 @@ def _rung_configs(spec: LadderSpec, bases: dict[str, dict], scale: dict) -> dict
 def _fits_cpu(spec: LadderSpec, cost, cfg: dict) -> bool:
     """One ladder run fits a CPU under the paper profile: its estimate is within the ladder's run limit
     (``spec.cpu_run_limit_s``, else the cost model's)."""
-    seconds = cost.seconds(cfg) if cost is not None else None
-    limit = spec.cpu_run_limit_s if spec.cpu_run_limit_s is not None else cost.cpu_run_limit_s if cost else 0.0
+    if cost is None:
+        return False
+    limit = cost.cpu_run_limit_s if spec.cpu_run_limit_s is None else spec.cpu_run_limit_s
+    seconds = cost.seconds(cfg)
     return seconds is not None and seconds <= limit
 
 

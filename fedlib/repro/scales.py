@@ -162,6 +162,9 @@ def scale_section(paper: str, found: dict, pp=None) -> list[str]:
     paper_entry = entries.get("paper")
     if paper_entry is None:
         lines += ["The `paper` profile has not been regenerated here: no cell is settled at the paper's scale.", ""]
+    elif not _tables(paper_entry["metas"]):  # e.g. only its budget ladder ran
+        lines += ["The `paper` profile has regenerated none of the paper's tables here: no cell is settled at the "
+                  "paper's scale (its findings are below).", ""]
     else:
         tables = _tables(paper_entry["metas"])
         lines.append(f"The `paper` profile has settled {_count(tables, 'within')} cells within the paper's std, "
