@@ -144,9 +144,10 @@ class CostModel:
             fixed = u.fixed_s if fixed is None else fixed
         return total + (fixed or 0.0)
 
-    def fits_cpu(self, cfg: dict) -> bool:
+    def fits_cpu(self, cfg: dict, limit_s: float | None = None) -> bool:
+        """One run's estimate is within ``limit_s`` CPU seconds (None: ``cpu_run_limit_s``)."""
         s = self.seconds(cfg)
-        return s is not None and s <= self.cpu_run_limit_s
+        return s is not None and s <= (self.cpu_run_limit_s if limit_s is None else limit_s)
 
     def not_run_note(self, cfg: dict) -> str:
         cpu, gpu = self.seconds(cfg), self.seconds(cfg, gpu=True)

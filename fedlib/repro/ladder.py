@@ -162,24 +162,19 @@ def _rung_configs(spec: LadderSpec, bases: dict[str, dict], scale: dict) -> dict
 
 
 def _fits_cpu(spec: LadderSpec, cost, cfg: dict) -> bool:
-    """One ladder run fits a CPU under the paper profile: its estimate is within the ladder's run limit
+    """One ladder run fits a CPU under the paper profile: within the ladder's run limit
     (``spec.cpu_run_limit_s``, else the cost model's)."""
-    if cost is None:
-        return False
-    limit = cost.cpu_run_limit_s if spec.cpu_run_limit_s is None else spec.cpu_run_limit_s
-    seconds = cost.seconds(cfg)
-    return seconds is not None and seconds <= limit
+    return cost is not None and cost.fits_cpu(cfg, spec.cpu_run_limit_s)
 
 
-def _floored(spec: LadderSpec, profile) -> bool:
-    """Whether the ladder starts at ``spec.cpu_floor``: the paper profile on a CPU, where a run of quick's
-    scale on the paper's dataset does not fit (:func:`_fits_cpu`)."""
+def _floored(spec: LadderSpec, profile, low: dict, high: dict) -> bool:
+    """Whether the ladder starts at ``spec.cpu_floor``: the paper profile on a CPU, where a run at ``low``,
+    quick's scale on the paper's dataset, does not fit (:func:`_fits_cpu`)."""
     from .costs import resolve_device
     from .paper import get_paper
 
     if not spec.cpu_floor or profile.name != "paper" or resolve_device(getattr(profile, "device", None)) != "cpu":
         return False
-    low, high, _ = _quick_to_paper(spec)
     cost = get_paper(spec.paper).profile("paper").cost
     at_quick = _rung_configs(spec, _bases(spec, profile), rung_scales(low, high, spec.scale_keys, [0.0])[0])
     return not all(_fits_cpu(spec, cost, c) for c in at_quick.values())
@@ -207,7 +202,7 @@ def _low_high(spec: LadderSpec, profile) -> tuple[dict, dict, str]:
                 for k in spec.scale_keys}
         return low, {**low, **{k: int(v) for k, v in high.items()}}, "the smoke profile's cell at 1× to 2× its scale"
     low, high, what = _quick_to_paper(spec)
-    if _floored(spec, profile):
+    if _floored(spec, profile, low, high):
         floor = ", ".join(f"{k} {v}" for k, v in spec.cpu_floor.items())
         return ({**low, **spec.cpu_floor}, high,
                 f"from a floor below the quick profile's scale ({floor}: a run at quick's scale on the paper's "
