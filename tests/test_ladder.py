@@ -98,12 +98,12 @@ def test_on_a_cpu_the_paper_profile_ladder_runs_the_seeds_it_declares_and_every_
     paper = get_paper("fedlc").profile("paper")
     spec = L.spec_for("fedlc")
     monkeypatch.setenv(costs.DEVICE_ENV, "cpu")
-    assert spec.cpu_seeds == 2 and L.ladder_seeds(spec, paper) == tuple(get_paper("fedlc").seeds)[:2]
+    assert spec.cpu_seeds == 3 and L.ladder_seeds(spec, paper) == tuple(get_paper("fedlc").seeds)[:3]
     cells, plan = L.ladder_cells(spec, paper)
-    # the rungs' estimates count those 2 seeds: rung 0 is 2 methods × 2 seeds × one run's estimate
+    # the rungs' estimates count those 3 seeds: rung 0 is 2 methods × 3 seeds × one run's estimate
     run0 = next(c["config"] for c in cells if c["rung"] == 0 and c["method"] == "fedavg")
-    assert plan.est_cpu_min[0] == pytest.approx(2 * 2 * paper.cost.seconds(run0) / 60, rel=0.05)
-    assert any("trains 2 of the table's 5 seeds (0, 1" in d for d in L.deviations(spec, paper))
+    assert plan.est_cpu_min[0] == pytest.approx(2 * 3 * paper.cost.seconds(run0) / 60, rel=0.05)
+    assert any("trains 3 of the table's 5 seeds (0, 1, 2" in d for d in L.deviations(spec, paper))
     everything = dataclasses.replace(spec, cpu_seeds=None)
     assert not any("of the table's" in d for d in L.deviations(everything, paper))
     assert L.ladder_seeds(everything, paper) == tuple(get_paper("fedlc").seeds)
@@ -127,7 +127,7 @@ def test_the_sidecar_records_the_seeds_the_ladder_trained_not_the_tables(monkeyp
     spec = L.spec_for("fedlc")
     grid = types.SimpleNamespace(runs=pd.DataFrame({"dataset_used": ["cifar10", None, "cifar10"]}))
     meta = L.sidecar_meta(spec, paper, grid)
-    assert meta["seeds"] == (0, 1) and len(paper.seeds_for(spec.table)) == 5
+    assert meta["seeds"] == (0, 1, 2) and len(paper.seeds_for(spec.table)) == 5
     assert meta["datasets"] == ["cifar10"] and meta["deviations"] == L.deviations(spec, paper)
 
 
