@@ -203,6 +203,12 @@ class Store:
         for name in ("checkpoint.pt", "checkpoint.sha256"):
             (entry / name).unlink(missing_ok=True)
 
+    def has_result(self, config: Config) -> bool:
+        """Whether a finished run of ``config`` is stored, without reading it: :meth:`save_result` writes
+        ``result.json`` last, so its presence means the run finished (its checksums are checked when
+        :meth:`load_result` reads it; a corrupt entry is then recomputed)."""
+        return (self.entry(self.key(config)) / "result.json").exists()
+
     def load_result(self, key: str) -> dict | None:
         """The stored result as ``{config, summary, history, params}``, or None.
         An entry that fails any check is reported and treated as absent."""

@@ -55,7 +55,7 @@ def test_a_gpu_result_in_the_store_is_read_on_a_cpu_and_a_missing_seed_is_not_ru
     assert read["accuracy"] == pytest.approx(100.0 * planted["final_accuracy"])
     missing = _run_one({**cuda, "seed": 1}, str(tmp_path))
     assert missing["status"] == "not run" and "needs a GPU" in missing["note"]
-    assert not (tmp_path / store.key(Config.from_dict({**cuda, "seed": 1})) / "result.json").exists()
+    assert not store.has_result(Config.from_dict({**cuda, "seed": 1}))
     assert stored_gpu_runs(BASE, [0, 1, 2], store) == {0: "Test GPU 80GB"}
     assert stored_gpu_runs(BASE, [0], Store(tmp_path / "empty")) == {}
 

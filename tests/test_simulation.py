@@ -129,6 +129,23 @@ def test_corrupted_entry_is_detected_and_recomputed(tmp_path, damage):
         assert torch.equal(first.params[k], again.params[k])
 
 
+def test_has_result_says_a_run_finished_not_that_it_started(tmp_path):
+    cfg = Config(method="fedavg", checkpoint_every=1, **{**SYNTH, "rounds": 3})
+    store = Store(tmp_path)
+    assert not store.has_result(cfg)
+
+    def interrupt(round_, state):
+        if round_ == 2:
+            raise _Interrupt
+
+    with pytest.raises(_Interrupt):  # an interrupted run leaves a checkpoint, which is not a result
+        simulate(cfg, store=store, progress=False, on_round_end=interrupt)
+    assert (store.entry(store.key(cfg)) / "checkpoint.pt").exists() and not store.has_result(cfg)
+    simulate(cfg, store=store, progress=False)
+    assert store.has_result(cfg) and store.load_result(store.key(cfg)) is not None
+    assert not store.has_result(Config(method="fedavg", checkpoint_every=1, **{**SYNTH, "rounds": 3, "seed": 1}))
+
+
 def test_corrupted_checkpoint_is_not_trusted(tmp_path):
     cfg = Config(method="fedavg", checkpoint_every=1, **{**SYNTH, "rounds": 4})
     store = Store(tmp_path)

@@ -114,8 +114,7 @@ def _stored_or_cuda(config: dict, store_root: str | None) -> bool:
         return True
     if not store_root:
         return False
-    store = Store(store_root)
-    return (store.entry(store.key(Config.from_dict(config))) / "result.json").exists()
+    return Store(store_root).has_result(Config.from_dict(config))
 
 
 def _run_one(config: dict, store_root: str | None) -> dict:

@@ -70,8 +70,7 @@ def _in_store(cfg: dict, store) -> bool:
         from ..store import Store
 
         st = store if isinstance(store, Store) else Store(store)
-        c = Config(**{k: v for k, v in cfg.items() if k != "device"}, device="cpu")
-        return (st.entry(st.key(c)) / "result.json").exists()
+        return st.has_result(Config(**{k: v for k, v in cfg.items() if k != "device"}, device="cpu"))
     except Exception:  # noqa: BLE001 -- a configuration that does not validate here trains (and fails) later
         return False
 
