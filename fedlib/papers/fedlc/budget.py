@@ -42,9 +42,10 @@ rungs (15 / 25 / 41 rounds on 6,000 / 8,322 / 11,542 samples) cost ≈ 6 / 13 / 
 2 methods × 3 seeds ≈ 36 + 81 + 180 ≈ **297 CPU-min**, ≈ 2.5 h on the profile's 2 workers by the estimate
 (with all 5 seeds it would be ≈ 8.2 CPU-h).  Measured with 2 seeds (``--profile paper --paper fedlc --only 09``
 at 17520d9, empty store, nice, 2 workers, quiet cores): the runs took 4.4 / 10.4 / 23.9 min each (0.73-0.80 of
-the estimate), **77.6 min** of wall time for the 12; the third seed (issue 20) adds 6 runs, ≈ 39 min at that
-pace.  The third seed makes the gap's std, against which the ladder judges its trend, a std over 3 rather than
-over 2.  ``--only 05`` plans Table 4 alone (≈ 10 min), ``--only 09`` the
+the estimate), **77.6 min** of wall time for the 12.  With 3 seeds (at ec5bdac, the same way, beside the
+test suite for 14 min): 4.5 / 10.1 / 23.3-31.7 min a run, **123.0 min** for the 18; seeds 0 and 1 identical to
+those at 17520d9.  The third seed makes the gap's std, against which the ladder judges its trend, a std over 3
+rather than over 2.  ``--only 05`` plans Table 4 alone (≈ 10 min), ``--only 09`` the
 ladder alone.  1,545 runs need a GPU (≈ 97,000 CPU-h here), 175 more have no measured cost (FEMNIST, the
 ImageNet subset).  With a GPU (``--device cuda``) the ladder runs every seed and every rung.
 
