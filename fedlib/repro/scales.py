@@ -160,13 +160,13 @@ def scale_section(paper: str, found: dict, pp=None) -> list[str]:
         return []
     lines = ["### At the paper's scale and at quick's", ""]
     paper_entry = entries.get("paper")
+    tables = _tables(paper_entry["metas"]) if paper_entry is not None else []
     if paper_entry is None:
         lines += ["The `paper` profile has not been regenerated here: no cell is settled at the paper's scale.", ""]
-    elif not _tables(paper_entry["metas"]):  # e.g. only its budget ladder ran
+    elif not tables:  # e.g. only its budget ladder ran
         lines += ["The `paper` profile has regenerated none of the paper's tables here: no cell is settled at the "
                   "paper's scale (its findings are below).", ""]
     else:
-        tables = _tables(paper_entry["metas"])
         lines.append(f"The `paper` profile has settled {_count(tables, 'within')} cells within the paper's std, "
                      f"{_count(tables, 'outside')} outside it and left {_count(tables, 'undecided')} undecided "
                      f"(of {sum(m.get('summary', {}).get('run', 0) for m in tables)} run; "
