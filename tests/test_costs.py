@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import fedlib
+from fedlib.repro.gate import table_cells as gate_table_cells
 from fedlib.partition import long_tail
 from fedlib.repro import costs
 from fedlib.repro import plan as planning
@@ -75,7 +76,7 @@ def test_on_a_cpu_a_run_it_cannot_afford_is_not_run_with_its_estimate_and_on_cud
 def test_the_paper_profile_runs_on_a_cpu_what_fits_and_everything_on_cuda(monkeypatch):
     monkeypatch.delenv(costs.DEVICE_ENV, raising=False)
     prof = get_paper("fedabc").profile("paper")
-    cells = prof.table_cells("table1")
+    cells = gate_table_cells(prof, "table1")
     run = {c["column"] for c in cells if c["config"] is not None}
     assert run == {"mnist_dir0.1", "mnist_dir0.3", "mnist_dir0.5", "mnist_dir1.0"}  # the MLP fits, the ConvNet not
     assert all(c["note"].startswith("not run: needs a GPU (est.") for c in cells if c["config"] is None)
@@ -83,11 +84,11 @@ def test_the_paper_profile_runs_on_a_cpu_what_fits_and_everything_on_cuda(monkey
         if c["config"] is not None:
             assert prof.cost.seconds(c["config"]) <= prof.cost.cpu_run_limit_s
     monkeypatch.setenv(costs.DEVICE_ENV, "cuda")
-    cells = prof.table_cells("table1")
+    cells = gate_table_cells(prof, "table1")
     assert all(c["config"] is not None and c["config"]["device"] == "cuda" for c in cells)
     assert prof.to_dict()["device"] == "cuda"
     # the quick profile has no cost model: untouched by the device
-    assert all("device" not in (c["config"] or {}) for c in get_paper("fedabc").profile("quick").table_cells("table1"))
+    assert all("device" not in (c["config"] or {}) for c in get_paper("fedabc").gate_table_cells(profile("quick"), "table1"))
 
 
 def test_a_budget_check_refuses_a_plan_over_its_budget_unless_told():
@@ -107,7 +108,7 @@ def test_a_plan_counts_the_runs_to_train_less_those_in_the_store(tmp_path, monke
     assert planning._in_store(cfg, tmp_path)
     p = planning.plan("fedabc", "paper", store=tmp_path)
     prof = get_paper("fedabc").profile("paper")
-    table_runs = {(c["row"], c["column"]) for c in prof.table_cells("table1") if c["config"] is not None}
+    table_runs = {(c["row"], c["column"]) for c in gate_table_cells(prof, "table1") if c["config"] is not None}
     assert p["runs"] >= len(table_runs) * len(prof.seeds)  # Tables 1-2 share their runs; the studies add more
     assert p["not_run"] >= 36 * len(prof.seeds)  # the CIFAR-10 cells
     assert p["cpu_s"] == pytest.approx(p["wall_s"] * p["workers"]) and not math.isnan(p["cpu_s"])
@@ -144,11 +145,11 @@ def test_a_cell_whose_dataset_is_absent_says_so_first(tmp_path, monkeypatch):
     measured' (FedLC's FEMNIST columns); a present dataset keeps the cost model's note alone."""
     monkeypatch.delenv(costs.DEVICE_ENV, raising=False)
     prof = get_paper("fedlc").profile("paper")
-    femnist = [c for c in prof.table_cells("table4") if c["column"].startswith("femnist")]
+    femnist = [c for c in gate_table_cells(prof, "table4") if c["column"].startswith("femnist")]
     assert femnist and all(c["config"] is None for c in femnist)
     assert all(c["note"].startswith("not run: FEMNIST is absent here") and "where present" in c["note"] for c in femnist)
-    cifar = [c for c in prof.table_cells("table1") if c["column"] == "cifar10_beta0.5"]
+    cifar = [c for c in gate_table_cells(prof, "table1") if c["column"] == "cifar10_beta0.5"]
     assert all(c["note"].startswith("not run: needs a GPU (est.") for c in cifar)  # CIFAR-10 is present here
     monkeypatch.setenv("FEDLIB_DATA", str(tmp_path))  # an empty data root: now CIFAR-10 is absent too
-    cifar = [c for c in prof.table_cells("table1") if c["column"] == "cifar10_beta0.5"]
+    cifar = [c for c in gate_table_cells(prof, "table1") if c["column"] == "cifar10_beta0.5"]
     assert all(c["note"].startswith("not run: CIFAR-10 is absent here") and "needs a GPU" in c["note"] for c in cifar)

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import fedlib
+from fedlib.repro.gate import table_cells as gate_table_cells
 from fedlib.algorithms.fedabc import FEDABC_WI
 from fedlib.config import Config, ConfigError
 from fedlib.repro.grid import GridResult
@@ -94,8 +95,8 @@ def test_per_dataset_overrides_apply_to_their_dataset_and_are_listed_with_its_pa
 def test_table_cells_evaluate_personalized_models_and_tables_share_their_runs():
     for name in ("paper", "quick", "smoke"):
         p = PAPER.profile(name)
-        one = {(c["row"], c["column"]): c["config"] for c in p.table_cells("table1")}
-        two = {(c["row"], c["column"]): c["config"] for c in p.table_cells("table2")}
+        one = {(c["row"], c["column"]): c["config"] for c in gate_table_cells(p, "table1")}
+        two = {(c["row"], c["column"]): c["config"] for c in gate_table_cells(p, "table2")}
         assert one == two, name  # Table 2 reads Table 1's runs through Eq. 8
         for cfg in filter(None, one.values()):
             assert Config.from_dict({**cfg, "seed": 0}).personal_eval_every >= 1
@@ -185,7 +186,7 @@ def test_heterogeneity_stats_by_hand():
 def test_fig5_shares_table1s_fedabc_runs_and_changes_only_the_four_parameters():
     for name in ("quick", "smoke", "paper"):
         p = PAPER.profile(name)
-        table = {(c["column"]): c["config"] for c in p.table_cells("table1") if c["row"] == "fedabc"}
+        table = {(c["column"]): c["config"] for c in gate_table_cells(p, "table1") if c["row"] == "fedabc"}
         for cell in E.fig5_cells(p):
             key = E.column_key(cell["dataset"], cell["beta"])
             if cell["variant"] == "fedabc" and table.get(key) is not None:

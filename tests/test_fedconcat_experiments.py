@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
+from fedlib.repro.gate import table_cells as gate_table_cells
 from fedlib import run
 from fedlib.algorithms import fedconcat as fc
 from fedlib.repro.compare import table_cells
@@ -70,7 +71,7 @@ def test_every_way_of_counting_matches_the_hand_formula(dataset, channels, side,
 def test_the_profiles_give_the_baselines_the_stated_rounds():
     for profile, fmnist, cifar in (("paper", 147, 120), ("quick", 14, 13)):
         prof = ungated(PAPER.profile(profile))  # the cells as the profile sets them, whatever this CPU affords
-        cells = {(c["row"], c["column"]): c["config"] for c in prof.table_cells("table1") if c["config"]}
+        cells = {(c["row"], c["column"]): c["config"] for c in gate_table_cells(prof, "table1") if c["config"]}
         assert cells[("fedavg", "fmnist_c2")]["rounds"] == fmnist
         assert cells[("moon", "cifar10_c2")]["rounds"] == cifar
         m, e, d = _simple_cnn_sizes(1, 28)
@@ -81,7 +82,7 @@ def test_the_profiles_give_the_baselines_the_stated_rounds():
 
 def test_centralized_is_one_run_per_dataset_of_ten_epochs():
     quick = PAPER.profile("quick")
-    cells = [c["config"] for c in quick.table_cells("table1")
+    cells = [c["config"] for c in gate_table_cells(quick, "table1")
              if c["row"] == "centralized" and c["config"] and c["config"]["dataset"] == "fmnist"]
     assert len(cells) == 4 and all(c == cells[0] for c in cells)  # identical: run_grid runs it once
     c = Config.from_dict({**cells[0], "seed": 0})

@@ -9,12 +9,13 @@ import pytest
 from fedlib.papers.fedconcat import PAPER
 from fedlib.papers.fedconcat import reported as paper
 from fedlib.repro.costs import ungated
+from fedlib.repro.gate import decide, table_cells as gate_table_cells
 
 
 def test_paper_profile_is_the_recovered_setup():
     p = ungated(PAPER.profile("paper"))  # the cell as the paper sets it, whatever this CPU affords
     assert p.seeds == (0, 1, 2) and p.datasets == {} and p.image == {}
-    cfg, note = p.config(paper.TABLE1.config("fedconcat", "fmnist_c2"), "table1")
+    cfg, note = decide(p, paper.TABLE1.config("fedconcat", "fmnist_c2"), "table1")
     for key, value in paper.SETUP.items():
         assert cfg[key] == value, key
     assert cfg["rounds"] == 147 and note == ""
@@ -25,10 +26,10 @@ def test_paper_profile_is_the_recovered_setup():
 
 def test_quick_runs_the_whole_fmnist_row_and_states_its_reductions():
     q = PAPER.profile("quick")
-    run = [(c["row"], c["column"]) for c in q.table_cells("table1") if c["config"] is not None]
+    run = [(c["row"], c["column"]) for c in gate_table_cells(q, "table1") if c["config"] is not None]
     fmnist = [c.key for c in paper.TABLE1.columns if c.dataset == "fmnist"]
     assert {(r, c) for r in paper.METHODS for c in fmnist} <= set(run)
-    for c in q.table_cells("table1"):
+    for c in gate_table_cells(q, "table1"):
         if c["config"] is not None and c["column"] in fmnist and c["row"] != "centralized":
             assert c["config"]["num_clients"] == 40 and c["config"]["max_train_samples"] == 15_000
             assert c["config"]["batch_size"] == 16 and c["config"]["local_epochs"] == 1
@@ -50,7 +51,7 @@ def test_every_experiment_is_configured_or_needs_nothing(name):
 
 
 def test_quick_table_3_is_not_run_and_says_why():
-    for c in PAPER.profile("quick").table_cells("table3"):
+    for c in gate_table_cells(PAPER.profile("quick"), "table3"):
         assert c["config"] is None and "not used by the 'quick' profile" in c["note"]
-    paper_cells = ungated(PAPER.profile("paper")).table_cells("table3")
+    paper_cells = gate_table_cells(ungated(PAPER.profile("paper")), "table3")
     assert all(c["config"]["model"] == "resnet18" for c in paper_cells)  # where the files are

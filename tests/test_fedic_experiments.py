@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fedlib.repro.gate import table_cells as gate_table_cells
 from fedlib.repro.compare import metric_of
 from fedlib.config import Config
 from fedlib.data import DatasetNotFoundError
@@ -41,11 +42,11 @@ def test_the_teacher_rows_are_runs_of_the_student_rows_and_h_is_table1s_fedic(pr
     """A teacher row (a-d) runs the KD run of the same teacher; (h) is Table 1's FEDIC at IF = 100, so
     Table 3 costs four runs and shares one with Table 1."""
     prof = ungated(PAPER.profile(profile))  # the cells as the profile sets them, whatever this CPU affords
-    cells = {(c["row"], c["column"]): c["config"] for c in prof.table_cells("table3")}
+    cells = {(c["row"], c["column"]): c["config"] for c in gate_table_cells(prof, "table3")}
     key = lambda cfg: Config.from_dict({**cfg, "seed": 0}).key_dict()  # noqa: E731
     for teacher, student in zip("abcd", "efgh"):
         assert key(cells[(teacher, "all")]) == key(cells[(student, "all")])
-    t1 = {(c["row"], c["column"]): c["config"] for c in prof.table_cells("table1")}
+    t1 = {(c["row"], c["column"]): c["config"] for c in gate_table_cells(prof, "table1")}
     assert key(cells[("h", "few")]) == key(t1[("fedic", "cifar10_if100")])
     assert len({str(sorted(key(c).items())) for c in cells.values()}) == 4
 
@@ -79,7 +80,7 @@ def test_fig4_and_fig5_sweep_their_parameter_in_the_papers_setting():
 
 
 def test_quick_runs_the_stand_in_with_its_unlabelled_set_and_the_papers_server_settings():
-    cfg = {(c["row"], c["column"]): c["config"] for c in PAPER.profile("quick").table_cells("table1")}
+    cfg = {(c["row"], c["column"]): c["config"] for c in gate_table_cells(PAPER.profile("quick"), "table1")}
     c = cfg[("fedic", "cifar10_if100")]
     assert (c["dataset"], c["model"], c["server_unlabeled"]) == ("fmnist", "cnn_mnist", "mnist")
     for key in ("num_clients", "participation", "batch_size", "lr", "partition_beta", "server_aux_per_class"):

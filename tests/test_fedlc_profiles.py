@@ -6,6 +6,7 @@ import pytest
 from fedlib.papers.fedlc import PAPER
 from fedlib.papers.fedlc import reported as paper
 from fedlib.repro.costs import ungated
+from fedlib.repro.gate import decide, table_cells as gate_table_cells
 
 PROFILES = PAPER.profiles
 
@@ -19,7 +20,7 @@ def test_paper_profile_is_the_papers_setup():
     assert p.seeds == (0, 1, 2, 3, 4) and p.datasets == {}
     for key in ("rounds", "max_train_samples", "max_test_samples", "lr", "batch_size", "num_clients"):
         assert key not in p.image and key not in p.synthetic
-    cfg, note = p.config(paper.TABLE1.config("fedlc", "cifar10_beta0.05"), "table1")
+    cfg, note = decide(p, paper.TABLE1.config("fedlc", "cifar10_beta0.05"), "table1")
     assert cfg["rounds"] == 400 and cfg["num_clients"] == 20 and cfg["lr"] == 0.01 and cfg["batch_size"] == 128
     assert cfg["dataset"] == "cifar10" and note == ""
     devs = " ".join(p.deviations("table1"))
@@ -32,7 +33,7 @@ def test_smoke_is_small():
     assert s.image["rounds"] <= 3 and s.image["max_train_samples"] <= 1000 and s.image["max_test_samples"] <= 500
     assert s.synthetic["rounds"] <= 3 and s.synthetic["num_clients"] <= 20
     for tid in paper.TABLES:
-        run = [c for c in s.table_cells(tid) if c["config"] is not None]
+        run = [c for c in gate_table_cells(s, tid) if c["config"] is not None]
         assert len(run) <= 8, tid
 
 
@@ -49,9 +50,9 @@ def test_femnist_and_imagenet_cells_are_configurations_run_where_the_files_are()
     """FEMNIST (natural LEAF clients) and the ImageNet subset have loaders: their cells are real
     configurations, "not run" at run time when the files are absent (tests/test_grid.py)."""
     paper_profile = ungated(get_profile("paper"))
-    femnist = [c for c in paper_profile.table_cells("table4") if c["column"] == "femnist"]
+    femnist = [c for c in gate_table_cells(paper_profile, "table4") if c["column"] == "femnist"]
     assert femnist and all(c["config"]["dataset"] == "femnist" for c in femnist)
-    imagenet = paper_profile.table_cells("table3")
+    imagenet = gate_table_cells(paper_profile, "table3")
     assert all(c["config"]["dataset"] == "imagenet_subset" and c["config"]["model"] == "resnet18" for c in imagenet)
 
 

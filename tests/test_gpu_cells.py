@@ -12,6 +12,7 @@ import fedlib
 from fedlib.config import Config, ConfigError
 from fedlib.repro import cells as gpu_cells
 from fedlib.repro.costs import gpu_note, stored_gpu_runs
+from fedlib.repro.gate import decide
 from fedlib.repro.grid import _run_one, run_grid
 from fedlib.repro.paper import get_paper
 from fedlib.store import Store
@@ -72,7 +73,7 @@ def test_a_cell_too_large_for_the_cpu_shows_its_gpu_seeds_from_the_store(tmp_pat
     pp = get_paper("fedlc")
     prof = dataclasses.replace(pp.profile("paper"), device="cpu")
     base = pp.table("table1").config("fedlc", "cifar10_beta0.5")
-    cfg, note = prof.config(base, "table1")
+    cfg, note = decide(prof, base, "table1")
     assert cfg is None and "needs a GPU" in note  # 400 rounds of CIFAR-10: ≈ 21 CPU-h a run
     gpu_cfg = {k: v for k, v in gpu_cells.cell_jobs("fedlc", "table1", rows=["fedlc"], columns=["cifar10_beta0.5"])[0]
                ["config"].items() if k != "device"}
@@ -83,7 +84,7 @@ def test_a_cell_too_large_for_the_cpu_shows_its_gpu_seeds_from_the_store(tmp_pat
         key = store.key(Config.from_dict({**gpu_cfg, "device": "cuda", "seed": seed}))
         store.save_result(key, Config.from_dict({**gpu_cfg, "device": "cuda", "seed": seed}),
                           {**out.summary, "device_name": "Test GPU 80GB"}, out.history.to_dict("records"), out.params)
-    cfg, note = prof.config(base, "table1")
+    cfg, note = decide(prof, base, "table1")
     assert cfg == {**gpu_cfg, "device": "cuda"}
     assert note == gpu_note({0: "Test GPU 80GB", 1: "Test GPU 80GB"}, prof.seeds_for("table1"))
     assert "2 of 5 seeds" in note and "Test GPU 80GB" in note and "the others need a GPU" in note
@@ -107,7 +108,7 @@ def test_the_cells_command_trains_the_chosen_cells_into_the_store_as_the_profile
                                columns=["cifar10_beta0.5"], device="cpu")
     pp = get_paper("fedlc")
     smoke = dataclasses.replace(pp.profile("smoke"), device="cpu")
-    assert [j["config"] for j in jobs] == [smoke.config(pp.table("table1").config(r, "cifar10_beta0.5"), "table1")[0]
+    assert [j["config"] for j in jobs] == [decide(smoke, pp.table("table1").config(r, "cifar10_beta0.5"), "table1")[0]
                                            for r in ("fedavg", "fedlc")]
     assert gpu_cells.main(["--paper", "fedlc", "--table", "table1", "--profile", "smoke", "--device", "cpu",
                            "--rows", "fedavg", "--columns", "cifar10_beta0.5", "--seeds", "0,1",

@@ -9,3 +9,8 @@ registry that finds the companions in :mod:`fedlib.papers` by discovery; ``profi
 settings (smoke, quick, paper).  Nothing here names a paper, and the training core never
 imports this package (``tests/test_import_graph.py``).
 """
+
+from .reported import PaperTable
+from .study import Option, Options, Study, StudyResult
+
+__all__ = ["PaperTable", "Study", "Option", "Options", "StudyResult"]

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from .gate import decide
+
 __all__ = ["cell_jobs", "train_cells", "progress", "record", "main"]
 
 
@@ -49,7 +51,7 @@ def cell_jobs(paper: str, table: str, *, profile: str = "paper", rows=None, colu
     out = []
     for r in rows or known_rows:
         for c in columns or known_cols:
-            cfg, note = prof.config(t.config(r, c), table)
+            cfg, note = decide(prof, t.config(r, c), table)
             out.append({"row": r, "column": c, "config": cfg, "note": note})
     return out
 

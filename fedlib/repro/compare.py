@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from .figures import save_table
+from .gate import table_cells as gate_table_cells
 from .grid import GridResult, aggregate, run_grid
 from .profiles import Profile
 from .spread import Spread, load_spread, spread_for
@@ -686,7 +687,7 @@ def table_cells(table_id: str, profile: Profile) -> list[dict]:
     """The grid cells (labels + config) of a paper table under a profile."""
     t = profile.companion.table(table_id)
     cells = []
-    for cell in profile.table_cells(t.id):
+    for cell in gate_table_cells(profile, t.id):
         r, c = t.row(cell["row"]), t.column(cell["column"])
         cells.append({"row": r.key, "column": c.key, "method": r.params.get("method"),
                       "config": cell["config"], "note": cell["note"] if cell["config"] is None else ""})

@@ -33,6 +33,7 @@ from .compare import load_spread, mark_stand_in, reproduce_table
 from .figures import default_output_dir, relative_to_repo, repo_root, save_figure, save_table, use_style
 from .grid import GridResult, default_store, run_grid
 from .paper import get_paper
+from .study import StudyResult
 
 __all__ = ["Context"]
 
@@ -46,7 +47,7 @@ def _resolve_out(out_dir: str | os.PathLike) -> Path:
 class Context:
     def __init__(self, profile: Any = None, *, notebook: str, seed: int | None = None,
                  out_dir: str | os.PathLike | None = None, store: Any = None, workers: int | None = None,
-                 progress: bool = True):
+                 progress: bool = True, announce: bool = True):
         paper_name, _, section = notebook.partition("/")
         if not section:
             raise ValueError(f"notebook must be '<paper>/<section>' (a companion in fedlib/papers/ and one of its "
@@ -72,6 +73,8 @@ class Context:
         os.environ.setdefault("FEDLIB_NOTEBOOK", notebook)
         _one_thread()
         use_style()
+        if announce:
+            print(self.expected_time())
 
     def __repr__(self) -> str:
         store = getattr(self.store, "root", self.store)
@@ -121,6 +124,32 @@ class Context:
         kwargs.setdefault("progress", self.progress)
         return reproduce_table(table_id, self.profile, store=self.store, out_dir=self.out_dir,
                                notebook=self.notebook, **kwargs)
+
+    def study(self, name: str, **options: Any) -> StudyResult:
+        """Run one of the companion's studies (:class:`fedlib.repro.study.Study`) under this context:
+        its options (the profile's, then ``options``), its cells through the gate and the store, its
+        summary and findings."""
+        study = self.paper.study(name)
+        opts = study.options_for(self.profile, **options)
+        grid = self.grid(study.cells(self.profile, opts), study.id) if study.trains else None
+        summary = study.summarize(grid, opts)
+        return StudyResult(study, opts, summary, study.findings(summary, opts), grid)
+
+    def expected_time(self) -> str:
+        """This notebook's expected wall time under the profile, from the committed record of the last
+        cold regeneration (``figures/<paper>/<profile>/_run.json``), else unknown; printed when the
+        context is made, before anything trains."""
+        from .cold_times import estimate_minutes
+
+        section = self.notebook.partition("/")[2]
+        roots = [self.out_dir.parent.parent, repo_root() / "figures"]
+        minutes, how = estimate_minutes(self.paper.name, self.profile, [section], roots)
+        if minutes is None or how.startswith("the profile's budget"):
+            return (f"Expected time for {self.notebook} under the {self.profile.name!r} profile: unknown "
+                    f"(no cold regeneration of it is recorded); runs already in the store take seconds.")
+        shown = f"{minutes * 60:.0f} s" if minutes < 1.5 else f"{minutes:.0f} min"
+        return (f"Expected time for {self.notebook} under the {self.profile.name!r} profile: about {shown} on "
+                f"2 CPU cores from an empty store ({how}); runs already in the store take seconds.")
 
     def grid(self, cells: Iterable[dict], experiment: str, **kwargs: Any) -> GridResult:
         """:func:`fedlib.repro.grid.run_grid` with this profile's seeds (for ``experiment``), workers and

@@ -95,10 +95,11 @@ def spec_for(paper: str) -> LadderSpec:
 
 def _cell(profile, spec: LadderSpec, row: str) -> dict:
     from .costs import ungated
+    from .gate import decide
     from .paper import get_paper
 
     t = get_paper(spec.paper).table(spec.table)
-    cfg, note = ungated(profile).config(t.config(row, spec.column), t.id)
+    cfg, note = decide(ungated(profile), t.config(row, spec.column), t.id)
     if cfg is None:
         raise ValueError(f"{spec.paper} {spec.table} {row}/{spec.column} is not run in profile {profile.name!r}: {note}")
     return {k: v for k, v in cfg.items() if k != "device"}

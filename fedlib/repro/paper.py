@@ -69,6 +69,26 @@ class Paper:
             raise KeyError(f"{self.name}: unknown table {table_id!r}; known: {', '.join(self.tables)}")
         return self.tables[key]
 
+    @property
+    def studies(self) -> dict:
+        """The companion's studies (:class:`fedlib.repro.study.Study`), by name: ``STUDIES`` of its
+        ``studies`` module, read when first asked for (its studies import the companion, so the
+        descriptor cannot hold them at construction); ``{}`` for a companion without one."""
+        try:
+            module = importlib.import_module(f"{COMPANIONS}.{self.name}.studies")
+        except ModuleNotFoundError as err:
+            if err.name != f"{COMPANIONS}.{self.name}.studies":
+                raise
+            return {}
+        return {s.name: s for s in getattr(module, "STUDIES", ())}
+
+    def study(self, name: str):
+        """A study by name (:attr:`studies`)."""
+        studies = self.studies
+        if name not in studies:
+            raise KeyError(f"{self.name}: unknown study {name!r}; known: {', '.join(studies) or 'none'}")
+        return studies[name]
+
     def profile(self, name: str | None = None):
         """A profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a
         :class:`fedlib.repro.profiles.Profile` (anything not a name) passes through."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from .gate import table_cells as gate_table_cells
 from .costs import DEFAULT_BUDGET_HOURS, DEVICE_ENV, CostModel, format_hours, resolve_device, ungated
 
 __all__ = ["PlanError", "plan", "check_budget", "preflight"]
@@ -21,8 +22,9 @@ class PlanError(RuntimeError):
 
 
 def _experiment_cells(paper, profile, sources: str | None = None) -> list[dict]:
-    """The cells of the paper's experiments module functions named ``<name>_cells`` whose first
-    parameter is ``profile`` and whose others have defaults (the notebooks' grids); others are not counted."""
+    """The cells of the paper's declared studies (:attr:`fedlib.repro.paper.Paper.studies`), and of its
+    experiments module's functions named ``<name>_cells`` whose first parameter is ``profile`` and whose
+    others have defaults (grids not yet declared as studies); others are not counted."""
     import importlib
     import inspect
 
@@ -47,6 +49,14 @@ def _experiment_cells(paper, profile, sources: str | None = None) -> list[dict]:
         except Exception:  # noqa: BLE001 -- an experiment that needs more than the profile is not counted
             continue
         out += [c for c in cells if isinstance(c, dict)]
+    for study in paper.studies.values():  # the declared studies (fedlib.repro.study), as their notebooks call them
+        if not study.trains or (sources is not None and f'"{study.name}"' not in sources
+                                and f"'{study.name}'" not in sources):
+            continue
+        try:
+            out += [c for c in study.cells(profile) if isinstance(c, dict)]
+        except Exception:  # noqa: BLE001 -- a study that needs more than the profile is not counted
+            continue
     return out
 
 
@@ -100,7 +110,7 @@ def plan(paper: str, profile: str = "paper", device: str | None = None, store=No
     for tid in pp.tables:
         if sources is None or f'"{tid}"' in sources:
             seeds = everything.seeds_for(tid)
-            cells += [(c, seeds, False) for c in everything.table_cells(tid)]
+            cells += [(c, seeds, False) for c in gate_table_cells(everything, tid)]
     cells += [(c, everything.seeds, False) for c in _experiment_cells(pp, everything, sources)]
     if sources is None or "spec_for" in sources:  # the ladder has decided its runs (its own run limit on a CPU)
         cells += [(c, seeds, True) for c, seeds in

@@ -21,8 +21,10 @@ A profile is plain data (:class:`Profile`):
   ``rows``, …) and further overrides;
 * ``notes`` -- extra deviation text per experiment;
 * ``cost`` / ``device`` -- the ``paper`` profile's measured unit costs
-  (:class:`fedlib.repro.costs.CostModel`) and where it trains: on a CPU a cell it cannot
-  afford is "not run: needs a GPU (est. …)", on ``cuda`` every cell runs.
+  (:class:`fedlib.repro.costs.CostModel`) and where it trains.  The profile only declares
+  them: whether a cell trains here, comes from the store, or is "not run: needs a GPU
+  (est. …)" is decided in one place, :func:`fedlib.repro.gate.decide`, for tables and
+  studies alike.
 
 :meth:`Profile.deviations` lists, for one experiment, every way the profile's
 runs differ from the paper's setup; each table and figure prints that list.
@@ -96,13 +98,14 @@ class Profile:
         """The dataset this profile uses for the paper's ``name`` (None: not run)."""
         return self.datasets.get(name, name)
 
-    def config(self, base: dict, experiment: str | None = None, *,
-               substitute: bool = True) -> tuple[dict | None, str]:
+    def resolve(self, base: dict, experiment: str | None = None, *,
+                substitute: bool = True) -> tuple[dict | None, str]:
         """Turn a paper configuration into this profile's: substitute the dataset
         (unless ``substitute`` is False), apply the ``image``/``synthetic``
         overrides, the ``per_dataset`` ones, then the experiment's ``overrides``.  Returns ``(config,
-        note)``; ``config`` is None when the cell is not run here (``note`` says
-        why)."""
+        note)``; ``config`` is None when the profile never runs the cell (``note`` says why).  Pure:
+        whether this machine can afford the cell, or the store holds it, is
+        :func:`fedlib.repro.gate.decide`'s question."""
         pp = self.companion
         ds = base.get("dataset")
         if ds in pp.unsupported:
@@ -119,41 +122,12 @@ class Profile:
             cfg.update(extra.get("synthetic" if used == "synthetic" else "image", {}) if
                        ("image" in extra or "synthetic" in extra) else extra)
         from ..data import DATASETS
-        from .costs import gpu_note, stored_gpu_runs
 
         if used in DATASETS and DATASETS[used].natural_clients:
             cfg.pop("max_train_samples", None)  # its clients come with the data (Synthetic, FEMNIST)
             cfg.pop("max_test_samples", None)
         note = "" if used == ds else f"{pp.dataset_label(ds)} → {pp.dataset_label(used)}"
-        trains = experiment is None or self.setting(experiment, "trains", True)
-        if self.cost is not None and trains:  # on a CPU, the runs it affords; on a GPU, every run (.costs)
-            wanted = cfg
-            cfg, gated = self.cost.gate(cfg, self.device)
-            seeds = self.seeds_for(experiment) if experiment is not None else self.seeds
-            found = stored_gpu_runs(wanted, seeds) if gated else {}
-            if found:  # a GPU trained it (python -m fedlib.repro.cells): its seeds come from the store
-                cfg, gated = {**wanted, "device": "cuda"}, gpu_note(found, seeds)
-            elif gated and used in DATASETS and not _present(used):  # the first reason it does not run here
-                gated = (f"not run: {pp.dataset_label(used)} is absent here (no files under the data root); where "
-                         f"present, {gated.removeprefix('not run').lstrip(': ')}")
-            note = gated or note
         return cfg, note
-
-    def table_cells(self, table_id: str) -> list[dict]:
-        """Every cell of a paper table with this profile's configuration (or why it
-        is not run): dicts with row, column, config (None if not run), note."""
-        t = self.companion.table(table_id)
-        opts = self.experiment(t.id)
-        cols, rows = opts.get("columns"), opts.get("rows")
-        out = []
-        for r in t.rows:
-            for c in t.columns:
-                cfg, note = self.config(t.config(r.key, c.key), t.id)
-                if cfg is not None and ((cols is not None and c.key not in cols)
-                                        or (rows is not None and r.key not in rows)):
-                    cfg, note = None, f"not run: grid reduced in the {self.name!r} profile"
-                out.append({"row": r.key, "column": c.key, "config": cfg, "note": note})
-        return out
 
     # ------------------------------------------------------------------ deviations
     def _override_lines(self, overrides: dict, reference: dict) -> list[str]:
@@ -312,10 +286,3 @@ def get_profile(profile: "str | Profile | None" = None, paper: str | None = None
     from .paper import get_paper
 
     return get_paper(paper).profile(profile)
-
-
-def _present(dataset: str) -> bool:
-    """Whether ``dataset``'s files are under the data root (:func:`fedlib.data.dataset_present`)."""
-    from ..data import dataset_present
-
-    return dataset_present(dataset)

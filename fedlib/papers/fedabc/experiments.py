@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ...algorithms.fedabc import FEDABC_WI
+from ...repro.gate import decide
 from ...repro.profiles import Profile
 from . import PAPER
 from . import reported as paper
@@ -56,7 +57,7 @@ def cell_config(profile: "Profile | str | None", method: str, dataset: str, beta
     study's own values); ``(None, why)`` when it is not run.  An experiment with the table's
     overrides gets exactly the table's cell, so the store shares the run."""
     prof = PAPER.profile(profile)
-    cfg, note = prof.config(paper.TABLE1.config(method, column_key(dataset, beta)), experiment)
+    cfg, note = decide(prof, paper.TABLE1.config(method, column_key(dataset, beta)), experiment)
     return (None, note) if cfg is None else ({**cfg, **extra}, note)
 
 

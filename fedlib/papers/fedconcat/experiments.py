@@ -31,6 +31,7 @@ import pandas as pd
 from . import PAPER
 from . import reported as paper
 from .analysis import budget_of, model_sizes, rounds_for_model
+from ...repro.gate import decide
 from ...repro.profiles import Profile
 
 __all__ = [
@@ -57,7 +58,7 @@ def table1_config(profile: Profile | str | None, column: str, method: str, **ext
     """Table 1's configuration of the row ``method`` in ``column`` under the profile (None: not run in
     it), with ``extra`` on top; without ``extra`` it is exactly the table's cell, so the store shares
     the run."""
-    cfg, _ = PAPER.profile(profile).config(paper.TABLE1.config(method, column), "table1")
+    cfg, _ = decide(PAPER.profile(profile), paper.TABLE1.config(method, column), "table1")
     return None if cfg is None else {**cfg, **extra}
 
 
@@ -101,7 +102,7 @@ def fig1_two_clients(profile: Profile | str | None = None, *, seed: int | None =
     column = opts.get("column", "cifar10_c2")
     cfg = table1_config(prof, column, "fedavg")
     if cfg is None and not opts.get("trains", True):  # the table's cell needs a GPU; one round of two clients does not
-        cfg, _ = prof.config(paper.TABLE1.config("fedavg", column), "fig1")
+        cfg, _ = decide(prof, paper.TABLE1.config("fedavg", column), "fig1")
     if cfg is None:
         raise LookupError("Fig. 1's dataset is not run in this profile")
     cfg.update(local_epochs=int(opts.get("local_epochs", paper.SETUP["local_epochs"])),

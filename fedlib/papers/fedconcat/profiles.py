@@ -80,9 +80,9 @@ class FedConcatProfile(Profile):
     ``rounds`` gets FedConcat's communication in rounds of its model; a centralized cell (one
     client) 10 epochs in one round."""
 
-    def config(self, base: dict, experiment: str | None = None, *,
-               substitute: bool = True) -> tuple[dict | None, str]:
-        cfg, note = super().config(base, experiment, substitute=substitute)
+    def resolve(self, base: dict, experiment: str | None = None, *,
+                substitute: bool = True) -> tuple[dict | None, str]:
+        cfg, note = super().resolve(base, experiment, substitute=substitute)
         return (None if cfg is None else with_budget(cfg)), note
 
 

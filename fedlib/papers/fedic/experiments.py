@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ...repro.grid import GridResult, aggregate
+from ...repro.gate import decide
 from ...repro.profiles import Profile
 from . import PAPER
 from . import reported as paper
@@ -42,7 +43,7 @@ def table_value(table_id: str) -> Any:
 def setting_config(profile: Profile, experiment: str, **params) -> tuple[dict | None, str]:
     """The paper's CIFAR-10-LT (IF = 100) setting with ``params``, as ``profile`` runs it."""
     base = {**paper.SETUP, "dataset": "cifar10", "long_tail_if": 100.0, **params}
-    return profile.config(base, experiment)
+    return decide(profile, base, experiment)
 
 
 # ----------------------------------------------------------------------------- §3.1 the data

@@ -33,6 +33,7 @@ import torch
 
 from . import PAPER
 from . import reported as paper
+from ...repro.gate import decide
 from ...repro.profiles import Profile
 
 
@@ -71,7 +72,7 @@ def skew_label(key: str) -> str:
 def _setting_config(profile: Profile, key: str, experiment: str, **extra) -> tuple[dict | None, str]:
     dataset = key.split("_", 1)[0]
     base = {**paper.SETUP, "dataset": dataset, **_skew_params(key), **extra}
-    return profile.config(base, experiment)
+    return decide(profile, base, experiment)
 
 
 # ----------------------------------------------------------------------------- Fig. 1
@@ -165,7 +166,7 @@ def _experiment_cell(profile: Profile | str | None, experiment: str) -> tuple[di
     for k in ("num_clients", "partition", "partition_beta", "partition_alpha"):
         if k in opts:
             base[k] = opts[k]
-    return prof.config(base, experiment)
+    return decide(prof, base, experiment)
 
 
 def not_run_here(ctx, experiment: str, names: Sequence[str]) -> str | None:
@@ -481,7 +482,7 @@ def stand_in_cells(profile: Profile | str | None = None) -> list[dict]:
         for method in ("fedavg",) if iid else opts.get("methods", ("fedavg", "fedlc")):
             base = ({**paper.SETUP, "dataset": "cifar10", **skew, "method": method} if iid
                     else paper.table(source).config(method, key))
-            stand_in, _ = prof.config(base, source)
+            stand_in, _ = decide(prof, base, source)
             for trained_on, cfg in ((STAND_IN, stand_in), (ON_CIFAR10, {**stand_in, "dataset": "cifar10", **overrides})):
                 cells.append({"setting": skew_label(key), "column": key, "source": source, "method": method,
                               "trained_on": trained_on, "config": cfg, "note": ""})

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ...repro import figures as F
 from ...repro.compare import add_column_param
+from ...repro.gate import decide
 from ...repro.figure_rules import label_cell, label_empty_bars
 from . import PAPER
 from . import reported as paper
@@ -275,7 +276,7 @@ def profile_partitions(ctx, seed: int):
     used = None
     for ax, (name, params) in zip(axes, cases.items()):
         table_id = "table2" if params["partition"] == "shards" else "table1"
-        cfg, note = ctx.profile.config({"dataset": "cifar10", "num_clients": 20, **params}, table_id)
+        cfg, note = decide(ctx.profile, {"dataset": "cifar10", "num_clients": 20, **params}, table_id)
         if cfg is None:
             ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes)
             continue

@@ -1,0 +1,74 @@
+"""The Study type (fedlib.repro.study) and the one gate (fedlib.repro.gate): options are typed and
+refused before any work, the driver runs cells → grid → summary → findings, and the gate is the one
+place that turns a profile's cell into "trains here", "from the store" or "not run"."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from fedlib.params import ConfigError
+from fedlib.repro import Option, Study
+from fedlib.repro.gate import decide
+from fedlib.repro.paper import get_paper
+
+
+def _toy(**kw) -> Study:
+    def cells(profile, opts):
+        return [{"beta": b, "config": None, "note": "not run: toy"} for b in opts.betas]
+
+    def summary(grid, opts):
+        return pd.DataFrame({"beta": list(opts.betas), "rounds": opts.rounds})
+
+    def findings(frame, opts):
+        return [f"{len(frame)} rows at {opts.rounds} rounds"]
+
+    return Study("fig5", "toy", build_cells=cells, build_summary=summary, build_findings=findings,
+                 options=(Option("betas", (0.1, 0.5), tuple, "Dir(β) values", check=lambda v: all(b > 0 for b in v),
+                                 allowed="positive numbers", source="toy"),
+                          Option("rounds", 3, int, "rounds", check=lambda v: v >= 1, allowed="≥ 1")), **kw)
+
+
+def test_options_come_from_defaults_then_the_profile_then_the_caller():
+    study = _toy()
+    prof = get_paper("fedabc").profile("smoke")
+    assert dict(study.options_for(None)) == {"betas": (0.1, 0.5), "rounds": 3}
+    with_setting = dataclasses.replace(prof, experiments={**prof.experiments, "fig5": {"rounds": 7}})
+    assert study.options_for(with_setting).rounds == 7
+    assert study.options_for(with_setting, rounds=9).rounds == 9
+    opts = study.options_for(None, betas=(0.3,))
+    assert study.cells(None, opts) == [{"beta": 0.3, "config": None, "note": "not run: toy"}]
+    frame = study.summarize(None, opts)
+    assert study.findings(frame, opts) == ["1 rows at 3 rounds"]
+    with pytest.raises(AttributeError):
+        opts.rounds = 4
+
+
+@pytest.mark.parametrize("given,match", [({"rounds": 0}, "rounds must be ≥ 1"), ({"rounds": 1.5}, "rounds must be"),
+                                         ({"betas": (0.1, -1.0)}, "betas must be positive"),
+                                         ({"betas": 0.1}, "betas must be a tuple"), ({"lr": 0.1}, "no option 'lr'")])
+def test_a_bad_option_is_refused_by_name_before_any_work(given, match):
+    with pytest.raises(ConfigError, match=match):
+        _toy().options_for(None, **given)
+
+
+def test_an_option_declared_twice_is_refused():
+    with pytest.raises(ValueError, match="declared twice"):
+        Study("x", "x", build_cells=list, build_summary=list,
+              options=(Option("a", 1, int, "a"), Option("a", 2, int, "a")))
+
+
+def test_the_gate_is_the_profile_resolution_plus_the_cost_and_store_decision():
+    """On the paper profile on a CPU, a CIFAR-10 cell of FedLC's Table 1 resolves (the profile runs it)
+    but the gate says it needs a GPU; the quick profile, with no cost model, is the resolution as is."""
+    pp = get_paper("fedlc")
+    base = pp.table("table1").config("fedlc", "cifar10_beta0.5")
+    paper = dataclasses.replace(pp.profile("paper"), device="cpu")
+    resolved, _ = paper.resolve(base, "table1")
+    assert resolved is not None
+    cfg, note = decide(paper, base, "table1")
+    assert cfg is None and "GPU" in note
+    quick = pp.profile("quick")
+    assert decide(quick, base, "table1") == quick.resolve(base, "table1")
