@@ -58,7 +58,7 @@ def test_companion_has_the_shared_module_set(name):
     assert SHAPE <= modules, f"{name} lacks {sorted(SHAPE - modules)}"
     for module in modules - {"__init__"}:
         importlib.import_module(f"{package.__name__}.{module}")
-    long = {p.name: n for p in Path(package.__path__[0]).glob("*.py") if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    long = {p.name: n for p in Path(package.__path__[0]).rglob("*.py") if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert not long, f"{name}: modules over {MAX_LINES} lines (split them by concept): {long}"
 
 

@@ -8,17 +8,15 @@ runs, or "not run" with its reason).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from . import PAPER
 from . import reported as paper
 from ...repro.gate import decide
 from ...repro.profiles import Profile
-from ...repro.study import Options, Study
 
 __all__ = ["BASELINES", "FEDCONCAT", "partition_label", "cell_config", "table1_cells", "load_runs",
-           "model_params", "ProfiledStudy", "save_study_table"]
+           "model_params", "save_study_table"]
 
 #: The baselines of Tables 1-2 (trained for the round budget; FedConcat and Centralized are not).
 BASELINES = ("fedavg", "fedprox", "moon", "fedrs", "fedlc")
@@ -66,16 +64,6 @@ def model_params(config: dict) -> int:
 
     spec = DATASETS[config["dataset"]]
     return model_sizes(config["model"], spec.num_classes, tuple(spec.input_shape))["model_params"]
-
-
-@dataclass(frozen=True)
-class ProfiledStudy(Study):
-    """A :class:`fedlib.repro.study.Study` whose summary also reads the profile (its cells'
-    configurations, its image, its name): the resolved options carry it as ``opts.profile``.
-    (``Study.build_summary`` receives the grid and the options only.)"""
-
-    def options_for(self, profile: Any = None, **given: Any) -> Options:
-        return Options({**super().options_for(profile, **given), "profile": PAPER.profile(profile)})
 
 
 def save_study_table(ctx, result, name: str, frame=None, *, caption: str | None = None, **meta: Any) -> None:

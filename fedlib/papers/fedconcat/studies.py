@@ -23,9 +23,9 @@ A study's ``doc`` is the caption of the table it saves (:func:`.cells.save_study
 from __future__ import annotations
 
 from . import clusters, fig1, final_architecture, reported, round_budget, third_party
-from .cells import BASELINES, ProfiledStudy
+from .cells import BASELINES
 from .profiles import BUDGET_VARIANTS
-from ...repro.study import Option
+from ...repro.study import Option, Study
 
 __all__ = ["STUDIES"]
 
@@ -38,7 +38,7 @@ def _columns(default: tuple = _COLUMNS, doc: str = "Table 1 columns") -> Option:
                   allowed="Table 1 column keys (" + ", ".join(_COLUMNS) + ")", source="fedlib's choice (the profile's)")
 
 
-FIG1 = ProfiledStudy(
+FIG1 = Study(
     "fig1", "Fig. 1: test accuracy (%) of the local models and their average", trains=False,
     build_cells=list, build_summary=fig1._summary, build_findings=fig1._findings,
     options=(Option("column", "cifar10_c2", str, "the Table 1 partition the two clients come from",
@@ -51,7 +51,7 @@ FIG1 = ProfiledStudy(
     doc="Two clients of a Table 1 partition with the least overlapping classes train E local epochs from the same "
         "initial model; their n_k-weighted average is FedAvg's first round (the saved table's caption names them).")
 
-BUDGET_ROUNDS = ProfiledStudy(
+BUDGET_ROUNDS = Study(
     "budget", "The baselines' round budget: FedConcat's communication per client in rounds of one cluster model",
     name="budget_rounds", trains=False, build_cells=list, build_summary=round_budget._rounds_summary,
     build_findings=round_budget._rounds_findings,
@@ -61,7 +61,7 @@ BUDGET_ROUNDS = ProfiledStudy(
     doc="stage 2 = T_e; broadcast = K·|E|/(2M); stage 3 = T_c·|C|/M; R = the total, rounded. Parameter counts of "
         "fedlib's simple CNN (notes/fedconcat.md §1a).")
 
-BUDGET = ProfiledStudy(
+BUDGET = Study(
     "budget", "Table 1 under other round budgets: FedConcat's rank and its margin over the best baseline",
     build_cells=round_budget._cells, build_summary=round_budget._summary, build_findings=round_budget._findings,
     options=(_columns(doc="Table 1 columns read at other budgets (where FedAvg's cell runs)"),
@@ -72,7 +72,7 @@ BUDGET = ProfiledStudy(
     doc="R per way of counting; baselines read at round R of their run (not measured beyond it); FedConcat and "
         "FedConcat-ID at their end. Rank 1 = best of the methods measured.")
 
-FEDLC_THIRD_PARTY = ProfiledStudy(
+FEDLC_THIRD_PARTY = Study(
     "fedlc_third_party", "FedLC − FedAvg (pp): the FedLC paper, FedConcat's Table 1, and ours",
     build_cells=third_party._cells, build_summary=third_party._summary, build_findings=third_party._findings,
     options=(_columns(doc="Table 1 columns whose runs give our FedLC − FedAvg"),
@@ -81,7 +81,7 @@ FEDLC_THIRD_PARTY = ProfiledStudy(
     doc="FedLC paper: its Tables 1-2 (20 clients, 400 rounds) at the equivalent skew; FedConcat Table 1: 40 "
         "clients, FedConcat's budget; ours: this profile's Table 1 runs")
 
-CLUSTERS = ProfiledStudy(
+CLUSTERS = Study(
     "clusters", "The clusters: sizes, spread, and FedConcat-ID against K-means on the true distributions",
     build_cells=clusters._cluster_cells, build_summary=clusters._cluster_summary,
     build_findings=clusters._cluster_findings,
@@ -92,7 +92,7 @@ CLUSTERS = ProfiledStudy(
     doc="within-cluster L1: mean over clusters of the mean L1 distance of a member's true label distribution to "
         "its cluster's mean; ARI: adjusted Rand index against FedConcat's clusters.")
 
-FIG3 = ProfiledStudy(
+FIG3 = Study(
     "fig3", "Fig. 3: final accuracy (%) with and without clustering",
     build_cells=clusters._fig3_cells, build_summary=clusters._fig3_summary, build_findings=clusters._fig3_findings,
     options=(_columns(default=tuple(c for c in _COLUMNS if c.startswith("cifar10")),
@@ -100,7 +100,7 @@ FIG3 = ProfiledStudy(
     doc="The within-cluster L1 spread of the random groups' true label distributions is in the last column "
         "(compare with the K-means clusters' in the clusters table).")
 
-FIG4 = ProfiledStudy(
+FIG4 = Study(
     "fig4", "Fig. 4: final accuracy (%) of the baselines on one cluster model and on FedConcat's final architecture",
     build_cells=final_architecture._cells, build_summary=final_architecture._summary,
     build_findings=final_architecture._findings,

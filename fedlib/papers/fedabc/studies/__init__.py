@@ -22,8 +22,6 @@ gains (:mod:`..experiments`) are read from the table's comparison, not a study o
 from __future__ import annotations
 
 from ....repro import Option, Study
-from ....repro.study import Options
-from .. import PAPER
 from ..deviations import DEFAULTS
 from ..experiments import HYPERPARAMETERS
 from ..profiles import EXPERIMENT_DATASETS, SENSITIVITY_GRID
@@ -31,16 +29,6 @@ from ..reported import BETAS, DATASETS
 from . import ablation, heterogeneity, motivation, sensitivity
 
 __all__ = ["STUDIES"]
-
-
-class _ReadsProfile(Study):
-    """A study whose summary reads the profile (Table 1's cells and partitions, the profile's FedABC
-    setting): :class:`fedlib.repro.study.Study` gives ``build_summary`` only the grid and the options,
-    so these options carry the resolved profile as ``opts.profile`` (not an option: a caller cannot
-    give it)."""
-
-    def options_for(self, profile=None, **given) -> Options:
-        return Options({**super().options_for(profile, **given), "profile": PAPER.profile(profile)})
 
 
 def _dataset(name: str, default: str, source: str) -> Option:
@@ -88,7 +76,7 @@ def _declare(kind: type, experiment: str, title: str, module, **fields) -> Study
 
 
 FIG2 = _declare(
-    _ReadsProfile, "fig2", "Fig. 2 (measured): per-class accuracy of softmax + CE vs one-vs-all on a skewed client",
+    Study, "fig2", "Fig. 2 (measured): per-class accuracy of softmax + CE vs one-vs-all on a skewed client",
     motivation,
     options=(_dataset("dataset", "mnist", "fedlib's choice: Fig. 2 is a schematic; measured on Table 1's MNIST"),
              _beta(0.3, "fedlib's choice: Table 1's middle heterogeneity"),
@@ -97,7 +85,7 @@ FIG2 = _declare(
     doc="The client alone and its personalized model in Table 1's FedAvg and FedABC runs.")
 
 FIG4 = _declare(
-    _ReadsProfile, "fig4", "Fig. 4: the clients' label heterogeneity, class × client bubbles per Dir(β)",
+    Study, "fig4", "Fig. 4: the clients' label heterogeneity, class × client bubbles per Dir(β)",
     heterogeneity, build_cells=lambda profile, opts: [], trains=False,
     options=(_datasets(EXPERIMENT_DATASETS["fig4"], "paper §Experiments, Setup (Fig. 4: MNIST and CIFAR-10)"),
              _betas("paper §Experiments, Setup")),
@@ -110,7 +98,7 @@ FIG5 = _declare(
     doc="FedABC's bars are Table 1's cells; FedABC_wi changes only the four hyperparameters.")
 
 SENSITIVITY = _declare(
-    _ReadsProfile, "sensitivity", "FedABC's four hyperparameters on held-out local training data, one at a time",
+    Study, "sensitivity", "FedABC's four hyperparameters on held-out local training data, one at a time",
     sensitivity,
     options=(_dataset("dataset", "mnist", "fedlib's choice (the notes: one dataset and one Dir(α))"),
              _beta(0.3, "fedlib's choice (the notes: one dataset and one Dir(α))"),
