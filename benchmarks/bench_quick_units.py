@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("FEDLIB_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 import fedlib  # noqa: E402
-from fedlib.repro.compare import table_cells  # noqa: E402
+from fedlib.repro.tables import table_cells  # noqa: E402
 from fedlib.repro.paper import get_paper  # noqa: E402
 
 

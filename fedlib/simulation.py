@@ -55,7 +55,7 @@ from .precision import precision_scope
 from .state import ServerState, initial_state
 from .store import Store
 
-__all__ = ["RoundReport", "run_round", "simulate", "single_thread",
+__all__ = ["RoundReport", "run_round", "simulate", "single_thread", "StagedCheckpoint",
            # re-exported from the modules that define them (their earlier home)
            "Experiment", "prepare", "evaluate", "evaluate_predictor", "personalized_evaluation", "train_locally",
            "client_trainer", "round_algorithm", "EngineFallbackWarning", "ServerState", "initial_state"]
@@ -225,6 +225,65 @@ def device_name(device: str) -> str:
     return platform.processor() or platform.machine() or "cpu"
 
 
+@dataclass(frozen=True)
+class StagedCheckpoint:
+    """Where a run stands between two rounds, as the store keeps it (:meth:`~fedlib.store.Store.save_checkpoint`,
+    as :meth:`to_dict`): all an interrupted run needs to resume and end with the same model.
+
+    ``stage``: the next stage of the plan to run; ``outputs``: the finished stages' outputs by stage name
+    (what later stages are built from); ``stage_state``: the current stage's
+    :meth:`ServerState.to_dict <fedlib.state.ServerState.to_dict>` (None at a stage's start);
+    ``history``: the finished stages' history rows; ``elapsed_s``: training time so far;
+    ``diverged_round``/``diverged_stage``: the first round (and its stage, None for a one-stage method)
+    after which the global model was not finite; ``personal_final``: the last personalized evaluation."""
+
+    stage: int = 0
+    outputs: dict = field(default_factory=dict)
+    stage_state: dict | None = None
+    history: list = field(default_factory=list)
+    elapsed_s: float = 0.0
+    diverged_round: int | None = None
+    diverged_stage: str | None = None
+    personal_final: dict | None = None
+
+    def to_dict(self) -> dict:
+        """The stored form: tensors, numbers, strings, lists and dicts only (loaded with ``weights_only``)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, saved: dict) -> "StagedCheckpoint":
+        """A stored checkpoint, of this layout or the earlier untyped one (``diverged`` as
+        ``{"round", "stage"}``, ``personal_final`` among the outputs); ValueError for anything else."""
+        if not isinstance(saved, dict) or not {"stage", "outputs", "history"} <= set(saved):
+            raise ValueError(f"not a staged checkpoint: {sorted(saved) if isinstance(saved, dict) else saved!r}")
+        saved = dict(saved)
+        outputs = dict(saved.pop("outputs"))
+        old_diverged = saved.pop("diverged", None)  # the earlier layout
+        if old_diverged is not None:
+            saved.update(diverged_round=old_diverged["round"], diverged_stage=old_diverged["stage"])
+        if "personal_final" in outputs:
+            saved["personal_final"] = outputs.pop("personal_final")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(saved) - names)
+        if unknown:
+            raise ValueError(f"not a staged checkpoint: unknown fields {unknown}")
+        return cls(outputs=outputs, **saved)
+
+
+def _resume_point(store, key) -> StagedCheckpoint:
+    """The stored checkpoint of ``key``, or a fresh start (none stored, or one this code cannot read:
+    said, then retrained)."""
+    saved = store.load_checkpoint(key) if store is not None else None
+    if saved is None:
+        return StagedCheckpoint()
+    try:
+        return StagedCheckpoint.from_dict(saved)
+    except (ValueError, KeyError, TypeError) as err:
+        warnings.warn(f"store entry {key}: checkpoint ignored, the run starts over ({err})", RuntimeWarning,
+                      stacklevel=3)
+        return StagedCheckpoint()
+
+
 def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
     require_device(config)
     exp = experiment or prepare(config)
@@ -233,43 +292,40 @@ def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
                                                     for name in ("train_x", "train_y", "test_x", "test_y")})
     plan = exp.algorithm.stages.plan(exp)
     multi = len(plan) > 1
-    saved = store.load_checkpoint(key) if store is not None else None
-    # the checkpoint: the next stage, the finished stages' outputs, the current stage's state (ServerState.to_dict),
-    # the history so far, the first non-finite round, the time spent
-    run = saved or {"stage": 0, "outputs": {}, "stage_state": None, "history": [], "elapsed_s": 0.0}
+    run = _resume_point(store, key)
     trainer = client_trainer(config, exp.algorithm)
-    start_time = time.perf_counter() - run["elapsed_s"]
-    done_before = sum(s.rounds for s in plan[:run["stage"]]) + (run["stage_state"] or {}).get("round", 0)
+    start_time = time.perf_counter() - run.elapsed_s
+    done_before = sum(s.rounds for s in plan[:run.stage]) + (run.stage_state or {}).get("round", 0)
     bar = tqdm(total=_progress_total(plan), initial=done_before, desc=f"{config.method} on {config.dataset}",
                disable=not progress, unit="round", dynamic_ncols=True)
 
-    def checkpoint() -> None:
-        run["elapsed_s"] = time.perf_counter() - start_time
+    def checkpoint(**changes) -> None:
+        nonlocal run
+        run = dataclasses.replace(run, **changes, elapsed_s=time.perf_counter() - start_time)
         if store is not None:
-            store.save_checkpoint(key, config, run)
+            store.save_checkpoint(key, config, run.to_dict())
 
     try:
-        for index in range(run["stage"], len(plan)):
+        for index in range(run.stage, len(plan)):
             stage = plan[index]
             if stage.rounds == 0:
-                run["outputs"][stage.name] = stage.compute(exp, run["outputs"])
+                run = dataclasses.replace(run, outputs={**run.outputs, stage.name: stage.compute(exp, run.outputs)})
             else:
-                sub = stage.build(exp, run["outputs"]) if stage.build is not None else exp
-                if run["stage_state"] is None:
-                    init = stage.initial(sub, run["outputs"]) if stage.initial is not None else None
+                sub = stage.build(exp, run.outputs) if stage.build is not None else exp
+                if run.stage_state is None:
+                    init = stage.initial(sub, run.outputs) if stage.initial is not None else None
                     state = sub.initial_state(init)
                 else:
-                    state = ServerState.from_dict(run["stage_state"])
+                    state = ServerState.from_dict(run.stage_state)
                 label = stage.name if multi else None
-                earlier = run.get("diverged") or {}
-                stage_run = _StageRun(state, earlier.get("round") if earlier.get("stage") == label else None)
+                stage_run = _StageRun(state, run.diverged_round if run.diverged_stage == label else None)
 
                 def on_round(round_: int, st: ServerState) -> None:
-                    if stage_run.diverged_round is not None and "diverged" not in run:
-                        run["diverged"] = {"round": stage_run.diverged_round, "stage": label}
+                    nonlocal run
+                    if stage_run.diverged_round is not None and run.diverged_round is None:
+                        run = dataclasses.replace(run, diverged_round=stage_run.diverged_round, diverged_stage=label)
                     if round_ % config.checkpoint_every == 0 and round_ < stage.rounds:
-                        run["stage_state"] = st.to_dict()
-                        checkpoint()
+                        checkpoint(stage_state=st.to_dict())
                     if on_round_end is not None:
                         on_round_end(round_, st)
 
@@ -283,20 +339,18 @@ def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
                     if stage.evaluate and any(not torch.equal(final[k], state.params[k]) for k in final):
                         row = {**evaluation_row(sub, final, stage.rounds), "after_training": True}
                         state.history.append({**row, "stage": label} if label is not None else row)
-                output = stage.finish(sub, run["outputs"], final) if stage.finish is not None else {"params": final}
-                run["outputs"][stage.name] = output
-                run["history"] += state.history
-                if stage_run.personal_final is not None:
-                    run["outputs"]["personal_final"] = stage_run.personal_final
-                run["stage_state"] = None
-            run["stage"] = index + 1
+                output = stage.finish(sub, run.outputs, final) if stage.finish is not None else {"params": final}
+                personal = run.personal_final if stage_run.personal_final is None else stage_run.personal_final
+                run = dataclasses.replace(run, outputs={**run.outputs, stage.name: output}, stage_state=None,
+                                          history=run.history + state.history, personal_final=personal)
+            run = dataclasses.replace(run, stage=index + 1)
             if index + 1 < len(plan):
                 checkpoint()
     finally:
         bar.close()
 
-    history = run["history"]
-    final = run["outputs"][plan[-1].name]
+    history = run.history
+    final = run.outputs[plan[-1].name]
     evaluated = [h for h in history if "test_accuracy" in h]
     summary = {
         "final_accuracy": evaluated[-1]["test_accuracy"] if evaluated else None,
@@ -310,11 +364,11 @@ def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
     }
     if multi:
         summary["stage_rounds"] = {s.name: s.rounds for s in plan}
-    if "diverged" in run:  # the first round after which the parameters were not finite
-        summary["diverged_round"] = run["diverged"]["round"]
+    if run.diverged_round is not None:  # the first round after which the parameters were not finite
+        summary["diverged_round"] = run.diverged_round
         if multi:
-            summary["diverged_stage"] = run["diverged"]["stage"]
-    pm = run["outputs"].get("personal_final")
+            summary["diverged_stage"] = run.diverged_stage
+    pm = run.personal_final
     if pm is not None:
         summary.update(pm)
     extra = {k: v for k, v in final.items() if k != "params"}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import fedlib.papers
-from fedlib.repro import figures
+from fedlib.repro import figures, style
 from fedlib.repro.paper import all_papers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,7 +104,7 @@ def test_method_order_and_colours_come_from_the_paper(name):
     # the paper's methods take the palette's first colours, in its order
     import seaborn as sns
 
-    base = sns.color_palette(figures.PALETTE, 10)
+    base = sns.color_palette(style.PALETTE, 10)
     for i, m in enumerate(paper.method_order[:10]):
         assert colors[m] == base[i], (name, m)
 
@@ -112,11 +112,11 @@ def test_method_order_and_colours_come_from_the_paper(name):
 def test_method_colors_is_a_palette_given_an_order():
     import seaborn as sns
 
-    base = sns.color_palette(figures.PALETTE, 10)
-    table = figures.method_colors(("fedrs", "fedavg"), extra=["not_a_method"])
+    base = sns.color_palette(style.PALETTE, 10)
+    table = style.method_colors(("fedrs", "fedavg"), extra=["not_a_method"])
     assert table["fedrs"] == base[0] and table["fedavg"] == base[1]
     assert list(table)[-1] == "not_a_method"
-    assert figures.method_colors(("fedavg",))["fedavg"] == figures.method_colors(("fedavg", "fedrs"))["fedavg"]
+    assert style.method_colors(("fedavg",))["fedavg"] == style.method_colors(("fedavg", "fedrs"))["fedavg"]
 
 
 def test_one_way_to_a_profile():

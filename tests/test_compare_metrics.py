@@ -1,4 +1,4 @@
-"""A table that reports a different metric per column, row or cell (fedlib.repro.compare.metric_of),
+"""A table that reports a different metric per column, row or cell (fedlib.repro.tables.metric_of),
 and the metrics a grid run carries: group accuracies and what a part reported (Result.reported,
 fedlib.repro.grid.run_metrics), checked against hand computations."""
 
@@ -11,7 +11,7 @@ import pytest
 import fedlib.repro.paper
 from fedlib import run
 from fedlib.api import Result
-from fedlib.repro.compare import cell_values, metric_of, reproduce_table
+from fedlib.repro.tables import cell_values, metric_of, reproduce_table
 from fedlib.config import Config
 from fedlib.repro.grid import run_metrics
 from fedlib.papers import Paper

@@ -15,7 +15,7 @@ import torch
 from fedlib.repro.gate import table_cells as gate_table_cells
 from fedlib import run
 from fedlib.algorithms import fedconcat as fc
-from fedlib.repro.compare import table_cells
+from fedlib.repro.tables import table_cells
 from fedlib.config import Config
 from fedlib.repro.grid import GridResult
 from fedlib.models import build_model

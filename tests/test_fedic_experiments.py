@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from fedlib.repro.gate import table_cells as gate_table_cells
-from fedlib.repro.compare import metric_of
+from fedlib.repro.tables import metric_of
 from fedlib.config import Config
 from fedlib.data import DatasetNotFoundError
 from fedlib.repro.grid import GridResult

@@ -11,7 +11,7 @@ from fedlib.papers.fedlc import stand_in as SI
 from fedlib.config import Config
 from fedlib.papers.fedlc import reported as paper
 from fedlib.papers.fedlc import PAPER
-from fedlib.repro.compare import table_cells
+from fedlib.repro.tables import table_cells
 from fedlib.repro.grid import GridResult
 
 

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from fedlib.repro import figure_rules as fr  # noqa: E402
-from fedlib.repro.figures import save_figure  # noqa: E402
+from fedlib.repro.saving import save_figure  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -149,3 +149,38 @@ def test_the_whole_package_has_no_circle_and_no_import_runs_back_up():
     up = sorted((m, t) for m, ts in graph.items() for t in ts if _layer(t) > _layer(m))
     assert len(up) <= 1, f"imports that run back up: {up}"
 
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for t in graph[todo.pop()] - seen:
+            seen.add(t)
+            todo.append(t)
+    return seen
+
+
+def test_the_comparison_takes_results_and_returns_verdicts():
+    """fedlib.repro.compare neither runs grids nor reads or writes files: it reaches none of the grid, the
+    executors, the saving or plotting modules, nor the table runner above it (fedlib.repro.tables, which does)."""
+    graph = import_graph()
+    runs_or_saves = {"fedlib.repro.grid", "fedlib.repro.executors", "fedlib.repro.saving", "fedlib.repro.figures",
+                     "fedlib.repro.provenance", "fedlib.repro.tables", "fedlib.simulation", "fedlib.store"}
+    assert not _reach(graph, "fedlib.repro.compare") & runs_or_saves
+    assert {"fedlib.repro.compare", "fedlib.repro.grid", "fedlib.repro.saving"} <= graph["fedlib.repro.tables"]
+    # the names that moved still answer from their old module (companions import them from there), as the same objects
+    from fedlib.repro import compare, spread, tables
+
+    for name in ("reproduce_table", "table_cells", "metric_of", "cell_values", "last_rounds", "over_last_rounds",
+                 "recount"):
+        assert getattr(compare, name) is getattr(tables, name), name
+    assert compare.load_spread is spread.load_spread
+
+
+def test_style_provenance_and_saving_draw_nothing():
+    """The split of the old figures module: the style, the provenance and the saving reach no plotting
+    helper (fedlib.repro.figures sits above them)."""
+    graph = import_graph()
+    for module in ("fedlib.repro.style", "fedlib.repro.provenance", "fedlib.repro.saving"):
+        assert "fedlib.repro.figures" not in _reach(graph, module), module
+    assert "fedlib.repro.style" not in _reach(graph, "fedlib.repro.provenance")

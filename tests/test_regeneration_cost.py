@@ -91,7 +91,7 @@ def test_a_full_warm_rerender_keeps_the_cold_record_it_replaces(tmp_path):
     import nbformat
 
     from fedlib.repro import regenerate as R
-    from fedlib.repro.figures import git_commit
+    from fedlib.repro.provenance import git_commit
 
     nbdir = tmp_path / "notebooks" / "fedlc"
     nbdir.mkdir(parents=True)

@@ -200,7 +200,9 @@ def test_save_figure_writes_pdf_png_and_sidecar_with_commit(tmp_path):
     import matplotlib.pyplot as plt
 
     from fedlib import __version__
-    from fedlib.repro.figures import git_commit, save_figure, use_style
+    from fedlib.repro.provenance import git_commit
+    from fedlib.repro.saving import save_figure
+    from fedlib.repro.style import use_style
     from fedlib.papers.fedlc import PAPER
 
     use_style()
@@ -227,7 +229,7 @@ def test_a_placeholder_never_replaces_a_real_artefact(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fedlib.repro.figures import _SAVED, is_placeholder, save_figure, save_table
+    from fedlib.repro.saving import _SAVED, is_placeholder, save_figure, save_table
 
     fig, _ = plt.subplots()
     real = save_figure(fig, "fig4", tmp_path, title="real")
@@ -243,7 +245,8 @@ def test_a_placeholder_never_replaces_a_real_artefact(tmp_path):
 
 
 def test_sidecars_name_no_machine_paths(tmp_path, monkeypatch):
-    from fedlib.repro.figures import repo_root, save_table
+    from fedlib.repro.provenance import repo_root
+    from fedlib.repro.saving import save_table
 
     monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "data"))
     body = save_table(pd.DataFrame({"a": [1]}), "t", tmp_path, parameters={
@@ -254,7 +257,7 @@ def test_sidecars_name_no_machine_paths(tmp_path, monkeypatch):
 
 
 def test_git_commit_outside_git_is_unknown(tmp_path):
-    from fedlib.repro.figures import git_commit
+    from fedlib.repro.provenance import git_commit
 
     assert git_commit(tmp_path) == "unknown"
 
@@ -263,7 +266,7 @@ def test_git_commit_marks_dirty_tree(tmp_path):
     import shutil
     import subprocess
 
-    from fedlib.repro.figures import _git_commit, git_commit
+    from fedlib.repro.provenance import _git_commit, git_commit
 
     if shutil.which("git") is None:
         pytest.skip("git not installed")
@@ -281,7 +284,7 @@ def test_git_commit_marks_dirty_tree(tmp_path):
 
 
 def test_save_table_writes_csv_markdown_and_sidecar(tmp_path):
-    from fedlib.repro.figures import save_table
+    from fedlib.repro.saving import save_table
 
     df = pd.DataFrame({"a": [1.0, 2.5], "b": ["x", "y|z"]})
     paths = save_table(df, "t", tmp_path, title="T", caption="C", profile="smoke")
@@ -297,7 +300,7 @@ def test_a_figure_may_not_take_the_name_of_a_table_saved_in_the_same_run(tmp_pat
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fedlib.repro.figures import save_figure, save_table
+    from fedlib.repro.saving import save_figure, save_table
 
     save_table(pd.DataFrame({"a": [1]}), "effects", tmp_path, title="T", findings=["f"])
     fig, _ = plt.subplots()
@@ -313,10 +316,10 @@ def test_a_figure_may_not_take_the_name_of_a_table_saved_in_the_same_run(tmp_pat
 # ------------------------------------------------------------------------------ the notebook context
 def test_each_profile_writes_to_its_own_folder(tmp_path, monkeypatch):
     """The output rule: figures/<paper>/<profile>/; a non-profile seed gets its own folder too."""
-    from fedlib.repro import figures
+    from fedlib.repro import provenance
     from fedlib.repro.context import Context
 
-    monkeypatch.setattr(figures, "repo_root", lambda: tmp_path)
+    monkeypatch.setattr(provenance, "repo_root", lambda: tmp_path)
     monkeypatch.setattr("fedlib.repro.context.repo_root", lambda: tmp_path)
     smoke = Context("smoke", notebook="fedlc/04_label_skew", store=False)
     quick = Context("quick", notebook="fedlc/04_label_skew", store=False)

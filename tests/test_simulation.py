@@ -13,7 +13,7 @@ import torch
 
 import fedlib
 from fedlib import Config, run
-from fedlib.simulation import prepare, simulate
+from fedlib.simulation import StagedCheckpoint, prepare, simulate
 from fedlib.store import CorruptEntryWarning, Store
 
 from conftest import REPO, have_dataset
@@ -289,8 +289,105 @@ def test_a_divergence_before_an_interrupt_is_still_reported_after_the_resume(tmp
     store = Store(tmp_path)
     with pytest.warns(RuntimeWarning, match="after round 1"), pytest.raises(Interrupted):
         simulate(cfg, store=store, progress=False, on_round_end=interrupt_after(2))
-    assert store.load_checkpoint(store.key(cfg))["diverged"]["round"] == 1
+    assert StagedCheckpoint.from_dict(store.load_checkpoint(store.key(cfg))).diverged_round == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the resumed stage knows it diverged already: no second warning
         resumed = simulate(cfg, store=store, progress=False)
     assert resumed["summary"]["diverged_round"] == 1
+
+
+# ------------------------------------------------------------------------------ the staged driver's checkpoint
+STAGED = dict(method="fedconcat", dataset="synthetic", num_clients=4, batch_size=32, seed=3, num_clusters=2,
+              encoder_rounds=2, classifier_rounds=2, fedconcat_kmeans_n_init=1, checkpoint_every=1)
+
+
+def test_the_checkpoint_round_trips_through_the_store(tmp_path):
+    """Every field comes back from the store as it went in (tensors bit for bit), and the record is frozen."""
+    import dataclasses
+
+    cfg = Config(**{**SYNTH, "rounds": 3})
+    store = Store(tmp_path)
+    ckpt = StagedCheckpoint(stage=2, outputs={"clustering": {"clusters": [0, 1, 1], "w": torch.randn(3, 2)}},
+                            stage_state={"round": 1, "params": {"fc.weight": torch.randn(4, 3)}},
+                            history=[{"round": 1, "test_accuracy": 0.25, "stage": "cluster_0"}], elapsed_s=1.5,
+                            diverged_round=1, diverged_stage="cluster_0", personal_final={"personalized_accuracy": 0.5})
+    store.save_checkpoint(store.key(cfg), cfg, ckpt.to_dict())
+    back = StagedCheckpoint.from_dict(store.load_checkpoint(store.key(cfg)))
+    assert [f.name for f in dataclasses.fields(back)] == list(ckpt.to_dict())
+    assert (back.stage, back.history, back.elapsed_s, back.diverged_round, back.diverged_stage, back.personal_final) \
+        == (2, ckpt.history, 1.5, 1, "cluster_0", {"personalized_accuracy": 0.5})
+    assert back.outputs["clustering"]["clusters"] == [0, 1, 1]
+    assert torch.equal(back.outputs["clustering"]["w"], ckpt.outputs["clustering"]["w"])
+    assert torch.equal(back.stage_state["params"]["fc.weight"], ckpt.stage_state["params"]["fc.weight"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        back.stage = 3
+
+
+def _interrupted_staged_run(store: Store, cfg: Config) -> dict:
+    """The stored checkpoint of a FedConcat run stopped in its second cluster's first round."""
+    from conftest import Interrupted
+
+    calls = []
+
+    def hook(r, state):
+        calls.append(r)
+        if len(calls) == 3:  # cluster_0 rounds 1-2, cluster_1 round 1
+            raise Interrupted
+
+    with warnings.catch_warnings(), pytest.raises(Interrupted):
+        warnings.simplefilter("ignore")
+        simulate(cfg, store=store, progress=False, on_round_end=hook)
+    return store.load_checkpoint(store.key(cfg))
+
+
+def _resume(store: Store, cfg: Config) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return simulate(cfg, store=store, progress=False)
+
+
+def test_an_interrupted_staged_run_resumes_to_the_same_model(tmp_path):
+    cfg = Config(**STAGED)
+    whole = _resume(None, cfg)
+    store = Store(tmp_path)
+    saved = StagedCheckpoint.from_dict(_interrupted_staged_run(store, cfg))
+    assert saved.stage == 2 and saved.stage_state["round"] == 1 and set(saved.outputs) == {"clustering", "cluster_0"}
+    resumed = _resume(store, cfg)
+    for k in whole["params"]:
+        assert torch.equal(whole["params"][k], resumed["params"][k]), k
+    assert resumed["history"] == whole["history"]
+    assert resumed["summary"]["stage_outputs"] == whole["summary"]["stage_outputs"]
+
+
+def test_a_checkpoint_of_the_earlier_untyped_layout_is_read(tmp_path):
+    """A checkpoint written before the typed record (``diverged`` as a dict, ``personal_final`` among the
+    outputs, no fields of its own for them) resumes like one written now."""
+    cfg = Config(**STAGED)
+    whole = _resume(None, cfg)
+    store = Store(tmp_path)
+    new = _interrupted_staged_run(store, cfg)
+    old = {k: new[k] for k in ("stage", "outputs", "stage_state", "history", "elapsed_s")}
+    store.save_checkpoint(store.key(cfg), cfg, old)
+    resumed = _resume(store, cfg)
+    for k in whole["params"]:
+        assert torch.equal(whole["params"][k], resumed["params"][k]), k
+    assert resumed["history"] == whole["history"]
+    legacy = StagedCheckpoint.from_dict({**old, "diverged": {"round": 3, "stage": "cluster_1"},
+                                         "outputs": {**old["outputs"], "personal_final": {"pa": 0.5}}})
+    assert (legacy.diverged_round, legacy.diverged_stage, legacy.personal_final) == (3, "cluster_1", {"pa": 0.5})
+    assert "personal_final" not in legacy.outputs
+
+
+def test_a_checkpoint_that_is_no_staged_checkpoint_is_ignored_and_the_run_retrains(tmp_path):
+    cfg = Config(**{**SYNTH, "rounds": 3, "checkpoint_every": 1})
+    fresh = simulate(cfg, store=None, progress=False)
+    store = Store(tmp_path)
+    store.save_checkpoint(store.key(cfg), cfg, {"round": 2, "params": {}})  # valid checksum, foreign content
+    with pytest.raises(ValueError, match="not a staged checkpoint"):
+        StagedCheckpoint.from_dict(store.load_checkpoint(store.key(cfg)))
+    with pytest.warns(RuntimeWarning, match="checkpoint ignored, the run starts over"):
+        again = simulate(cfg, store=store, progress=False)
+    for k in fresh["params"]:
+        assert torch.equal(fresh["params"][k], again["params"][k]), k
+    with pytest.raises(ValueError, match="unknown fields"):
+        StagedCheckpoint.from_dict({"stage": 0, "outputs": {}, "history": [], "next_round": 3})

@@ -18,9 +18,10 @@ import pytest
 from fedlib.papers import all_papers
 from fedlib.papers.fedlc import reported as fedlc
 from fedlib.repro.compare import (close_without_std, compare, findings, gains, half_printed_unit, kendall_tau,
-                                  mark_stand_in, recount, render_comparison, summarize, verdict_text, winners)
+                                  mark_stand_in, render_comparison, summarize, verdict_text, winners)
 from fedlib.repro.seeds import seed_spread
 from fedlib.repro.spread import Spread, record_seed_spread, spread_for
+from fedlib.repro.tables import recount
 
 
 def _cells(paper: dict, ours: dict, *, dataset="d", used="d", std=math.nan, n=1, paper_std=1.0, **extra):
@@ -192,7 +193,7 @@ def test_seed_spread_of_the_headline_cells_by_hand():
 
 def test_measure_seed_spread_runs_the_headline_cells_with_each_seed(tmp_path):
     import fedlib
-    from fedlib.repro.compare import table_cells
+    from fedlib.repro.tables import table_cells
     from fedlib.repro.seeds import main, measure_seed_spread
 
     prof = all_papers()["fedlc"].profile("smoke")  # Table 4: Synthetic(1,1), FedAvg and FedLC, 2 rounds
@@ -226,7 +227,7 @@ def test_a_paper_std_over_rounds_is_shown_and_not_judged():
 
 
 def test_ours_over_the_last_rounds_is_the_papers_statistic_and_no_seed_spread():
-    from fedlib.repro.compare import last_rounds, over_last_rounds
+    from fedlib.repro.tables import last_rounds, over_last_rounds
 
     assert last_rounds("the last 10 rounds") == 10 and last_rounds("seeds") is None
     # two seeds of one cell; a two-stage run whose last stage's rounds 1..5 end at 50, 52, 54 (window of 3)
@@ -250,7 +251,7 @@ def test_ours_over_the_last_rounds_is_the_papers_statistic_and_no_seed_spread():
 def test_reproduce_table_reads_a_table_over_rounds_from_the_histories(monkeypatch):
     from dataclasses import replace
 
-    from fedlib.repro.compare import reproduce_table
+    from fedlib.repro.tables import reproduce_table
 
     pp = all_papers()["fedlc"]  # smoke Table 4: Synthetic(1,1), FedAvg and FedLC, 2 rounds, evaluated every round
     monkeypatch.setitem(pp.tables, "table4", replace(pp.tables["table4"], std_over="the last 2 rounds"))

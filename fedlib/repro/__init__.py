@@ -2,7 +2,8 @@
 
 The layer above the training core: it runs grids of :func:`fedlib.run` (``grid``, ``executors``:
 local processes or a Ray cluster), compares them with the papers' reported values (``reported``,
-``compare``, ``spread``), saves tables and figures with their sidecars (``figures``, ``context``),
+``compare``, ``spread``; a paper table run and saved: ``tables``), saves tables and figures with their
+sidecars (``saving``, ``provenance``; drawn in one ``style`` by ``figures``; ``context``),
 builds the index across papers (``index``) and regenerates every notebook
 (``python -m fedlib.repro.regenerate``).  ``paper`` holds a companion's descriptor and the
 registry that finds the companions in :mod:`fedlib.papers` by discovery; ``profiles`` the named

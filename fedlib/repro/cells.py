@@ -165,7 +165,7 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from .figures import save_figure, save_table
+    from .saving import save_figure, save_table
     from .paper import get_paper
 
     pp = get_paper(paper)

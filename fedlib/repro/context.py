@@ -29,11 +29,15 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from .compare import load_spread, mark_stand_in, reproduce_table
-from .figures import default_output_dir, relative_to_repo, repo_root, save_figure, save_table, use_style
+from .compare import mark_stand_in
+from .provenance import default_output_dir, relative_to_repo, repo_root
+from .saving import save_figure, save_table
+from .style import use_style
 from .grid import GridResult, default_store, run_grid
 from .paper import get_paper
+from .spread import load_spread
 from .study import StudyResult
+from .tables import reproduce_table
 
 __all__ = ["Context"]
 
@@ -99,7 +103,7 @@ class Context:
 
     def save_figure(self, fig, name: str, *, experiment: str | None = None, placeholder: bool = False,
                     **meta: Any) -> None:
-        """:func:`fedlib.repro.figures.save_figure` into this notebook's folder; ``placeholder=True`` for a figure
+        """:func:`fedlib.repro.saving.save_figure` into this notebook's folder; ``placeholder=True`` for a figure
         made without its data (it never replaces a real one).  Every axes plotting data must name the
         profile's stand-ins among ``datasets`` (:meth:`stand_ins`), unless it declared its own."""
         from .figure_rules import declare_stand_ins
@@ -120,7 +124,7 @@ class Context:
                                       **self._meta(experiment, meta)) or {}
 
     def table(self, table_id: str, **kwargs: Any) -> tuple[pd.DataFrame, GridResult]:
-        """:func:`fedlib.repro.compare.reproduce_table` under this context (saved as ``table<N>``)."""
+        """:func:`fedlib.repro.tables.reproduce_table` under this context (saved as ``table<N>``)."""
         kwargs.setdefault("progress", self.progress)
         return reproduce_table(table_id, self.profile, store=self.store, out_dir=self.out_dir,
                                notebook=self.notebook, **kwargs)

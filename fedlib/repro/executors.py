@@ -225,7 +225,9 @@ def _cuda_here() -> bool:
 
 def _checkout() -> str:
     """The folder holding the ``fedlib`` package this process imported."""
-    return str(Path(__file__).resolve().parents[2])
+    import fedlib
+
+    return str(Path(fedlib.__file__).resolve().parents[1])
 
 
 class RayExecutor:

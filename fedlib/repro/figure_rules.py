@@ -1,6 +1,6 @@
 """The rules every saved figure obeys, checked on the live matplotlib ``Figure``.
 
-:func:`fedlib.repro.figures.save_figure` calls :func:`check_figure` before it writes
+:func:`fedlib.repro.saving.save_figure` calls :func:`check_figure` before it writes
 anything: a figure that breaks a rule is not saved, and the error (a subclass of
 :class:`FigureRuleError`) names the rule and the axes.  The sidecar records the rules that
 passed, ``"figure_checks": {rule: true, …}``.

@@ -36,7 +36,7 @@ PROGRESS_ENV = "FEDLIB_PROGRESS"
 def default_store():
     """The regeneration store: ``$FEDLIB_STORE`` if set, else ``<repo>/.fedlib-store``."""
     from ..data import resolve_env_path
-    from .figures import repo_root
+    from .provenance import repo_root
     from ..store import Store
 
     env = os.environ.get("FEDLIB_STORE")

@@ -18,11 +18,12 @@ import json
 import os
 from pathlib import Path
 
-from .compare import findings, gains, mark_stand_in, recount, verdict_text
-from .figures import repo_root
+from .compare import findings, gains, mark_stand_in, verdict_text
+from .provenance import repo_root
 from .paper import all_papers
 from .profiles import PROFILE_NAMES
 from .scales import scale_section, summary_rows
+from .tables import recount
 
 __all__ = ["build_index", "collect"]
 
@@ -94,7 +95,7 @@ def _changes(old: dict, new: dict) -> list[str]:
 
 def recount_tables(folder: Path, metas: list[dict], pp) -> list[tuple[dict, list[str]]]:
     """Each paper table's sidecar with its summary recomputed from its CSV under the current verdict rules
-    (:func:`fedlib.repro.compare.recount`: no run), and what changed from the summary it was saved with.
+    (:func:`fedlib.repro.tables.recount`: no run), and what changed from the summary it was saved with.
     The sidecar also carries ``_gains``: the headline gain per column (:func:`fedlib.repro.compare.gains`),
     which the index compares across scales column by column."""
     out = []

@@ -9,7 +9,7 @@ __all__ = ["papers_with_notebooks", "notebooks", "select"]
 
 
 def _repo() -> Path:
-    from .figures import repo_root
+    from .provenance import repo_root
 
     return repo_root()
 

@@ -104,8 +104,8 @@ class Paper:
     @property
     def method_colors(self) -> dict:
         """A fixed colour per method in every figure of this paper: :attr:`method_order` first,
-        then every other registered method (:func:`fedlib.repro.figures.method_colors`)."""
-        from .figures import method_colors
+        then every other registered method (:func:`fedlib.repro.style.method_colors`)."""
+        from .style import method_colors
 
         return method_colors(self.method_order)
 

@@ -140,7 +140,7 @@ class _Watcher:
 def _scrub_executed(path: Path, figures_root: Path | None = None) -> None:
     """The executed notebook without machine paths; a figures root outside the repository
     (``--figures``) is named ``figures``, as if it were the repository's."""
-    from .figures import scrub_paths
+    from .provenance import scrub_paths
 
     if path.exists():
         text = path.read_text()
@@ -151,7 +151,7 @@ def _scrub_executed(path: Path, figures_root: Path | None = None) -> None:
 
 def _out_param(out: Path) -> str:
     """The ``out_dir`` given to a notebook: relative to the repository when inside it."""
-    from .figures import relative_to_repo
+    from .provenance import relative_to_repo
 
     rel = relative_to_repo(out)
     return str(out) if rel.startswith("…") else rel
@@ -167,7 +167,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
     output is touched (:class:`fedlib.repro.plan.PlanError`), unless ``allow_over``."""
     import papermill as pm
 
-    from .figures import relative_to_repo
+    from .provenance import relative_to_repo
     from .index import build_index
     from .paper import get_paper
 
@@ -238,7 +238,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         record["runs"] = {k: sum(n.get(k, 0) for n in record["notebooks"])
                           for k in ("runs", "trained", "reused", "not_run", "trained_again")}
         record["finished"] = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
-        from .figures import git_commit
+        from .provenance import git_commit
 
         record["git_commit"] = git_commit()
         if old is not None:

@@ -22,8 +22,9 @@ from typing import Iterable
 
 import pandas as pd
 
-from .compare import cell_values, method_of, metric_of, table_cells
-from .figures import default_output_dir, git_commit
+from .compare import method_of
+from .tables import cell_values, metric_of, table_cells
+from .provenance import default_output_dir, git_commit
 from .grid import default_store, run_grid
 from .paper import get_paper
 from .spread import SEED_COMMAND, record_seed_spread

@@ -1,7 +1,7 @@
 """A study: every figure, ablation, sensitivity study or analysis that is not one of the paper's tables.
 
 A paper's tables are :class:`fedlib.repro.reported.PaperTable` s, run by
-:func:`fedlib.repro.compare.reproduce_table`.  Everything else a companion measures is a
+:func:`fedlib.repro.tables.reproduce_table`.  Everything else a companion measures is a
 :class:`Study`, declared as data in ``fedlib/papers/<paper>/studies.py`` (``STUDIES``) and run by
 one driver, :meth:`fedlib.repro.context.Context.study`:
 
