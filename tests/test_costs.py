@@ -88,7 +88,7 @@ def test_the_paper_profile_runs_on_a_cpu_what_fits_and_everything_on_cuda(monkey
     assert all(c["config"] is not None and c["config"]["device"] == "cuda" for c in cells)
     assert prof.to_dict()["device"] == "cuda"
     # the quick profile has no cost model: untouched by the device
-    assert all("device" not in (c["config"] or {}) for c in get_paper("fedabc").gate_table_cells(profile("quick"), "table1"))
+    assert all("device" not in (c["config"] or {}) for c in gate_table_cells(get_paper("fedabc").profile("quick"), "table1"))
 
 
 def test_a_budget_check_refuses_a_plan_over_its_budget_unless_told():

@@ -5,6 +5,7 @@ machine paths), the notebook context's output rule, the index across papers, reg
 import json
 import math
 import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -216,6 +217,9 @@ def test_save_figure_writes_pdf_png_and_sidecar_with_commit(tmp_path):
     assert pdf.startswith(b"%PDF") and b"/FontFile2" in pdf and b"/Type3" not in pdf  # TrueType embedded
     meta = json.loads(paths["json"].read_text())
     assert meta["git_commit"] == git_commit() and meta["git_commit"]
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    assert set(meta["cpu"]) == {"vendor", "model"} and meta["cpu"]["vendor"] and meta["cpu"]["model"]
+    assert not cpuinfo or (meta["cpu"]["vendor"] in cpuinfo and meta["cpu"]["model"] in cpuinfo)  # this CPU's
     assert meta["fedlib_version"] == __version__ and meta["paper"] == "fedlc" and meta["profile"] == "quick"
     assert meta["kind"] == "figure" and meta["seeds"] == [0, 1] and meta["placeholder"] is False
     assert meta["parameters"] == {"rounds": 3} and meta["files"] == {"pdf": "demo.pdf", "png": "demo.png"}

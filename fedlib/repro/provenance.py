@@ -84,8 +84,10 @@ def _jsonable(obj: Any) -> Any:
 def provenance(*, profile: Any = None, experiment: str | None = None, parameters: dict | None = None,
                seeds: Iterable[int] | None = None, datasets: Iterable[str] | None = None,
                notebook: str | None = None, deviations: Iterable[str] | None = None, **extra: Any) -> dict:
-    """The sidecar body: everything known about how an artefact was made."""
+    """The sidecar body: everything known about how an artefact was made, the CPU that made it included
+    (vendor and model, :func:`fedlib.repro.machine.cpu`: in a regeneration, the one that trained its runs)."""
     from .. import __version__
+    from .machine import cpu
 
     prof_name = getattr(profile, "name", profile)
     if deviations is None and experiment is not None and hasattr(profile, "deviations"):
@@ -101,6 +103,7 @@ def provenance(*, profile: Any = None, experiment: str | None = None, parameters
         "datasets": sorted(set(datasets)) if datasets is not None else [],
         "fedlib_version": __version__,
         "git_commit": git_commit(),
+        "cpu": {k: v for k, v in cpu().items() if k in ("vendor", "model")},  # the machine that made it
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     body.update(extra)
