@@ -591,18 +591,3 @@ def render_comparison(comparison: pd.DataFrame, paper=None) -> str:
     for reason, n in notes.items():
         text += f"\n[^{n}]: {reason}" if not reason.startswith("†") else f"\n* {reason}"
     return text + ("\n" if notes else "")
-
-
-#: Names that moved to the table runner, still answered here for the callers that import them from this
-#: module (companions, tests) until they import from there.  Resolved when asked for, so that this module
-#: itself never imports the runner (which imports it).
-_MOVED = {**dict.fromkeys(("reproduce_table", "table_cells", "metric_of", "cell_values", "last_rounds",
-                           "over_last_rounds", "recount"), "fedlib.repro.tables"), "load_spread": "fedlib.repro.spread"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

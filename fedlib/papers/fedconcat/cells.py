@@ -41,7 +41,7 @@ def cell_config(profile: Profile | str | None, column: str, method: str, experim
 
 def table1_cells(profile: Profile, columns: Sequence[str]) -> list[dict]:
     """Table 1's grid cells (labels row, column, method) in ``columns``, as the table runs them."""
-    from ...repro.compare import table_cells
+    from ...repro.tables import table_cells
 
     return [c for c in table_cells("table1", profile) if c["column"] in set(columns)]
 

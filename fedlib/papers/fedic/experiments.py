@@ -34,7 +34,7 @@ __all__ = ["table_value", "setting_config", "long_tail_summary", "FIG3_CURVES", 
 
 
 def table_value(table_id: str) -> Any:
-    """What a table's cells read (``value`` of :func:`fedlib.repro.compare.reproduce_table`): Table 1 the
+    """What a table's cells read (``value`` of :func:`fedlib.repro.tables.reproduce_table`): Table 1 the
     global model's accuracy; Table 2 one metric per column (All / Many / Medium / Few); Table 3 one
     per cell (teacher rows read the teacher's values, :func:`.reported.table3_metric`)."""
     return {"table1": "accuracy", "table2": dict(paper.GROUP_COLUMNS), "table3": paper.table3_metric}[table_id]

@@ -147,7 +147,7 @@ TABLE3_VALUES = {r: ("teacher_accuracy" if not kd else "accuracy") for r, (_, _,
 
 
 def table3_metric(row: str, column: str) -> str:
-    """The run value a Table 3 cell reads (:func:`fedlib.repro.compare.metric_of`): rows (a)-(d) the
+    """The run value a Table 3 cell reads (:func:`fedlib.repro.tables.metric_of`): rows (a)-(d) the
     teacher's (``teacher_accuracy``, ``teacher_group_accuracy_<group>``), rows (e)-(h) the global
     model's (``accuracy``, ``group_accuracy_<group>``)."""
     overall = TABLE3_VALUES[row]
