@@ -179,6 +179,7 @@ def table3_groups(ctx, study):
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
     if wide.notna().any().any():
         wide.plot.bar(ax=ax, rot=0)
+        ax.tick_params(axis="x", labelsize=7)  # eight row labels side by side
         label_empty_bars(ax, missing="not run")
         ax.set_ylabel("test accuracy (%)")
         ax.set_xlabel("")
