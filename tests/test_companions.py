@@ -18,7 +18,7 @@ from fedlib.repro.paper import all_papers
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = all_papers()
 SHAPE = {"__init__", "reported", "profiles", "experiments", "deviations", "plots", "budget"}
-OPTIONAL = {"analysis", "studies"}  # studies: fedlib.repro.study (issue 33)
+OPTIONAL = {"analysis"}
 
 
 def code_lines(notebook: Path) -> int:
