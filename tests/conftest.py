@@ -10,6 +10,14 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ.setdefault("FEDLIB_DATA", str(REPO.parent / "shared" / "data"))
 
 
+def pytest_report_header(config):
+    """The machine's fingerprint at the top of every test run: a bit-identity failure on a new machine
+    names the CPU, ISA level, torch, MKL and oneDNN it ran with (tests/test_refactor_identity.py)."""
+    from fedlib.repro.machine import fingerprint
+
+    return "machine: " + ", ".join(f"{k}={v}" for k, v in sorted(fingerprint().items()))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_store(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDLIB_STORE", str(tmp_path / "store"))

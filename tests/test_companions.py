@@ -17,8 +17,11 @@ from fedlib.repro.paper import all_papers
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = all_papers()
-SHAPE = {"__init__", "reported", "profiles", "experiments", "deviations", "plots", "budget"}
-OPTIONAL = {"analysis"}
+#: Every companion has these modules: its descriptor, the paper's reported values, its profiles, its studies
+#: (fedlib.repro.study), its deviations and its budget ladder; the rest are its own, named after concepts.
+SHAPE = {"__init__", "reported", "profiles", "studies", "deviations", "budget"}
+#: No companion module is longer than this (split by concept instead).
+MAX_LINES = 400
 
 
 def code_lines(notebook: Path) -> int:
@@ -53,9 +56,23 @@ def test_companion_has_the_shared_module_set(name):
     package = importlib.import_module(f"{fedlib.papers.__name__}.{name}")
     modules = {m.name for m in pkgutil.iter_modules(package.__path__)} | {"__init__"}
     assert SHAPE <= modules, f"{name} lacks {sorted(SHAPE - modules)}"
-    assert modules - SHAPE <= OPTIONAL, f"{name} has modules outside the shared shape: {sorted(modules - SHAPE)}"
     for module in modules - {"__init__"}:
         importlib.import_module(f"{package.__name__}.{module}")
+    long = {p.name: n for p in Path(package.__path__[0]).rglob("*.py") if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"{name}: modules over {MAX_LINES} lines (split them by concept): {long}"
+
+
+@pytest.mark.parametrize("name", sorted(PAPERS))
+def test_every_study_is_run_by_a_notebook(name):
+    """A declared study no notebook runs is dead code; a notebook's ``ctx.study("x")`` of an undeclared study
+    fails at run time, so it is checked here."""
+    paper = fedlib.papers.__dict__.get(name) or importlib.import_module(f"{fedlib.papers.__name__}.{name}")
+    studies = set(paper.PAPER.studies)
+    called = {m for nb in NOTEBOOKS if nb.parent.name == name
+              for m in re.findall(r"ctx\.study\(\s*[\"']([^\"']+)[\"']", nb.read_text().replace('\\"', '"'))}
+    assert len(studies) >= 2, f"{name} declares {len(studies)} studies"
+    assert called <= studies, f"{name}: notebooks run undeclared studies {sorted(called - studies)}"
+    assert studies <= called, f"{name}: studies no notebook runs: {sorted(studies - called)}"
 
 
 @pytest.mark.parametrize("name", sorted(PAPERS))

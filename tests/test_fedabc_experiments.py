@@ -1,5 +1,6 @@
-"""FedABC's companion: its experiment grids, claims and studies against hand-derived references,
-and the two generic additions they need (held-out validation data, per-dataset profile overrides)."""
+"""FedABC's companion: Tables 1-2's cells and claims against hand-derived references, and the two
+generic additions its studies need (held-out validation data, per-dataset profile overrides).  The
+studies themselves (Fig. 2, 4, 5, the sensitivity study): tests/test_fedabc_studies.py."""
 
 import math
 
@@ -10,15 +11,13 @@ import torch
 
 import fedlib
 from fedlib.repro.gate import table_cells as gate_table_cells
-from fedlib.algorithms.fedabc import FEDABC_WI
 from fedlib.config import Config, ConfigError
-from fedlib.repro.grid import GridResult
 from fedlib.papers.fedabc import PAPER
 from fedlib.papers.fedabc import experiments as E
 from fedlib.papers.fedabc import profiles as prof
 from fedlib.papers.fedabc import reported as paper
 from fedlib.partition import PartitionError, holdout
-from fedlib.simulation import evaluate, prepare
+from fedlib.simulation import prepare
 
 
 # ----------------------------------------------------------------------------- held-out validation data
@@ -146,110 +145,30 @@ def test_gain_table_reports_both_differences_per_column():
     assert pd.isna(rod.loc["MNIST Dir(0.1)", "face_value"])
 
 
-# ----------------------------------------------------------------------------- Fig. 2
-def test_class_roles_and_the_skewed_client():
-    assert E.class_roles([50, 0, 10, 40, 0]) == ["majority", "absent", "minority", "majority", "absent"]
-    assert E.class_roles([0, 0]) == ["absent", "absent"]
-    counts = np.array([[30, 30, 0, 0],    # no minority class
-                       [60, 5, 4, 0],     # 2 minority, 69 samples
-                       [80, 2, 3, 0],     # 2 minority, 85 samples: chosen
-                       [10, 10, 10, 10]])  # nothing absent
-    assert E.skewed_client(counts) == 2
-    with pytest.raises(ValueError):
-        E.skewed_client(np.array([[5, 5], [3, 3]]))
-
-
-def test_fig2_personalized_model_is_the_one_eq7_scores():
-    """The personalized model Fig. 2 rebuilds for a client (a local update from the run's final
-    global model on the evaluation mini-batches) scores exactly the run's per-client Eq. 7 accuracy."""
-    cfg = Config(dataset="synthetic", num_clients=6, rounds=3, method="fedabc", local_epochs=1, batch_size=16,
-                 seed=1, personal_eval_every=3, balanced_test="full")
-    r = fedlib.run(cfg, store=False, progress=False)
-    exp = prepare(cfg)
-    for k in (0, 4):
-        local = E._local_model(exp, r.params, k, cfg.rounds)
-        rows = exp.client_test_indices[k]
-        acc, _ = evaluate(exp.model, local, exp.data.test_x[rows], exp.data.test_y[rows], exp.data.num_classes)
-        assert acc == pytest.approx(r.personalized_per_client[k], abs=1e-12)
-
-
-# ----------------------------------------------------------------------------- Fig. 4
-def test_heterogeneity_stats_by_hand():
-    counts = pd.DataFrame([{"beta": 0.1, "client": k, "class": c, "count": n}
-                           for k, row in enumerate([[8, 2, 0], [0, 0, 5]]) for c, n in enumerate(row)])
-    s = E.heterogeneity_stats(counts).iloc[0]
-    assert s.classes_per_client == 1.5 and s.largest_class_share == pytest.approx((0.8 + 1.0) / 2)
-    assert (s.min_size, s.median_size, s.max_size) == (5, 7.5, 10)
-
-
-# ----------------------------------------------------------------------------- Fig. 5
-def test_fig5_shares_table1s_fedabc_runs_and_changes_only_the_four_parameters():
-    for name in ("quick", "smoke", "paper"):
-        p = PAPER.profile(name)
-        table = {(c["column"]): c["config"] for c in gate_table_cells(p, "table1") if c["row"] == "fedabc"}
-        for cell in E.fig5_cells(p):
-            key = E.column_key(cell["dataset"], cell["beta"])
-            if cell["variant"] == "fedabc" and table.get(key) is not None:
-                assert cell["config"] == table[key], (name, key)
-            if cell["variant"] == "fedabc_wi" and cell["config"] is not None:
-                base = dict(cell["config"])
-                assert {k: base.pop(k) for k in FEDABC_WI} == FEDABC_WI
-                ref = E.cell_config(p, "fedabc", cell["dataset"], cell["beta"], "fig5")[0]
-                assert base == {k: v for k, v in ref.items() if k not in FEDABC_WI}
-
-
-def _fake_grid(rows, labels):
-    runs = pd.DataFrame(rows).assign(status="ok", note="", dataset_used="cifar10", seed=0)
-    return GridResult(runs, pd.DataFrame(), labels)
-
-
-def test_fig5_summary_gains_and_the_smallest():
-    rows = [{"dataset": "cifar10", "beta": b, "variant": v, "personalized_accuracy": acc}
-            for b, (a, w) in zip(paper.BETAS, [(90, 89.5), (80, 78), (75, 73), (70, 67)])
-            for v, acc in (("fedabc", a), ("fedabc_wi", w))]
-    s = E.fig5_summary(_fake_grid(rows, ["dataset", "beta", "variant"]))
-    assert s.gain.tolist() == pytest.approx([0.5, 2.0, 2.0, 3.0])
-    assert s.smallest_gain.tolist() == [True, False, False, False]
-    assert "smallest gain is at Dir(0.1)" in E.fig5_findings(s)[0]
-
-
-# ----------------------------------------------------------------------------- sensitivity
-def test_sensitivity_cells_hold_out_training_data_and_vary_one_factor_at_a_time():
-    p = PAPER.profile("quick")
-    opts = p.experiment("sensitivity")
-    cells = E.sensitivity_cells(p)
-    assert all(c["config"]["validation_fraction"] == opts["validation_fraction"] > 0 for c in cells)
-    center = {k: float(v) for k, v in opts["center"].items()}
-    for c in cells:
-        if c["factor"] in E.HYPERPARAMETERS:
-            cfg = c["config"]
-            differ = [k for k in E.HYPERPARAMETERS if float(cfg[k]) != center[k]]
-            assert differ == [c["factor"]] and float(cfg[c["factor"]]) == c["value"]
-    n_values = sum(sum(float(v) != center[k] for v in vals) for k, vals in opts["grid"].items())
-    assert sum(c["factor"] in E.HYPERPARAMETERS for c in cells) == n_values
-    labels = [c["label"] for c in cells]
-    assert "FedAvg (softmax + CE)" in labels and "FedABC_wi (one-vs-all BCE)" in labels
-
-
-def test_sensitivity_summary_picks_the_best_value_of_each_factor():
-    p = PAPER.profile("quick")
-    center = {k: float(v) for k, v in p.experiment("sensitivity")["center"].items()}
-    rows = [{"factor": "setting", "value": math.nan, "label": "center", "personalized_accuracy": 90.0},
-            {"factor": "fedabc_gamma", "value": 0.0, "label": "γ = 0", "personalized_accuracy": 91.0},
-            {"factor": "fedabc_gamma", "value": 4.0, "label": "γ = 4", "personalized_accuracy": 89.0},
-            {"factor": "fedabc_tau_pos", "value": 0.8, "label": "τ_pos = 0.8", "personalized_accuracy": 89.9}]
-    rows.append({"factor": "fedabc_gamma", "value": 1.0, "label": "γ = 1", "personalized_accuracy": 90.5})
-    frame, choice = E.sensitivity_summary(_fake_grid(rows, ["factor", "value", "label"]), p)
-    assert choice["best"] == {**center, "fedabc_gamma": 0.0}
-    assert choice["chosen"] == {**center, "fedabc_gamma": 1.0}  # γ = 0 switches hard-sample mining off
-    assert choice["agree"] == (choice["chosen"] == E.fedabc_setting(p, "mnist"))
-    delta = frame.set_index("label").delta_vs_center
-    assert delta["γ = 0"] == pytest.approx(1.0) and delta["center"] == 0.0
-
-
 def test_the_profiles_setting_is_the_tuned_one_and_listed_everywhere():
     for name in ("paper", "quick"):
         p = PAPER.profile(name)
         assert E.fedabc_setting(p, "mnist") == {k: float(v) for k, v in prof.TUNED.items()}
         for exp in PAPER.experiments:
             assert any("τ_pos" in d for d in p.deviations(exp)), (name, exp)
+
+
+def test_comparison_frame_is_the_tables_grid_with_one_format():
+    """Two methods × two columns by hand: a ran cell, a not-run one, a stand-in column's heading."""
+    comp = pd.DataFrame([
+        dict(row="fedavg", row_label="FedAvg", column="mnist_dir0.3", column_label="MNIST Dir(0.3)", dataset="mnist",
+             dataset_used="mnist", paper_mean=98.3, ours_mean=97.25, delta=-1.05, status="no_std"),
+        dict(row="fedavg", row_label="FedAvg", column="cifar10_dir0.3", column_label="CIFAR-10 Dir(0.3)",
+             dataset="cifar10", dataset_used="fmnist", paper_mean=82.1, ours_mean=80.0, delta=-2.1, status="stand_in"),
+        dict(row="fedabc", row_label="FedABC", column="mnist_dir0.3", column_label="MNIST Dir(0.3)", dataset="mnist",
+             dataset_used=None, paper_mean=98.7, ours_mean=math.nan, delta=math.nan, status="no_std"),
+        dict(row="fedabc", row_label="FedABC", column="cifar10_dir0.3", column_label="CIFAR-10 Dir(0.3)",
+             dataset="cifar10", dataset_used="fmnist", paper_mean=math.nan, ours_mean=81.5, delta=math.nan,
+             status="stand_in")])
+    frame = E.comparison_frame(comp)
+    assert list(frame.index) == ["FedAvg", "FedABC"] and frame.index.name == "method"
+    assert list(frame.columns) == ["MNIST Dir(0.3)", "CIFAR-10 Dir(0.3) (run on FMNIST)"]
+    assert frame.loc["FedAvg", "MNIST Dir(0.3)"] == "98.30 → 97.25 (-1.05) ~"
+    assert frame.loc["FedAvg", "CIFAR-10 Dir(0.3) (run on FMNIST)"] == "82.10 → 80.00 (-2.10) ⇄"
+    assert frame.loc["FedABC", "MNIST Dir(0.3)"] == "98.70 → not run"
+    assert frame.loc["FedABC", "CIFAR-10 Dir(0.3) (run on FMNIST)"] == "— → 81.50 ⇄"

@@ -1,4 +1,4 @@
-"""The FedConcat companion's experiments against independent references: the round budget and
+"""The FedConcat companion's studies and their parts against independent references: the round budget and
 its sensitivity re-derived by hand from the model's layer shapes, the FedLC comparison built
 from the printed tables, the clusters' summary numbers recomputed in loops, the 5-encoder model
 of Fig. 4 counted by hand, and the cells of every notebook shared with Table 1's runs."""
@@ -21,11 +21,23 @@ from fedlib.repro.grid import GridResult
 from fedlib.models import build_model
 from fedlib.papers.fedconcat import PAPER
 from fedlib.papers.fedconcat import analysis as C
-from fedlib.papers.fedconcat import experiments as E
+from fedlib.papers.fedconcat import cells as CE
+from fedlib.papers.fedconcat import clusters as CL
+from fedlib.papers.fedconcat import fig1 as F1
+from fedlib.papers.fedconcat import final_architecture as FA
+from fedlib.papers.fedconcat import round_budget as RB
+from fedlib.papers.fedconcat import third_party as TP
 from fedlib.papers.fedconcat import reported as paper
 from fedlib.papers.fedconcat.profiles import BUDGET_VARIANTS
 from fedlib.repro.costs import ungated
 from tests.conftest import have_dataset
+
+_T1 = tuple(c.key for c in paper.TABLE1.columns)
+
+
+def _study_cells(name: str, profile) -> list[dict]:
+    """The cells a declared study asks the grid for under ``profile``."""
+    return PAPER.study(name).cells(profile)
 
 
 # ------------------------------------------------------------------------------ sizes by hand
@@ -61,7 +73,7 @@ _VARIANT_KEYS = dict(zip(BUDGET_VARIANTS, ("both", "upload", "download", "stage2
 def test_every_way_of_counting_matches_the_hand_formula(dataset, channels, side, te, tc):
     m, e, d = _simple_cnn_sizes(channels, side)
     cfg = {"dataset": dataset, "model": "simple_cnn", "num_clusters": 5, "encoder_rounds": te, "classifier_rounds": tc}
-    got = E.budget_variants(cfg, BUDGET_VARIANTS).set_index("variant")
+    got = RB.budget_variants(cfg, BUDGET_VARIANTS).set_index("variant")
     for name, key in _VARIANT_KEYS.items():
         expected = _budget_by_hand(m, e, d, 5, te, tc, variant=key)
         assert got.loc[name, "total"] == pytest.approx(expected, rel=1e-12)
@@ -115,14 +127,14 @@ def test_sensitivity_reads_each_budget_off_the_curves_and_ranks_by_hand():
     m, e, d = _simple_cnn_sizes(1, 28)
     rng = np.random.default_rng(0)
     n = round(_budget_by_hand(m, e, d, 5, 3, 20))  # the default budget: every curve ends there
-    curves = {b: list(np.round(rng.uniform(40, 90, n), 2)) for b in E.BASELINES}
+    curves = {b: list(np.round(rng.uniform(40, 90, n), 2)) for b in CE.BASELINES}
     grid = _fake_grid(curves, {"fedconcat": 80.0, "fedconcat_id": 60.0})
-    sens = E.budget_sensitivity(grid, BUDGET_VARIANTS, {"fmnist_c2": cfg})
+    sens = RB.budget_sensitivity(grid, BUDGET_VARIANTS, {"fmnist_c2": cfg})
     for name, key in _VARIANT_KEYS.items():
         r = round(_budget_by_hand(m, e, d, 5, 3, 20, variant=key))
         got = sens[sens.variant == name].set_index("method")
         assert (got["rounds"] == r).all()
-        expected = {b: (curves[b][r - 1] if r <= n else math.nan) for b in E.BASELINES}  # mean of ±0.5 over seeds
+        expected = {b: (curves[b][r - 1] if r <= n else math.nan) for b in CE.BASELINES}  # mean of ±0.5 over seeds
         expected.update(fedconcat=80.0, fedconcat_id=60.0)
         for meth, acc in expected.items():
             assert (math.isnan(acc) and math.isnan(got.loc[meth, "accuracy"])) or got.loc[meth, "accuracy"] == \
@@ -130,9 +142,9 @@ def test_sensitivity_reads_each_budget_off_the_curves_and_ranks_by_hand():
         measured = {k: v for k, v in expected.items() if not math.isnan(v)}
         for meth, acc in measured.items():  # rank 1 = best, ties share the better rank
             assert got.loc[meth, "rank"] == 1 + sum(v > acc for v in measured.values())
-    summary = E.ranking_summary(sens).set_index("variant")
+    summary = RB.ranking_summary(sens).set_index("variant")
     default = next(iter(BUDGET_VARIANTS))
-    best = max(E.BASELINES, key=lambda b: curves[b][n - 1])
+    best = max(CE.BASELINES, key=lambda b: curves[b][n - 1])
     assert summary.loc[default, "best baseline"] == paper.METHOD_LABELS[best]
     assert summary.loc[default, "FedConcat − best baseline"] == pytest.approx(80.0 - curves[best][n - 1])
     assert summary.loc[default, "baselines measured"] == "5/5"
@@ -144,7 +156,7 @@ def test_sensitivity_reads_each_budget_off_the_curves_and_ranks_by_hand():
 def test_fedlc_gaps_come_from_the_printed_tables():
     """FedLC − FedAvg typed from the two papers' tables: FedLC's Table 2 (α=2) and Table 1 (β),
     FedConcat's Table 1 (slides)."""
-    gaps = E.fedlc_gaps().set_index("column")
+    gaps = TP.fedlc_gaps().set_index("column")
     claims = {"cifar10_c2": 61.87 - 52.23, "cifar10_dir0.1": 65.91 - 48.07, "cifar10_dir0.5": 72.99 - 60.18,
               "svhn_dir0.1": 84.41 - 79.86, "svhn_dir0.5": 88.48 - 86.02}
     third = {"cifar10_c2": 49.8 - 53.6, "cifar10_c3": 58.1 - 57.6, "cifar10_dir0.1": 53.7 - 53.0,
@@ -153,32 +165,32 @@ def test_fedlc_gaps_come_from_the_printed_tables():
              "fmnist_dir0.1": 82.1 - 85.1, "fmnist_dir0.5": 87.5 - 87.5}
     assert set(gaps.index) == set(third)
     for col, v in third.items():
-        assert gaps.loc[col, E.THIRD_PARTY] == pytest.approx(v)
-        assert gaps.loc[col, E.CLAIM] == pytest.approx(claims[col]) if col in claims else \
-            math.isnan(gaps.loc[col, E.CLAIM])  # FMNIST and #C=3 have no FedLC counterpart
-        assert math.isnan(gaps.loc[col, E.OURS])
+        assert gaps.loc[col, TP.THIRD_PARTY] == pytest.approx(v)
+        assert gaps.loc[col, TP.CLAIM] == pytest.approx(claims[col]) if col in claims else \
+            math.isnan(gaps.loc[col, TP.CLAIM])  # FMNIST and #C=3 have no FedLC counterpart
+        assert math.isnan(gaps.loc[col, TP.OURS])
     ours = pd.DataFrame([{"column": "fmnist_c2", "row": "fedlc", "ours_mean": 70.25},
                          {"column": "fmnist_c2", "row": "fedavg", "ours_mean": 71.5},
                          {"column": "fmnist_c2", "row": "fedrs", "ours_mean": 99.0}])
-    assert E.fedlc_gaps(ours).set_index("column").loc["fmnist_c2", E.OURS] == pytest.approx(-1.25)
+    assert TP.fedlc_gaps(ours).set_index("column").loc["fmnist_c2", TP.OURS] == pytest.approx(-1.25)
 
 
 def test_the_companions_measurement_is_read_from_its_output(tmp_path):
-    assert E.fedlc_companion_gaps(tmp_path) is None
+    assert TP.fedlc_companion_gaps(tmp_path) is None
     pd.DataFrame([
         {"setting": "D(β=0.1)", "effect": "FedLC − FedAvg", "paper": 17.84, "stand-in": -0.97, "CIFAR-10": 0.82},
         {"setting": "D(β=0.1)", "effect": "FedLC − FedRS", "paper": 11.87, "stand-in": 6.17, "CIFAR-10": -1.4},
         {"setting": "Q(α=2)", "effect": "FedLC − FedAvg", "paper": 9.64, "stand-in": -0.4, "CIFAR-10": -0.25},
     ]).to_csv(tmp_path / "stand_in_effects.csv", index=False)
-    got = E.fedlc_companion_gaps(tmp_path).set_index(["dataset", "partition"])[E.COMPANION]
+    got = TP.fedlc_companion_gaps(tmp_path).set_index(["dataset", "partition"])[TP.COMPANION]
     assert got.to_dict() == {("FMNIST", "Dir(0.1)"): -0.97, ("CIFAR-10", "Dir(0.1)"): 0.82,
                              ("FMNIST", "#C=2"): -0.4, ("CIFAR-10", "#C=2"): -0.25}
 
 
 def test_fedlc_findings_state_the_means_by_source():
-    gaps = E.fedlc_gaps()
-    lines = E.fedlc_findings(gaps)
-    both = gaps.dropna(subset=[E.CLAIM, E.THIRD_PARTY])
+    gaps = TP.fedlc_gaps()
+    lines = TP.fedlc_findings(gaps)
+    both = gaps.dropna(subset=[TP.CLAIM, TP.THIRD_PARTY])
     claim = np.mean([61.87 - 52.23, 65.91 - 48.07, 72.99 - 60.18, 84.41 - 79.86, 88.48 - 86.02])
     third = np.mean([49.8 - 53.6, 53.7 - 53.0, 61.5 - 59.9, 78.8 - 84.0, 87.1 - 87.2])
     assert len(both) == 5
@@ -201,9 +213,9 @@ def test_cluster_view_and_summary_against_loops():
     inferred = np.abs(true + rng.normal(0, 0.05, true.shape))
     inferred /= inferred.sum(1, keepdims=True)
     clusters = [2, 0, 1, 2, 0, 1, 1, 0, 2]
-    view = E.cluster_view(_Stub(inferred.tolist(), clusters), counts)
+    view = CL.cluster_view(_Stub(inferred.tolist(), clusters), counts)
     assert view.client.tolist() == sorted(range(9), key=lambda i: (clusters[i], i))
-    stats = E.cluster_agreement(view, reference_clusters=[5, 3, 4, 5, 3, 4, 4, 3, 5])
+    stats = CL.cluster_agreement(view, reference_clusters=[5, 3, 4, 5, 3, 4, 4, 3, 5])
     assert stats["sizes"] == [3, 3, 3] and stats["ari_vs_reference"] == pytest.approx(1.0)
     spread = []
     for k in range(3):
@@ -216,23 +228,23 @@ def test_cluster_view_and_summary_against_loops():
 
 def test_disjoint_pair_is_the_least_overlapping():
     counts = np.array([[5, 5, 0, 0], [0, 5, 5, 0], [1, 0, 0, 9], [0, 0, 4, 4]])
-    assert E.disjoint_pair(counts) == (0, 3)  # classes {0,1} and {2,3}: no overlap
-    assert E.disjoint_pair(np.array([[1, 1], [1, 1], [2, 1]])) == (0, 2)
+    assert F1.disjoint_pair(counts) == (0, 3)  # classes {0,1} and {2,3}: no overlap
+    assert F1.disjoint_pair(np.array([[1, 1], [1, 1], [2, 1]])) == (0, 2)
 
 
 @pytest.mark.skipif(not have_dataset("cifar10"), reason="CIFAR-10 absent")
 def test_fig1_evaluates_the_initial_model_on_each_clients_classes():
     from fedlib.simulation import evaluate, prepare
 
-    acc, info = E.fig1_two_clients("smoke")
-    assert len(acc) == len(E.FIG1_MODELS) * len(E.FIG1_TESTS)
+    acc, info = F1.fig1_two_clients(PAPER.profile("smoke"), "cifar10_c2", 1, 0)
+    assert len(acc) == len(F1.FIG1_MODELS) * len(F1.FIG1_TESTS)
     assert not set(info["classes"]["A"]) & set(info["classes"]["B"])
     exp = prepare(Config.from_dict(info["config"]))
     params = exp.initial_params()
-    for test, cls in zip(E.FIG1_TESTS, (info["classes"]["A"], info["classes"]["B"], list(range(10)))):
+    for test, cls in zip(F1.FIG1_TESTS, (info["classes"]["A"], info["classes"]["B"], list(range(10)))):
         mask = torch.isin(exp.data.test_y, torch.tensor(cls))
         expected, _ = evaluate(exp.model, params, exp.data.test_x[mask], exp.data.test_y[mask], 10)
-        got = acc[(acc.model == E.FIG1_MODELS[0]) & (acc["test set"] == test)].accuracy.iloc[0]
+        got = acc[(acc.model == F1.FIG1_MODELS[0]) & (acc["test set"] == test)].accuracy.iloc[0]
         assert got == pytest.approx(100 * expected)
 
 
@@ -241,11 +253,11 @@ def test_fig1_runs_in_the_paper_profile_where_its_tables_cell_needs_a_gpu(monkey
     """The paper profile's Fig. 1 stopped with 'not run in this profile': it took Table 1's cell, which a CPU
     cannot afford (120 rounds of E = 10), though Fig. 1 trains one round of two clients."""
     monkeypatch.setenv("FEDLIB_DEVICE", "cpu")
-    assert E.table1_config("paper", "cifar10_c2", "fedavg") is None
-    acc, info = E.fig1_two_clients("paper")
+    assert CE.cell_config("paper", "cifar10_c2", "fedavg") is None
+    acc, info = F1.fig1_two_clients(PAPER.profile("paper"), "cifar10_c2", 10, 0)
     cfg = info["config"]
     assert (cfg["dataset"], cfg["rounds"], cfg["local_epochs"], cfg["num_clients"]) == ("cifar10", 1, 10, 40)
-    assert len(acc) == len(E.FIG1_MODELS) * len(E.FIG1_TESTS) and acc.accuracy.between(0, 100).all()
+    assert len(acc) == len(F1.FIG1_MODELS) * len(F1.FIG1_TESTS) and acc.accuracy.between(0, 100).all()
 
 
 # ------------------------------------------------------------------------------ Figs. 3-4
@@ -265,24 +277,24 @@ def test_fig4_model_is_five_fresh_encoders_and_one_linear_layer():
 def test_fig4_rounds_by_hand():
     m, e, d = _simple_cnn_sizes(3, 32)
     big = 5 * e + 5 * d * 10 + 10
-    cfg = E.table1_config("quick", "cifar10_c2", "fedavg")
+    cfg = CE.cell_config("quick", "cifar10_c2", "fedavg")
     total = _budget_by_hand(m, e, d, 5, 6, 60)
-    assert E.fig4_rounds(cfg, "concat5_simple_cnn", "rounds") == round(total) == cfg["rounds"]
-    assert E.fig4_rounds(cfg, "concat5_simple_cnn", "communication") == max(1, round(total * m / big)) == 3
+    assert FA.fig4_rounds(cfg, "concat5_simple_cnn", "rounds") == round(total) == cfg["rounds"]
+    assert FA.fig4_rounds(cfg, "concat5_simple_cnn", "communication") == max(1, round(total * m / big)) == 3
     with pytest.raises(ValueError, match="budget must be"):
-        E.fig4_rounds(cfg, "concat5_simple_cnn", "bytes")
+        FA.fig4_rounds(cfg, "concat5_simple_cnn", "bytes")
 
 
 @pytest.mark.parametrize("profile", ["quick", "paper"])
 def test_the_notebooks_share_table_1s_runs(profile):
     prof = ungated(PAPER.profile(profile))  # every cell configured, whatever this CPU affords
     t1 = {(c["row"], c["column"]): c["config"] for c in table_cells("table1", prof) if c["config"]}
-    for c in E.fig3_cells(prof):
+    for c in _study_cells("fig3", prof):
         if c["clustering"].startswith("with "):
             assert c["config"] == t1[("fedconcat", c["column"])]
         else:
             assert c["config"] == {**t1[("fedconcat", c["column"])], "fedconcat_clustering": "random"}
-    for c in E.fig4_cells(prof):
+    for c in _study_cells("fig4", prof):
         if c["architecture"] != "FedConcat's final architecture":
             assert c["config"] == t1[(c["method"], c["column"])]
         else:
@@ -291,17 +303,17 @@ def test_the_notebooks_share_table_1s_runs(profile):
                 {k: v for k, v in t1[(c["method"], c["column"])].items() if k not in ("model", "rounds")}
     for column in prof.setting("clusters", "columns"):
         for m in ("fedconcat", "fedconcat_id"):
-            assert E.table1_config(prof, column, m) == t1[(m, column)]
+            assert CE.cell_config(prof, column, m) == t1[(m, column)]
 
 
 def test_communication_curves_by_hand():
     m, e, d = _simple_cnn_sizes(3, 32)
-    cells = E.fig4_cells("quick")
+    cells = _study_cells("fig4", PAPER.profile("quick"))
     hist = pd.DataFrame([{"method": "fedavg", "architecture": a, "seed": 0, "round": r, "test_accuracy": 10.0 * r}
                          for a in ("one cluster model (Table 1)", "FedConcat's final architecture") for r in (1, 2)])
     runs = pd.DataFrame([{"method": "fedconcat", "architecture": "FedConcat", "seed": 0, "status": "ok",
                           "accuracy": 55.0}])
-    curves = E.communication_curves(GridResult(runs, hist, ["method", "architecture"]), cells)
+    curves = FA.communication_curves(GridResult(runs, hist, ["method", "architecture"]), cells)
     one = curves[curves.architecture == "one cluster model (Table 1)"]
     assert one.communication_M.tolist() == pytest.approx([2 * m / 1e6, 4 * m / 1e6])
     big = curves[curves.architecture == "FedConcat's final architecture"]
@@ -336,11 +348,11 @@ def test_the_budget_study_has_no_column_where_the_profiles_fedavg_cell_needs_a_g
     runs = pd.DataFrame({"column": ["cifar10_c2", "fmnist_c2"], "method": ["centralized"] * 2, "seed": [0, 0],
                          "status": ["ok"] * 2, "accuracy": [63.0, 88.0]})
     grid = GridResult(runs, pd.DataFrame(), ["column", "method"], 0.0)
-    assert E.budget_configs("paper", grid) == {}
-    quick = E.budget_configs("quick", grid)
+    assert RB.budget_configs(PAPER.profile("paper"), grid, _T1) == {}
+    quick = RB.budget_configs(PAPER.profile("quick"), grid, _T1)
     assert set(quick) <= {"cifar10_c2", "fmnist_c2"} and all(cfg["method"] == "fedavg" for cfg in quick.values())
     variants = dict(BUDGET_VARIANTS)
-    empty = E.budget_rounds({}, variants)
+    empty = RB.budget_rounds({}, variants)
     assert empty.empty and list(empty.columns) == ["variant", "total", "rounds", "column"]
-    summary = E.ranking_summary(E.budget_sensitivity(grid, variants, {}))
+    summary = RB.ranking_summary(RB.budget_sensitivity(grid, variants, {}))
     assert summary.empty and "FedConcat rank" in summary.columns

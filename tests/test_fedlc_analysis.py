@@ -1,4 +1,4 @@
-"""FedLC's analysis (fedlib.analysis): class statistics, the deviation bound of
+"""FedLC's analysis (fedlib.papers.fedlc.analysis): class statistics, the deviation bound of
 Definition 3 / Theorem 3, Eq. 9 / Eq. 17 against real SGD updates, and the
 §5.5 helpers.  Reference values are re-derived here with plain per-sample
 float64 loops, independently of the vectorised implementation."""
@@ -309,20 +309,20 @@ def test_exact_prediction_matches_a_cnn_step_and_the_calibrated_loss():
         assert meas.wr_hr != pytest.approx(other.wr_hr_exact, rel=1e-2)
 
 
-# ----------------------------------------------------------------------------- split_classes
-def test_split_classes_rule():
-    J, R, S = A.split_classes([0, 100, 40, 60, 5], majority_fraction=0.5)
+# ----------------------------------------------------------------------------- client_classes
+def test_client_classes_rule():
+    J, R, S = A.client_classes([0, 100, 40, 60, 5], majority_fraction=0.5)
     assert (J, R, S) == ([1, 3], [2, 4], [0])
-    assert A.split_classes(np.array([0, 100, 40, 60, 5]), majority_fraction=1.0) == ([1], [2, 3, 4], [0])
-    assert A.split_classes(torch.tensor([7, 7]), 0.5) == ([0, 1], [], [])
-    assert A.split_classes([0, 0], 0.5) == ([], [], [0, 1])
-    J, R, S = A.split_classes([0, 100, 50, 49])  # threshold 50 is inclusive
+    assert A.client_classes(np.array([0, 100, 40, 60, 5]), majority_fraction=1.0) == ([1], [2, 3, 4], [0])
+    assert A.client_classes(torch.tensor([7, 7]), 0.5) == ([0, 1], [], [])
+    assert A.client_classes([0, 0], 0.5) == ([], [], [0, 1])
+    J, R, S = A.client_classes([0, 100, 50, 49])  # threshold 50 is inclusive
     assert J == [1, 2] and R == [3]
     for bad in (0.0, 1.5, True):
         with pytest.raises(ValueError):
-            A.split_classes([1, 2], bad)
+            A.client_classes([1, 2], bad)
     with pytest.raises(ValueError):
-        A.split_classes([1, -2])
+        A.client_classes([1, -2])
     assert A.most_skewed_client(np.array([[10, 5, 0], [100, 1, 0], [5, 5, 5]])) == 1
 
 
@@ -386,7 +386,7 @@ def test_deviation_experiment_on_synthetic_is_deterministic_and_well_formed():
     exp = prepare(cfg)
     client = A.most_skewed_client(exp.class_counts)
     assert (a.client == client).all()
-    J, R, _ = A.split_classes(exp.class_counts[client])
+    J, R, _ = A.client_classes(exp.class_counts[client])
     assert set(zip(a.j, a.r)) == {(j, r) for j in J for r in R}
     steps = -(-len(exp.client_indices[client]) // 64)
     assert len(a) == 2 * steps * len(J) * len(R)
@@ -447,3 +447,10 @@ def test_per_class_accuracy_before_after():
     assert not np.allclose(frame.acc_after.fillna(-1), frame.acc_before.fillna(-1))
     plain = A.per_class_accuracy_before_after(glob, exp, clients, aggregate=False)
     assert "acc_aggregated" not in plain.columns and len(plain) == len(clients) * K
+    # the aggregate is FedAvg's (Σ_k n_k/n Δ_k, server step 1), computed here by hand from the local models
+    fedavg, local = A.per_class_accuracy_before_after(glob, exp, clients, method="fedavg", return_params=True)
+    n = np.array([len(exp.client_indices[k]) for k in clients], dtype=np.float64)
+    mean = {name: glob[name] + sum(w * (local[k][name] - glob[name]) for w, k in zip(n / n.sum(), clients))
+            for name in glob}
+    expected = evaluate(exp.model, mean, exp.data.test_x, exp.data.test_y, K)[1]
+    np.testing.assert_allclose(fedavg[fedavg.client == clients[0]].sort_values("class").acc_aggregated, expected)

@@ -370,13 +370,14 @@ def test_build_index_across_papers_and_profiles(tmp_path):
     (quick / "_spread.json").write_text(json.dumps({"machines": "A vs B", "note": "measured on two machines",
                                                     "tables": {"table1": {"cells": 10, "identical": 7,
                                                                           "median_abs_delta": 0.1,
-                                                                          "max_abs_delta": 2.1}}}))
+                                                                          "max_abs_delta": 2.1,
+                                                                          "cpus": "AMD EPYC vs Intel Xeon"}}}))
     text = build_index(root).read_text()
     top = text[:text.index("## FedLC")]
     assert "| FedLC (ICML 2022) | `paper` |" in top and "| FedLC (ICML 2022) | `quick` | 2.0 min | 9 | 1 | 2 | 1 | 0 | 0 | 0 | 5 |" in top
     assert top.index("`paper`") < top.index("`quick`")  # paper-profile numbers beside (before) the quick ones
     assert "[fedlc / quick](#fedlc-quick)" in top and '<a id="fedlc-quick"></a>' in text
-    assert "| fedlc | `quick` | table1 | A vs B | 10 | 7 | 0.10 | 2.10 |" in text
+    assert "| fedlc | `quick` | table1 | A vs B | AMD EPYC vs Intel Xeon | 10 | 7 | 0.10 | 2.10 |" in text
     assert "![fig1_x](fedlc/quick/fig1_x.png)" in text and "| FedAvg | 1 → 2 |" in text
     assert "FedProx @ x" in text and "something measured" in text and "  * 1 seed" in text
     assert "1/2 (1 undecided within our spread)" in text

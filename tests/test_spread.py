@@ -37,11 +37,13 @@ def test_measurements_are_recorded_and_the_largest_wins(tmp_path):
     assert folder_spread(ours, other)["table1"]["max_abs_delta"] == pytest.approx(0.2)
     assert main([str(ours), str(other), "--machines", "A vs B", "--write"]) == 0
     assert main([str(ours), "--machines", "reported: A vs C", "--reported", "table1=0.1,1.8",
-                 "--reported", "table6=0.1,2.1", "--write"]) == 0
+                 "--reported", "table6=0.1,2.1", "--cpus", "AMD EPYC vs Intel Xeon", "--write"]) == 0
     body = json.loads((ours / "_spread.json").read_text())
     assert len(body["measurements"]) == 2
     assert body["tables"]["table1"]["max_abs_delta"] == pytest.approx(1.8)
     assert body["tables"]["table1"]["from"] == "reported: A vs C"
+    assert body["tables"]["table1"]["cpus"] == "AMD EPYC vs Intel Xeon"  # the CPUs of the measurement it came from
+    assert body["measurements"][0].get("cpus") is None  # a measurement that named none
     # each table's own measurement only (a table without one borrows by metric: tests/test_verdicts.py)
     assert load_spread(ours) == {"table1": pytest.approx(1.8), "table6": pytest.approx(2.1)}
     record(ours, {"table1": {"cells": 4, "identical": 4, "median_abs_delta": 0.0, "max_abs_delta": 0.0}}, "A vs B")

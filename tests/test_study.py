@@ -44,6 +44,15 @@ def test_options_come_from_defaults_then_the_profile_then_the_caller():
     assert study.findings(frame, opts) == ["1 rows at 3 rounds"]
     with pytest.raises(AttributeError):
         opts.rounds = 4
+    assert study.options_for(with_setting).profile is with_setting and opts.profile is None
+    assert opts.bound("somewhere").store == "somewhere" and dict(opts.bound("somewhere")) == dict(opts)
+    with pytest.raises(ConfigError, match="no option 'profile'"):  # the profile is positional, never an option
+        study.options_for(None, profile="quick")
+
+
+def test_an_option_may_not_take_the_name_of_what_options_are_resolved_for():
+    with pytest.raises(ValueError, match="profile"):
+        Study("x", "x", build_cells=list, build_summary=list, options=(Option("profile", 1, int, "p"),))
 
 
 @pytest.mark.parametrize("given,match", [({"rounds": 0}, "rounds must be ≥ 1"), ({"rounds": 1.5}, "rounds must be"),

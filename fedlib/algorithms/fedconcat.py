@@ -88,7 +88,7 @@ from ..models import body_params
 from ..models.concatenated import ConcatenatedEncoders, encoder_of
 from ..params import ConfigError, Param
 from .kinds import Aggregator, Stages
-from .registry import register_method
+from .registry import build_part, register_method
 from .stages import SingleStage, Stage
 
 __all__ = ["FedConcatStages", "ConcatenatedModel", "LinearClassifier", "initial_classifier", "UnweightedMean", "label_distributions",
@@ -360,32 +360,33 @@ _SHARED = (
           "concatenated encoders (Algorithm 1 line 14)", check=lambda v: v >= 1, allowed="an integer ≥ 1",
           source="FedConcat code default / run.sh"),
     Param("fedconcat_kmeans_n_init", 10, int, "K-means restarts (scikit-learn n_init)", check=lambda v: v >= 1,
-          allowed="an integer ≥ 1", source="scikit-learn 0.22.1 default, pinned by the FedConcat code"),
+          allowed="an integer ≥ 1", source="scikit-learn 0.22.1 default, pinned by the FedConcat code", field="n_init"),
     Param("fedconcat_cluster_init", "independent", str, "initial cluster models: 'independent' (Algorithm 1 line 8, "
           "one initialisation per cluster) or 'shared' (the code: one initialisation for all)",
-          choices=("independent", "shared"), source="paper (Algorithm 1); 'shared' = code l.1310-1311"),
+          choices=("independent", "shared"), source="paper (Algorithm 1); 'shared' = code l.1310-1311",
+          field="cluster_init"),
     Param("fedconcat_classifier_steps", 0, int, "stage-3 local training: 0 = E local epochs (FedAvg, Algorithm 1); "
           "s > 0 = one epoch capped at s mini-batches (the code: 3)", check=lambda v: v >= 0,
-          allowed="an integer ≥ 0", source="paper (Algorithm 1); 3 = code l.544-545, 574"),
+          allowed="an integer ≥ 0", source="paper (Algorithm 1); 3 = code l.544-545, 574", field="classifier_steps"),
     Param("fedconcat_classifier_weighting", "samples", str, "stage-3 averaging: 'samples' (FedAvg's n_k weights, "
           "Algorithm 1) or 'uniform' (the code's plain mean)", choices=("samples", "uniform"),
-          source="paper (Algorithm 1); 'uniform' = code l.1433"),
+          source="paper (Algorithm 1); 'uniform' = code l.1433", field="classifier_weighting"),
     Param("fedconcat_clustering", "kmeans", str, "stage-1 grouping: 'kmeans' (Algorithm 1: K-means on the label "
           "distributions) or 'random' (Fig. 3's 'without clustering': the clients dealt at random into K groups of "
           "near-equal size)", choices=("kmeans", "random"),
-          source="paper (Algorithm 1); 'random' = Fig. 3's ablation, not in the code (notes §6)"),
+          source="paper (Algorithm 1); 'random' = Fig. 3's ablation, not in the code (notes §6)", field="clustering"),
 )
 _ID_ONLY = (
     Param("fedconcat_id_probe_size", 10_000, int, "FedConcat-ID r: random inputs probing each round-1 local model "
           "(Eq. 3)", check=lambda v: v >= 1, allowed="an integer ≥ 1",
-          source="FedConcat code: 100 batches of 100 (ID:459-480)"),
+          source="FedConcat code: 100 batches of 100 (ID:459-480)", field="probe_size"),
     Param("fedconcat_id_probe_inputs", "uniform_pixels", str, "FedConcat-ID probe distribution: 'uniform_pixels' "
           "(pixels uniform in [0, 1), then the dataset's normalisation; the code's torch.rand) or 'standard_normal' "
           "(in the normalised input space)", choices=("uniform_pixels", "standard_normal"),
-          source="paper: 'random inputs'; code: torch.rand"),
+          source="paper: 'random inputs'; code: torch.rand", field="probe_kind"),
     Param("fedconcat_id_reuse_round", False, bool, "FedConcat-ID: start each cluster from its members' round-1 "
           "models (weighted mean) and run T_e − 1 more rounds (the code), instead of discarding round 1 "
-          "(Algorithm 1)", source="paper (Algorithm 1 line 8); True = code ID:1349-1394"),
+          "(Algorithm 1)", source="paper (Algorithm 1 line 8); True = code ID:1349-1394", field="reuse_round"),
 )
 
 
@@ -395,19 +396,16 @@ def _check(config) -> None:
                           f"(FedConcat K), got {config.num_clusters}")
 
 
-def _stages(config, infer: bool) -> FedConcatStages:
-    extra = dict(probe_size=config.fedconcat_id_probe_size, probe_kind=config.fedconcat_id_probe_inputs,
-                 reuse_round=config.fedconcat_id_reuse_round) if infer else {}
-    return FedConcatStages(config.num_clusters, config.encoder_rounds, config.classifier_rounds,
-                           config.fedconcat_kmeans_n_init, config.fedconcat_cluster_init,
-                           config.fedconcat_classifier_steps, config.fedconcat_classifier_weighting, infer,
-                           clustering=config.fedconcat_clustering, **extra)
+def _id_stages(config) -> FedConcatStages:
+    """FedConcat-ID's stages: its fields filled by name from its parameters, clustering Eq. 3's
+    inferred distributions."""
+    return dataclasses.replace(build_part(FedConcatStages, config, _SHARED + _ID_ONLY), infer=True)
 
 
-register_method("fedconcat", parts={"stages": lambda c: _stages(c, False)}, params=_SHARED, check=_check,
+register_method("fedconcat", parts={"stages": FedConcatStages}, params=_SHARED, check=_check,
                 paper="Diao, Li, He, AAAI 2024",
                 doc="stages: K-means on label distributions (Eq. 2), FedAvg per cluster, linear classifier on the "
                     "frozen concatenated encoders")
-register_method("fedconcat_id", parts={"stages": lambda c: _stages(c, True)}, params=_SHARED + _ID_ONLY, check=_check,
+register_method("fedconcat_id", parts={"stages": _id_stages}, params=_SHARED + _ID_ONLY, check=_check,
                 paper="Diao, Li, He, AAAI 2024",
                 doc="FedConcat clustering on distributions inferred from round-1 local models (Eq. 3)")

@@ -25,9 +25,9 @@ __all__ = ["ROLES", "RULES", "roles", "split"]
 
 #: The three roles, in the order figures show them.
 ROLES = ("majority", "minority", "absent")
-#: The threshold rules, by name -> the paper that uses it.
-RULES = {"mean": "FedABC: at least the mean count of the present classes",
-         "max_fraction": "FedLC (Definition 2, fedlib's reading): at least `fraction` × the largest count"}
+#: The threshold rules, by name -> what they call majority (the module docstring says which paper uses which).
+RULES = {"mean": "majority: at least the mean count of the client's present classes",
+         "max_fraction": "majority: at least `fraction` × the client's largest count"}
 
 
 def _counts(counts) -> np.ndarray:

@@ -130,7 +130,7 @@ class Context:
         its options (the profile's, then ``options``), its cells through the gate and the store, its
         summary and findings."""
         study = self.paper.study(name)
-        opts = study.options_for(self.profile, **options)
+        opts = study.options_for(self.profile, **options).bound(self.store)
         grid = self.grid(study.cells(self.profile, opts), study.id) if study.trains else None
         summary = study.summarize(grid, opts)
         return StudyResult(study, opts, summary, study.findings(summary, opts), grid)

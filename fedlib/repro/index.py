@@ -225,16 +225,17 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
                   "On one machine a run's numbers depend only on its configuration, seed and code version (every "
                   "run trains with one thread; `tests/test_determinism.py`).  Across machines the float results "
                   "may differ (other CPU kernels round differently).  Measured by regenerating the same cells on two "
-                  "machines, per table:", "",
-                  "| paper | profile | table | machines compared | cells | identical | median \\|Δ\\| | max \\|Δ\\| |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+                  "machines, per table (*CPUs*: the vendors and models compared; outputs made before sidecars named "
+                  "their CPU say \"not recorded\"):", "",
+                  "| paper | profile | table | machines compared | CPUs | cells | identical | median \\|Δ\\| | max \\|Δ\\| |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         def num(v, fmt="{:.2f}"):
             return "—" if v is None else fmt.format(v)
 
         for (paper, profile), sp in spreads:
             for table, v in sorted(sp["tables"].items()):
                 lines.append(f"| {paper} | `{profile}` | {table} | {v.get('from', sp.get('machines', '?'))} | "
-                             f"{num(v.get('cells'), '{}')} | {num(v.get('identical'), '{}')} | "
+                             f"{v.get('cpus', 'not recorded')} | {num(v.get('cells'), '{}')} | {num(v.get('identical'), '{}')} | "
                              f"{num(v.get('median_abs_delta'))} | {num(v.get('max_abs_delta'))} |")
         notes = [sp.get("note") for _, sp in spreads if sp.get("note")]
         lines += [""] + [f"* {n}" for n in dict.fromkeys(notes)] + [""]

@@ -124,17 +124,19 @@ def _write(folder: str | Path, body: dict) -> Path:
     return path
 
 
-def record(folder: str | Path, tables: dict[str, dict], machines: str, note: str = "") -> Path:
+def record(folder: str | Path, tables: dict[str, dict], machines: str, note: str = "", cpus: str = "") -> Path:
     """Add one cross-machine measurement to ``<folder>/_spread.json``; each table's entry is the largest
-    spread measured."""
+    spread measured.  ``cpus``: the two CPUs compared, vendor and model (``fedlib.repro.machine.cpu``), or
+    "not recorded" for outputs made before sidecars named their CPU."""
     body = _read(folder)
     body["measurements"] = [m for m in body.get("measurements", []) if m.get("machines") != machines]
-    body["measurements"].append({"machines": machines, "note": note, "tables": tables})
+    body["measurements"].append({"machines": machines, "note": note, "tables": tables,
+                                 **({"cpus": cpus} if cpus else {})})
     merged: dict[str, dict] = {}
     for m in body["measurements"]:
         for name, s in m["tables"].items():
             if name not in merged or (s.get("max_abs_delta") or 0) > (merged[name].get("max_abs_delta") or 0):
-                merged[name] = {**s, "from": m["machines"]}
+                merged[name] = {**s, "from": m["machines"], "cpus": m.get("cpus", "not recorded")}
     body["tables"] = merged
     body["machines"] = "; ".join(m["machines"] for m in body["measurements"])
     body["note"] = " ".join(m["note"] for m in body["measurements"] if m.get("note"))
@@ -196,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("other", nargs="?", help="the same folder regenerated on another machine")
     parser.add_argument("--machines", required=True, help="which machines were compared, in words")
     parser.add_argument("--note", default="", help="a sentence for the index")
+    parser.add_argument("--cpus", default="", help="the two CPUs compared, vendor and model (python fedlib/repro/machine.py)")
     parser.add_argument("--reported", action="append", default=[],
                         help="TABLE=MEDIAN,MAX: a spread reported by a person (no second folder); repeatable")
     parser.add_argument("--write", action="store_true", help="record it in <ours>/_spread.json")
@@ -214,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {s['cells']} cells, {s['identical']} identical, median |Δ| {med}, "
               f"max |Δ| {s['max_abs_delta']:.3f}")
     if args.write:
-        print(f"recorded in {record(args.ours, tables, args.machines, args.note)}")
+        print(f"recorded in {record(args.ours, tables, args.machines, args.note, args.cpus)}")
     return 0
 
 

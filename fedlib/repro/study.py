@@ -56,10 +56,26 @@ class Option(Param):
 
 
 class Options(Mapping):
-    """A study's resolved options: read-only, by key (``opts["betas"]``) or attribute (``opts.betas``)."""
+    """A study's resolved options: read-only, by key (``opts["betas"]``) or attribute (``opts.betas``).
+    Beside them, what they were resolved for: :attr:`profile` (None outside a profile) and :attr:`store`
+    (where the study's runs are, for a study that reads trained models back; None: the regeneration store)."""
 
-    def __init__(self, values: Mapping[str, Any]):
+    def __init__(self, values: Mapping[str, Any], profile: Any = None, store: Any = None):
         object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "_profile", profile)
+        object.__setattr__(self, "_store", store)
+
+    @property
+    def profile(self) -> Any:
+        return self._profile
+
+    @property
+    def store(self) -> Any:
+        return self._store
+
+    def bound(self, store: Any) -> "Options":
+        """The same options, for runs kept in ``store``."""
+        return Options(self._values, self._profile, store)
 
     def __getitem__(self, key: str) -> Any:
         return self._values[key]
@@ -115,9 +131,12 @@ class Study:
         names = [o.name for o in self.options]
         if len(set(names)) != len(names):
             raise ValueError(f"study {self.name!r}: an option is declared twice: {names}")
+        reserved = {"profile", "store", "bound"} & set(names)
+        if reserved:
+            raise ValueError(f"study {self.name!r}: {sorted(reserved)} name what options are resolved for, not options")
 
     # ------------------------------------------------------------------ options
-    def options_for(self, profile: Any = None, **given: Any) -> Options:
+    def options_for(self, profile: Any = None, /, **given: Any) -> Options:
         """The options of this study under ``profile``: each declared option's default, then the
         profile's setting of the same name for :attr:`id`, then ``given``; validated."""
         declared = {o.name: o for o in self.options}
@@ -131,7 +150,7 @@ class Study:
             value = given.get(name, settings.get(name, option.default))
             option.validate(value)
             values[name] = value
-        return Options(values)
+        return Options(values, profile)
 
     def describe(self) -> list[dict]:
         """The declared options (name, default, allowed, doc, source), for a notebook or the README."""

@@ -4,7 +4,9 @@ Federated Learning", AAAI 2023.
 * :mod:`.reported` -- Tables 1–2 and the claims of the text, as data;
 * :mod:`.deviations` -- where fedlib's FedABC and baselines depart from the paper or fill its gaps;
 * :mod:`.profiles` -- ``paper``, ``quick``, ``smoke``;
-* :mod:`.experiments` -- the grids and studies the notebooks run; :mod:`.plots` -- their figures.
+* :mod:`.experiments` -- Tables 1-2's cells under a profile, their claims and gains;
+* :mod:`.studies` -- Fig. 2, Fig. 4, Fig. 5 and the sensitivity study as declared studies (``STUDIES``);
+* :mod:`.budget` -- the paper profile's cost model and the budget ladder; :mod:`.plots` -- the figures.
 
 Notebooks: ``notebooks/fedabc/``; outputs: ``figures/fedabc/<profile>/``.
 

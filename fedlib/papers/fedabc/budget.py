@@ -4,14 +4,22 @@
 :data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.costs`);
 :data:`LADDER` is FedABC − FedAvg at MNIST Dir(0.3), Table 1, from quick's 20 rounds to the
 paper's 100 (:mod:`fedlib.repro.ladder`).
+
+:func:`rungs_text`, :func:`paper_gap_text`, :func:`ladder_title` and :func:`ladder_finding` are what
+notebook 07 prints: the rungs as the plan has them and the paper's gap (never typed into prose), a title
+without internal keys, and the finding
+(at ``smoke``, whose numbers mean nothing, no trend verdict).
 """
 
 from __future__ import annotations
 
+import pandas as pd
+
 from ...repro.costs import CostModel, UnitCost
 from ...repro.ladder import LadderSpec
 
-__all__ = ["COST", "LADDER", "PAPER_ESTIMATE", "CPU_RUN_LIMIT_S"]
+__all__ = ["COST", "LADDER", "PAPER_ESTIMATE", "CPU_RUN_LIMIT_S", "ladder_title", "rungs_text", "paper_gap_text",
+           "ladder_finding"]
 
 #: A run fits this CPU when its estimate is at most this (one core): every MNIST cell does.
 CPU_RUN_LIMIT_S = 1800.0
@@ -66,3 +74,56 @@ LADDER = LadderSpec(paper="fedabc", table="table1", column="mnist_dir0.3", metho
                     metric="personalized_accuracy", quick_budget_minutes=8,
                     notes=("quick's 20 rounds to the paper's 100, MNIST with the MLP; E = 5 and the full training "
                            "set at every rung (quick keeps them)",))
+
+
+#: How :func:`rungs_text` names the ladder's scaled settings.
+_SCALED = {"rounds": "rounds", "local_epochs": "local epochs E", "max_train_samples": "training samples"}
+
+
+def rungs_text(plan: pd.DataFrame, keys=LADDER.scale_keys) -> str:
+    """The rungs of :func:`fedlib.repro.ladder.plan_frame`'s ``plan`` in words: each scaled setting
+    that changes from rung to rung (``rounds 20 → 34 → 58 → 100``), then those that do not ("… at
+    every rung"); ``max_train_samples`` 0 is the whole training set."""
+    def shown(key, v):
+        return "all" if key == "max_train_samples" and int(v) == 0 else f"{int(v):,}"
+
+    moving, fixed = [], []
+    for key in keys:
+        values = [shown(key, v) for v in plan[key]]
+        name = _SCALED.get(key, key)
+        if len(set(values)) > 1:
+            moving.append(f"{name} {' → '.join(values)}")
+        else:
+            fixed.append(f"{values[0]} {name}" if key == "max_train_samples" else f"{name} = {values[0]}")
+    return "; ".join(moving) + (f" ({' and '.join(fixed)} at every rung)" if fixed else "")
+
+
+def paper_gap_text(spec=LADDER) -> str:
+    """The paper's values of the ladder's cell: ``98.7 − 98.3 = +0.40 pp``."""
+    from ...repro.ladder import paper_values
+
+    method, baseline = paper_values(spec)
+    if method is None or baseline is None:
+        return "not given"
+    return f"{method:.1f} − {baseline:.1f} = {method - baseline:+.2f} pp"
+
+
+def ladder_title(spec=LADDER) -> str:
+    """``Budget ladder: FedABC − FedAvg at MNIST Dir(0.3), Table 1``."""
+    from ...repro.paper import get_paper
+
+    paper = get_paper(spec.paper)
+    table = paper.table(spec.table)
+    return (f"Budget ladder: {paper.gain_label(spec.method, spec.baseline)} at {table.column(spec.column).label}, "
+            f"Table {table.number}")
+
+
+def ladder_finding(table: pd.DataFrame, profile, spec=LADDER) -> str:
+    """:func:`fedlib.repro.ladder.finding` (toward / away / not at all), except under ``smoke``: its
+    runs only check that the notebook works, so its numbers mean nothing and no trend is read from them."""
+    from ...repro.ladder import finding
+
+    if profile.name == "smoke":
+        return (f"{ladder_title(spec)}: the smoke profile only checks that the notebook runs; its numbers mean "
+                "nothing, so no trend is read from them")
+    return finding(spec, table)

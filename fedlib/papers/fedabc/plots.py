@@ -1,4 +1,4 @@
-"""FedABC's figures, drawn from the frames of :mod:`.experiments` (the shared style and
+"""FedABC's figures, drawn from the summaries of its studies (:mod:`.studies`) (the shared style and
 method colours of :mod:`fedlib.repro.figures`)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pandas as pd
 
 from ...repro.figure_rules import label_empty_bars
 from . import PAPER
-from .experiments import HYPERPARAMETERS, ROLES
+from .experiments import HYPERPARAMETERS
 from .reported import METHOD_LABELS
 
-__all__ = ["placeholder", "bubble_plot", "per_class_bars", "role_summary", "fig5_bars", "sensitivity_plot"]
+__all__ = ["placeholder", "bubble_plot", "per_class_bars", "fig5_bars", "sensitivity_plot"]
 
 
 def placeholder(text: str):
@@ -80,13 +80,6 @@ def per_class_bars(frame: pd.DataFrame, *, title: str = ""):
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[m]) for m in models]
     fig.legend(handles, models, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(models), fontsize=7)
     return _finish(fig, axes, "per-class test accuracy (%)", title)
-
-
-def role_summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Mean per-class accuracy (%) of each model over the client's majority, minority and
-    absent classes (columns), per panel."""
-    out = frame.pivot_table(index=["panel", "model"], columns="role", values="accuracy", aggfunc="mean", sort=False)
-    return out.reindex(columns=[r for r in ROLES if r in out.columns]).reset_index()
 
 
 def fig5_bars(summary: pd.DataFrame, *, title: str = ""):

@@ -67,7 +67,7 @@ MODEL_LABELS = {"mnist": "MLP 784-260-200-10 (mlp)", "cifar10": "ConvNet conv 64
 EXPERIMENT_DATASETS = {"fig2": ("mnist",), "fig4": ("mnist", "cifar10"), "fig5": ("cifar10",),
                        "sensitivity": ("mnist",)}
 
-_GRID = {"fedabc_tau_pos": (0.8, 0.9, 0.95, 1.0), "fedabc_tau_neg_present": (0.0, 0.05, 0.1, 0.2),
+SENSITIVITY_GRID = {"fedabc_tau_pos": (0.8, 0.9, 0.95, 1.0), "fedabc_tau_neg_present": (0.0, 0.05, 0.1, 0.2),
          "fedabc_tau_neg_absent": (0.0, 0.05, 0.1, 0.3), "fedabc_gamma": (0.0, 1.0, 2.0, 4.0)}
 
 _TABLE_SETTING = {"overrides": dict(TUNED)}
@@ -94,7 +94,7 @@ PAPER_PROFILE = Profile(
         "fig4": {"betas": BETAS, "uses_seeds": False, "trains": False, "substitute": False},
         "fig5": {"datasets": ("cifar10",), "betas": BETAS, "table": "table1", **_TABLE_SETTING},
         "sensitivity": {"dataset": "mnist", "beta": 0.3, "validation_fraction": 0.2, "center": DEFAULTS,
-                        "grid": _GRID, "table": "table1", **_TABLE_SETTING},
+                        "grid": SENSITIVITY_GRID, "table": "table1", **_TABLE_SETTING},
     },
     notes=NOTES,
     workers=2,  # the cells a CPU affords run one per core (a GPU is shared by the two)

@@ -6,7 +6,10 @@ Concatenation", AAAI 2024.
   from the model sizes;
 * :mod:`.deviations` -- where fedlib's FedConcat, MOON and models depart from the paper or its code;
 * :mod:`.profiles` -- ``paper``, ``quick``, ``smoke``;
-* :mod:`.experiments` -- the grids, studies and tables the notebooks run; :mod:`.plots` -- their figures.
+* :mod:`.studies` -- every figure and analysis that is not a table, as declared studies (``ctx.study``):
+  Table 1's cells (:mod:`.cells`), Fig. 1 (:mod:`.fig1`), the round budget (:mod:`.round_budget`), FedLC by a
+  third party (:mod:`.third_party`), the clusters and Fig. 3 (:mod:`.clusters`), Fig. 4
+  (:mod:`.final_architecture`); :mod:`.plots` -- their figures.
 
 The method itself is :mod:`fedlib.algorithms.fedconcat` (tokens ``fedconcat``, ``fedconcat_id``).
 Notebooks: ``notebooks/fedconcat/``; outputs: ``figures/fedconcat/<profile>/``.

@@ -1,4 +1,4 @@
-"""FedConcat's figures, drawn from the frames of :mod:`.experiments` and saved through the
+"""FedConcat's figures, drawn from its tables and studies (:mod:`.studies`) and saved through the
 notebook's :class:`fedlib.repro.context.Context` (the shared style of :mod:`fedlib.repro.figures`,
 one colour per method from :attr:`fedlib.repro.paper.Paper.method_colors`: FedConcat's table order).
 
@@ -14,10 +14,11 @@ from ...repro import figures as F
 from ...repro.figure_rules import label_cell, label_empty_bars
 from . import PAPER
 from . import reported as paper
-from .experiments import BASELINES, FIG1_MODELS, FIG1_TESTS
+from .cells import BASELINES
+from .fig1 import FIG1_MODELS, FIG1_TESTS
 
 __all__ = ["fig1_bars", "table1_bars", "budget_curves", "clusters_heatmap", "fig3_curves", "fig4_bars",
-           "fig4_communication"]
+           "fig4_communication", "table2_curves"]
 
 
 def fig1_bars(ctx, fig1: pd.DataFrame | None, info: dict):
@@ -88,11 +89,13 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
     return fig
 
 
-def budget_curves(ctx, comp1: pd.DataFrame, grid1, columns: list, rounds: pd.DataFrame):
-    """The baselines' accuracy per round, R of each way of counting marked, FedConcat's and
-    FedConcat-ID's final accuracy as horizontal lines."""
+def budget_curves(ctx, budget):
+    """The ``budget`` study's baselines: accuracy per round, R of each way of counting marked,
+    FedConcat's and FedConcat-ID's final accuracy as horizontal lines."""
     import matplotlib.pyplot as plt
 
+    grid1, rounds = budget.grid, budget.summary["rounds"]
+    columns = list(dict.fromkeys(rounds.column))
     hist = grid1.histories
     hist = hist[hist.method.isin(BASELINES) & hist.column.isin(columns)] if len(hist) else hist
     fig, axes = plt.subplots(1, max(1, len(columns)), figsize=(3.6 * max(1, len(columns)), 3.3), squeeze=False)
@@ -110,7 +113,7 @@ def budget_curves(ctx, comp1: pd.DataFrame, grid1, columns: list, rounds: pd.Dat
                 index=False):
             ax.axvline(r, color="0.5", ls="--", lw=0.7)
             ax.text(r, ax.get_ylim()[0], f" {r}", fontsize=7, color="0.4", va="bottom")
-        ax.set_title(dict(zip(comp1.column, comp1.column_label)).get(column, column))
+        ax.set_title(paper.TABLE1.column(column).label)
         ax.set_xlabel("baseline round")
     axes[0][0].set_ylabel("test accuracy (%)")
     handles, labels = axes[0][0].get_legend_handles_labels()
@@ -135,12 +138,13 @@ def _heat(ax, view: pd.DataFrame, prefix: str, title: str) -> None:
     ax.grid(False)
 
 
-def clusters_heatmap(ctx, views: dict, grid):
-    """The clients' label distributions ordered by cluster: FedConcat's (Eq. 2), FedConcat-ID's
-    inferred ones (Eq. 3) and the true ones in FedConcat-ID's order."""
+def clusters_heatmap(ctx, clusters):
+    """The ``clusters`` study's label distributions ordered by cluster: FedConcat's (Eq. 2),
+    FedConcat-ID's inferred ones (Eq. 3) and the true ones in FedConcat-ID's order."""
     import matplotlib.pyplot as plt
 
-    shown = [c for c in ctx.profile.experiment("clusters").get("columns", ()) if (c, "fedconcat") in views]
+    views, grid = clusters.summary["views"], clusters.grid
+    shown = [c for c in clusters.options.columns if (c, "fedconcat") in views]
     fig, axes = plt.subplots(max(1, len(shown)), 3, figsize=(11, 3.2 * max(1, len(shown))), squeeze=False)
     for row, column in zip(axes, shown):
         ds = views[(column, "fedconcat")]
@@ -182,11 +186,12 @@ def fig3_curves(ctx, f3):
     return fig
 
 
-def fig4_bars(ctx, final4: pd.DataFrame, grid4):
-    """Fig. 4: every baseline on one cluster model and on FedConcat's final architecture, FedConcat
-    dashed."""
+def fig4_bars(ctx, fig4):
+    """Fig. 4 (the ``fig4`` study): every baseline on one cluster model and on FedConcat's final
+    architecture, FedConcat dashed."""
     import matplotlib.pyplot as plt
 
+    final4, grid4 = fig4.summary["final"], fig4.grid
     fc = final4[final4.method == "fedconcat"].ours_mean
     base = final4[final4.method != "fedconcat"]
     fig, ax = plt.subplots(figsize=(7, 3.3))
@@ -203,7 +208,7 @@ def fig4_bars(ctx, final4: pd.DataFrame, grid4):
     ax.set_xticks(range(len(methods)), [paper.METHOD_LABELS[m] for m in methods])
     ax.set_ylabel("test accuracy (%)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3)
-    budget = ctx.profile.setting("fig4", "budget", "rounds")
+    budget = fig4.options.budget
     ctx.save_figure(fig, "fig4_final_architecture", experiment="fig4",
                     title="Fig. 4: the baselines on one cluster model and on FedConcat's final architecture",
                     caption=f"Final test accuracy; on the final architecture the baselines run for the '{budget}' "
@@ -212,10 +217,11 @@ def fig4_bars(ctx, final4: pd.DataFrame, grid4):
     return fig
 
 
-def fig4_communication(ctx, curves: pd.DataFrame, grid4):
+def fig4_communication(ctx, fig4):
     """Fig. 4 against communication: accuracy per parameter sent and received per client."""
     import matplotlib.pyplot as plt
 
+    curves, grid4 = fig4.summary["curves"], fig4.grid
     fig, ax = plt.subplots(figsize=(6.5, 3.5))
     colors = PAPER.method_colors
     for (m, arch), g in curves[curves.method != "fedconcat"].groupby(["method", "architecture"], sort=False):
@@ -237,3 +243,45 @@ def fig4_communication(ctx, curves: pd.DataFrame, grid4):
                             "communication.",
                     datasets=grid4.runs.dataset_used.dropna().unique())
     return fig
+
+
+def table2_curves(ctx, comp2: pd.DataFrame, grid2):
+    """Table 2 as curves: accuracy against the number of clients, ours solid, the paper dashed, one
+    panel per partition run (every partition when none ran)."""
+    from ...repro.compare import add_column_param
+    from .cells import partition_label
+
+    plot2 = add_column_param(comp2, ctx.paper.table("table2"), "num_clients", "clients")
+    plot2["partition"] = plot2.column.map(partition_label)
+    ran = set(plot2.loc[plot2.ours_mean.notna(), "partition"])
+    plot2 = plot2[plot2.partition.isin(ran) | plot2.ours_mean.isna().all()]
+    fig = F.plot_paper_vs_ours(plot2, x="clients", panel="partition", x_label="clients", paper=ctx.paper,
+                               title="Table 2: accuracy against the number of clients, paper (dashed) vs ours")
+    ctx.save_figure(fig, "table2_curves", experiment="table2",
+                    title="Table 2 as curves: accuracy against the number of clients",
+                    caption="Ours: solid, filled markers; the paper: dashed, open markers. "
+                            + F.std_caption(F.seeds_of(plot2)), datasets=grid2.runs.dataset_used.dropna().unique())
+    return fig
+
+
+def comparison_view(comp: pd.DataFrame):
+    """A paper table's comparison (``ctx.table``) as a styled DataFrame: one row per method, per column
+    run here the paper's value, ours and Δ = ours − paper (test accuracy, %, two decimals), Δ shaded
+    (blue above the paper, red below); the columns not run here are listed in the caption."""
+    ran = comp.groupby("column", sort=False).ours_mean.apply(lambda s: s.notna().any())
+    labels = dict(zip(comp.column, comp.column_label))
+    if not ran.any():  # nothing ran here: which cells, and why
+        notes = comp[["row_label", "column_label", "paper_mean", "note"]].rename(columns={"paper_mean": "paper"})
+        return notes.style.format(precision=2, na_rep="—").hide(axis="index").set_caption("Not run here")
+    shown = comp[comp.column.map(ran)]
+    frame = shown.pivot(index="row_label", columns="column", values=["paper_mean", "ours_mean", "delta"])
+    frame = frame.rename(columns={"paper_mean": "paper", "ours_mean": "ours", "delta": "Δ"}).swaplevel(axis=1)
+    order = [(labels[c], v) for c in dict.fromkeys(shown.column) for v in ("paper", "ours", "Δ")]
+    frame = frame.rename(columns=labels, level=0).reindex(columns=pd.MultiIndex.from_tuples(order))
+    frame = frame.reindex(list(dict.fromkeys(comp.row_label))).rename_axis(index=None)
+    not_run = [labels[c] for c, r in ran.items() if not r]
+    deltas = [c for c in frame.columns if c[1] == "Δ"]
+    return (frame.style.format("{:.2f}", na_rep="—")
+            .background_gradient(cmap="RdBu", subset=deltas, vmin=-20, vmax=20)
+            .set_caption("Test accuracy (%): the paper, ours, Δ = ours − paper" +
+                         (f"; not run here: {', '.join(not_run)}" if not_run else "")))

@@ -4,8 +4,13 @@ Calibration", ICML 2022.
 * :mod:`.reported` -- Tables 1–7 and the numbers quoted for the figures, as data;
 * :mod:`.deviations` -- where fedlib's FedLC, baselines and models depart from the paper or fill its gaps;
 * :mod:`.profiles` -- ``paper``, ``quick``, ``smoke``;
-* :mod:`.experiments` -- the grids, studies and tables the notebooks run; :mod:`.plots` -- their figures;
-* :mod:`.analysis` -- the deviation bound D_jr (Definition 3, Theorems 1 and 3) measured during training.
+* :mod:`.studies` -- every figure and analysis that is not a table, as declared studies (``ctx.study``);
+  their build functions by concept: :mod:`.label_skew` (Figs. 1, 4, 5), :mod:`.toy` (Fig. 3),
+  :mod:`.local_models` (Figs. 2, 6, 7), :mod:`.deviation_study`, :mod:`.calibration` (§4),
+  :mod:`.synthetic`, :mod:`.stand_in`; :mod:`.experiments` -- their configurations (one ``cell_config``);
+* :mod:`.plots`, :mod:`.result_plots` -- the figures;
+* :mod:`.analysis` -- the deviation bound D_jr (Definition 3, Theorems 1 and 3) measured during training
+  (:mod:`.statistics`, :mod:`.deviation_bound`, :mod:`.local_update`).
 
 Notebooks: ``notebooks/fedlc/``; outputs: ``figures/fedlc/<profile>/``.
 """

@@ -1,0 +1,77 @@
+"""Table 1's cells as FedConcat's studies use them, and the kind of study that reads its profile.
+
+Every study of this companion trains Table 1's configurations (or one of them with one setting
+changed), so the store shares the runs between notebooks: :func:`cell_config` is the one way a
+study asks for a cell, through :func:`fedlib.repro.gate.decide` (trained here, from a GPU's stored
+runs, or "not run" with its reason).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from . import PAPER
+from . import reported as paper
+from ...repro.gate import decide
+from ...repro.profiles import Profile
+
+__all__ = ["BASELINES", "FEDCONCAT", "partition_label", "cell_config", "table1_cells", "load_runs",
+           "model_params", "save_study_table"]
+
+#: The baselines of Tables 1-2 (trained for the round budget; FedConcat and Centralized are not).
+BASELINES = ("fedavg", "fedprox", "moon", "fedrs", "fedlc")
+#: FedConcat and FedConcat-ID: their own communication is the budget's reference.
+FEDCONCAT = ("fedconcat", "fedconcat_id")
+
+
+def partition_label(column: str) -> str:
+    """``"fmnist_dir0.1"`` -> ``"Dir(0.1)"``, ``"n100_cifar10_c2"`` -> ``"#C=2"``."""
+    kind = column.rsplit("_", 1)[-1]
+    return f"#C={kind[1:]}" if kind.startswith("c") else f"Dir({kind[3:]})"
+
+
+def cell_config(profile: Profile | str | None, column: str, method: str, experiment: str = "table1",
+                **extra: Any) -> dict | None:
+    """Table 1's configuration of the row ``method`` in ``column`` under the profile, as the gate
+    decides it for ``experiment`` (None: not run here), with ``extra`` on top; without ``extra`` it
+    is exactly the table's cell, so the store shares the run."""
+    cfg, _ = decide(PAPER.profile(profile), paper.TABLE1.config(method, column), experiment)
+    return None if cfg is None else {**cfg, **extra}
+
+
+def table1_cells(profile: Profile, columns: Sequence[str]) -> list[dict]:
+    """Table 1's grid cells (labels row, column, method) in ``columns``, as the table runs them."""
+    from ...repro.compare import table_cells
+
+    return [c for c in table_cells("table1", profile) if c["column"] in set(columns)]
+
+
+def load_runs(cells: Sequence[dict], store: Any = None) -> dict:
+    """The :class:`fedlib.Result` of each cell with a config (run if not in the store; default: the
+    regeneration store, the notebooks' own), keyed by the cell's ``(column, method)``."""
+    from ...api import run
+    from ...repro.grid import default_store
+
+    store = default_store() if store is None else store
+    return {(c["column"], c["method"]): run(c["config"], store=store, progress=False)
+            for c in cells if c.get("config") is not None}
+
+
+def model_params(config: dict) -> int:
+    """Parameters of the configuration's model on its dataset."""
+    from ...data import DATASETS
+    from .analysis import model_sizes
+
+    spec = DATASETS[config["dataset"]]
+    return model_sizes(config["model"], spec.num_classes, tuple(spec.input_shape))["model_params"]
+
+
+def save_study_table(ctx, result, name: str, frame=None, *, caption: str | None = None, **meta: Any) -> None:
+    """Save a study's table (``frame``, default its summary) through the notebook's context: titled by
+    the study, captioned by its ``doc`` unless ``caption`` is given, with its findings and the datasets
+    its grid trained on."""
+    if result.grid is not None:
+        meta.setdefault("datasets", result.grid.runs.dataset_used.dropna().unique())
+    ctx.save_table(result.summary if frame is None else frame, name, experiment=result.study.id,
+                   title=result.study.title, caption=result.study.doc if caption is None else caption,
+                   findings=result.findings, **meta)

@@ -1,0 +1,209 @@
+"""FedLC's figures of the results: the calibration study (§4), the label-skew partitions (Fig. 4),
+the paper's tables as curves, Fig. 5 and the stand-in check, drawn from the studies' summaries and
+the reproduced tables, and saved through the notebook's :class:`fedlib.repro.context.Context`.
+
+Each function draws one figure, saves it (``ctx.save_figure``) and returns it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...repro import figures as F
+from ...repro.compare import add_column_param
+from ...repro.figure_rules import label_cell
+from . import PAPER
+from .calibration import CALIBRATION_LABELS
+from .experiments import cell_config
+from .label_skew import FIG4_SETTINGS
+from .plots import _dataset, _palette, _std
+from .stand_in import ON_CIFAR10, STAND_IN
+
+__all__ = ["calibration_bars", "tau_curve", "partitions", "profile_partitions", "table_curve", "fig5_curves",
+           "stand_in_effects", "table7_curve"]
+
+_OURS_VS_PAPER = "Ours: solid, filled markers; the paper: dashed, open markers."
+
+
+def calibration_bars(ctx, calib: dict):
+    """§4: accuracy of every loss variant per setting (horizontal bars; dashed: FedAvg), from the
+    ``calibration`` study's summary."""
+    import matplotlib.pyplot as plt
+
+    plot = calib["var"].copy()
+    order = list(dict.fromkeys(plot.label))
+    fig, axes = plt.subplots(1, plot.setting.nunique(), figsize=(4.6 * plot.setting.nunique(), 3.6), squeeze=False)
+    palette = dict(zip(order, _palette()))
+    for ax, (setting, d) in zip(axes[0], plot.groupby("setting", sort=False)):
+        d = d.set_index("label").reindex(order)
+        xerr, n = _std(d)
+        ax.barh(range(len(d)), d.ours_mean, xerr=xerr, color=[palette[lab] for lab in d.index])
+        ax.bar_label(ax.containers[-1], fmt="%.1f", fontsize=7, padding=2)
+        for i, st in enumerate(d.get("status", pd.Series("ok", index=d.index))):
+            if pd.isna(d.ours_mean.iloc[i]):
+                label_cell(ax, 0, i, "diverged" if st == "diverged" else "not run", key=str(d.index[i]),
+                           ha="left", va="center")
+        ax.axvline(d.loc[CALIBRATION_LABELS["fedavg"], "ours_mean"], color="k", ls="--", lw=0.8)
+        ax.set_yticks(range(len(d)), d.index if ax is axes[0][0] else [""] * len(d))
+        ax.invert_yaxis()
+        ax.set_title(setting)
+        ax.set_xlabel("test accuracy (%)")
+        ax.set_xlim(0, max(100.0, float(np.nanmax(d.ours_mean + (d.ours_std.fillna(0) if n >= 2 else 0)))
+                           if d.ours_mean.notna().any() else 100.0) * 1.12)
+    used = calib["datasets"]
+    fig.suptitle("FedLC loss variants, " + ", ".join(_dataset(u) for u in used))
+    fig.tight_layout()
+    ctx.save_figure(fig, "calibration_variants_bars", experiment="calibration",
+                    title="§4: FedLC loss variants in federated runs",
+                    caption=f"Dashed: FedAvg. {calib['tau_text']}. " + F.std_caption(F.seeds_of(calib["var"])),
+                    datasets=calib["datasets"])
+    return fig
+
+
+def tau_curve(ctx, sweep: dict):
+    """§4: accuracy against τ per margin, FedAvg and FedRS as horizontal lines, from the
+    ``calibration_tau`` study's summary."""
+    import matplotlib.pyplot as plt
+
+    tau_tab, base = sweep["tau"], sweep["baselines"]
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    floor = tau_tab.ours_mean.min() if tau_tab.ours_mean.notna().any() else 0.0
+    for (v, lab), d in tau_tab.groupby(["variant", "label"], sort=False):
+        line = ax.errorbar(d.tau, d.ours_mean, yerr=_std(d)[0], marker="o", capsize=2, label=lab)
+        for r in d[d.ours_mean.isna()].itertuples():
+            label_cell(ax, r.tau, floor, "diverged" if getattr(r, "status", "") == "diverged" else "not run",
+                       key=f"{lab} @ τ = {r.tau:g}", color=line.lines[0].get_color(), va="top", rotation=90)
+    for (_, r), ls in zip(base.iterrows(), ("--", ":")):
+        ax.axhline(r.ours_mean, color="k", ls=ls, lw=0.8, label=r.label)
+    ax.set_xscale("log")
+    ax.set_xticks(sorted(tau_tab.tau.dropna().unique()), [f"{t:g}" for t in sorted(tau_tab.tau.dropna().unique())])
+    ax.minorticks_off()
+    ax.set_xlabel("τ")
+    ax.set_ylabel("test accuracy (%)")
+    used = ", ".join(_dataset(u) for u in sweep["datasets"])
+    ax.set_title(f"τ sweep, {base.setting.iloc[0] if len(base) else ''} ({used})")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    ctx.save_figure(fig, "calibration_tau_curve", experiment="calibration", title="§4: sensitivity of FedLC to τ",
+                    caption="Dashed / dotted: FedAvg / FedRS in the same setting. "
+                            + F.std_caption(F.seeds_of(tau_tab)),
+                    datasets=sweep["datasets"])
+    return fig
+
+
+def partitions(ctx, counts: dict, seed: int):
+    """Fig. 4: the class counts of Q(α=4) and D(β=0.5) on CIFAR-10, 5 clients (the ``fig4`` study's
+    ``counts``; a placeholder panel where CIFAR-10 is absent)."""
+    import matplotlib.pyplot as plt
+
+    settings = FIG4_SETTINGS
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.0))
+    for ax, name in zip(axes, settings):
+        if name in counts:
+            F.heatmap_counts(counts[name], ax, title=f"{name}, CIFAR-10, 5 clients")
+        else:
+            ax.text(0.5, 0.5, "CIFAR-10 not available: not run", ha="center", va="center")
+            ax.set_axis_off()
+    fig.tight_layout()
+    ctx.save_figure(fig, "fig4_partitions_cifar10", experiment="fig4",
+                    title="Fig. 4: Q(α=4) and D(β=0.5) on CIFAR-10, 5 clients",
+                    caption="Number of training samples of each class (columns) on each client (rows).",
+                    datasets=["cifar10"] if counts else [], seeds=[seed], placeholder=not counts,
+                    parameters={"num_clients": 5, "seed": seed, **{k: v for k, v in settings.items()}})
+    return fig
+
+
+def profile_partitions(ctx, seed: int):
+    """The most skewed partitions of Tables 1-2 (Q(α=2), D(β=0.05)) as this profile trains them."""
+    import matplotlib.pyplot as plt
+
+    from ...config import Config
+    from ...data import DatasetNotFoundError
+    from ...simulation import prepare
+
+    cases = {"Q(α=2)": {"partition": "shards", "partition_alpha": 2},
+             "D(β=0.05)": {"partition": "dirichlet", "partition_beta": 0.05}}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 6.5))
+    used = None
+    for ax, (name, params) in zip(axes, cases.items()):
+        table_id = "table2" if params["partition"] == "shards" else "table1"
+        cfg, note = cell_config(ctx.profile, table_id, base={"dataset": "cifar10", "num_clients": 20, **params})
+        if cfg is None:
+            ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes)
+            continue
+        try:
+            exp = prepare(Config.from_dict({**cfg, "seed": seed, "rounds": 1}))
+            used = cfg["dataset"]
+            F.heatmap_counts(exp.class_counts, ax, title=f"{name}, {cfg['dataset']}, 20 clients")
+        except DatasetNotFoundError as err:
+            ax.text(0.5, 0.5, f"not run: {err.name} absent", ha="center", va="center", transform=ax.transAxes)
+    fig.tight_layout()
+    ctx.save_figure(fig, "fig4_partitions_profile", experiment="table1",
+                    title=f"Partitions used by the '{ctx.profile.name}' profile's runs (Tables 1-2 setting)",
+                    caption="Samples per class and client, as trained on by this profile.",
+                    datasets=[used] if used else [], placeholder=used is None)
+    return fig
+
+
+def table_curve(ctx, comparison: pd.DataFrame, grid, table_id: str, param: str, x: str, *, title: str,
+                plot_title: str, panel: str = "column_group", source: str = "column", panel_text: str | None = None,
+                **plot):
+    """A table as curves: accuracy against one of its parameters (``param``, shown as ``x``),
+    ours against the paper's, one panel per ``panel`` (``panel_text``: one panel with this title)."""
+    frame = add_column_param(comparison, ctx.paper.table(table_id), param, x, source=source)
+    if panel_text is not None:
+        frame, panel = frame.assign(panel=panel_text), "panel"
+    fig = F.plot_paper_vs_ours(frame, x=x, panel=panel, title=plot_title, paper=ctx.paper, **plot)
+    ctx.save_figure(fig, f"{table_id}_curve", experiment=table_id, title=title,
+                    caption=f"{_OURS_VS_PAPER} {F.std_caption(F.seeds_of(frame))}".strip(),
+                    datasets=grid.runs.dataset_used.dropna().unique())
+    return fig
+
+
+def fig5_curves(ctx, fig5):
+    """Fig. 5: test accuracy per round of FedLC and FedRS (nothing when no run has a history), from
+    the ``fig5`` study's result."""
+    hist = fig5.summary["histories"]
+    if not len(hist):
+        return None
+    datasets = fig5.grid.runs.dataset_used.dropna().unique()
+    fig = F.plot_histories(hist, panel="setting", hue="method", paper=ctx.paper,
+                           title=f"FedLC vs FedRS ({', '.join(datasets)})")
+    ctx.save_figure(fig, "fig5_curves", experiment="fig5", title="Fig. 5: test accuracy per round, FedLC vs FedRS",
+                    caption="The paper shows ImageNet-subset with 40 clients; here the profile's CIFAR-10 settings (or "
+                            "its stand-in), with the profile's number of clients.",
+                    datasets=datasets, findings=fig5.findings)
+    return fig
+
+
+def stand_in_effects(ctx, effects: pd.DataFrame, stand_in: str, datasets):
+    """The stand-in check: the paper's effects on the paper, the stand-in and CIFAR-10."""
+    fig = F.plot_effects(effects, sources=["paper", STAND_IN, ON_CIFAR10],
+                         title=f"The paper's effects on the paper, the {stand_in} stand-in and CIFAR-10")
+    ctx.save_figure(fig, "stand_in_effects_bars", experiment="stand_in", datasets=datasets,
+                    title="Stand-in check: the paper's effects on the stand-in and on CIFAR-10",
+                    caption="Bars: FedLC − FedAvg, FedLC − FedRS and FedAvg's drop from IID, in percentage points; "
+                            "'n/a': the source has no such value (the paper reports none, or the cell was not run).")
+    return fig
+
+
+def table7_curve(ctx, comp7: pd.DataFrame, grid7):
+    """Table 7 as curves: FedAvg → FedLC → FedLC + X, ours against the paper's."""
+    import matplotlib.pyplot as plt
+
+    order = {"fedavg": 0, "fedlc": 1, "fedlc+scaffold": 2, "fedlc+fedprox": 3}
+    plot7 = comp7.assign(step=comp7.row.map(order), series=comp7.column_label)
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for (col, d), color in zip(plot7.groupby("series", sort=False), _palette()):
+        d = d.sort_values("step")
+        if d.ours_mean.notna().any():
+            ax.plot(d.step, d.ours_mean, marker="o", color=color, label=f"{col} (ours)")
+        ax.plot(d.step, d.paper_mean, ls="--", marker="o", mfc="none", color=color, label=f"{col} (paper)")
+    ax.set_xticks(list(order.values()), [F._label(m, PAPER) for m in order])
+    ax.set_ylabel("test accuracy (%)")
+    used = [_dataset(u) for u in grid7.runs.dataset_used.dropna().unique()]
+    ax.set_title("FedAvg → FedLC → FedLC + X" + (f" (ours run on {', '.join(used)})" if used else " (paper only)"))
+    ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    ctx.save_figure(fig, "table7_curve", experiment="table7", title="Table 7 as curves: FedAvg → FedLC → FedLC + X",
+                    caption=_OURS_VS_PAPER, datasets=grid7.runs.dataset_used.dropna().unique())
+    return fig
