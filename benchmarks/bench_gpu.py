@@ -48,6 +48,50 @@ ENGINES = ("vectorized", "sequential")
 PAPER = {"dataset": "cifar10", "method": "fedlc", "num_clients": 20, "batch_size": 128, "lr": 0.01,
          "weight_decay": 0.0, "partition": "dirichlet", "partition_beta": 0.5, "local_epochs": 1}
 TINY = {"max_train_samples": 256, "max_test_samples": 128, "batch_size": 32}
+#: pfl-research's CIFAR-10 benchmark setting (1,000 clients, 50 a round); the other settings FedLC's above.
+PFL = {**PAPER, "method": "fedavg", "num_clients": 1000, "participation": 0.05}
+SETTINGS = {"fedlc": PAPER, "pfl": PFL}
+
+
+def step_flops_per_sample(config: Config, batch: int = 32) -> float:
+    """FLOPs of one training sample's forward and backward through the run's model, counted by
+    ``torch.utils.flop_counter.FlopCounterMode`` on the CPU (matrix products and convolutions)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from fedlib.data import DATASETS
+    from fedlib.models import build_model
+
+    spec = DATASETS[config.dataset]
+    net = build_model(config.model, spec.num_classes, spec.input_shape)
+    x, y = torch.randn(batch, *spec.input_shape), torch.randint(0, spec.num_classes, (batch,))
+    with FlopCounterMode(display=False) as counter:
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+    return counter.get_total_flops() / batch
+
+
+def peak_flops(device: str, n: int = 2048) -> float:
+    """Measured float32 matrix-product rate (FLOP/s) of ``device``: the median of 5 products of random n×n
+    matrices after a warm-up (one thread on the CPU, as runs train)."""
+    a, b = (torch.randn(n, n, device=device) for _ in range(2))
+    times = []
+    with single_thread():
+        for i in range(6):
+            _sync(device)
+            start = time.perf_counter()
+            a @ b
+            _sync(device)
+            if i:
+                times.append(time.perf_counter() - start)
+    return 2 * n ** 3 / sorted(times)[len(times) // 2]
+
+
+def round_floor(config: Config, peak: float) -> tuple[float, float]:
+    """(FLOPs of one round's local training, seconds at ``peak``): the clients' sample-epochs of a round
+    (participation · N_train · E) × the FLOPs a sample costs; evaluation left out."""
+    from fedlib.repro.costs import client_samples_per_round
+
+    flops = step_flops_per_sample(config) * (client_samples_per_round(config.to_dict()) or 0.0)
+    return flops, flops / peak
 
 
 def _sync(device: str) -> None:
@@ -250,6 +294,9 @@ def main(argv=None) -> int:
     parser.add_argument("--train-samples", type=int, default=None,
                         help="a seeded subset of this many training samples (a round's cost grows with it: for "
                              "estimating the full setting's on a slow device)")
+    parser.add_argument("--setting", default="fedlc", choices=sorted(SETTINGS),
+                        help="fedlc: FedLC's CIFAR-10 Table 1 setting (default); pfl: pfl-research's CIFAR-10 "
+                             "benchmark (1,000 clients, 50 a round)")
     parser.add_argument("--out", default=None, help="results file (default benchmarks/results_gpu.md; not with --tiny)")
     parser.add_argument("--paper-hours", action="store_true",
                         help="only the device-hours of each paper's tables under the paper profile, from the "
@@ -269,26 +316,35 @@ def main(argv=None) -> int:
         print(f"device: {_device_name(args.device)}\n", flush=True)
         paper_hours(args.device)
         return 0
-    clients = [int(c) for c in (args.clients or ("2,4" if args.tiny else "20,100")).split(",")]
+    default_clients = "2,4" if args.tiny else ("1000" if args.setting == "pfl" else "20,100")
+    clients = [int(c) for c in (args.clients or default_clients).split(",")]
     shares = [int(k) for k in (args.share or ("1,2" if args.tiny else "1,2,4,8")).split(",") if int(k) > 0]
-    base = {**PAPER, **(TINY if args.tiny else {}), "device": args.device}
+    base = {**SETTINGS[args.setting], **(TINY if args.tiny else {}), "device": args.device}
+    if args.tiny and args.setting == "pfl":
+        base["participation"] = 0.5
     if args.train_samples is not None:
         base["max_train_samples"] = args.train_samples
     t0 = time.perf_counter()
+    peak = peak_flops(args.device)
     subset = f"; a training subset of {base['max_train_samples']} samples (the paper: 50,000)" \
         if base.get("max_train_samples") else ""
     lines = [f"device: {_device_name(args.device)}{subset}", "",
-             "| clients | engine | s/round | rounds/s | eval s | peak memory MiB | vectorized speed-up |",
-             "|---|---|---|---|---|---|---|"]
+             f"setting: {args.setting}; floor: one round's training FLOPs (FlopCounterMode) at the measured float32 "
+             f"matrix-product rate ({peak / 1e12:.2f} TFLOP/s)", "",
+             "| clients | engine | s/round | rounds/s | eval s | peak memory MiB | vectorized speed-up | GFLOP/round "
+             "| floor s | × floor |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     for n in clients:
         res = {e: time_setting(Config.from_dict({**base, "num_clients": n, "engine": e}), args.rounds)
                for e in ENGINES}
+        flops, floor = round_floor(Config.from_dict({**base, "num_clients": n}), peak)
         for e in ENGINES:
             r = res[e]
             speedup = f"{res['sequential']['round_s'] / r['round_s']:.2f}" if e == "vectorized" else ""
             lines.append(f"| {n} | {e} | {r['round_s']:.3f} | {1 / r['round_s']:.2f} | {r['eval_s']:.3f} | "
-                         f"{r['peak_bytes'] / 2**20:.0f} | {speedup} |")
+                         f"{r['peak_bytes'] / 2**20:.0f} | {speedup} | {flops / 1e9:.1f} | {floor:.4f} | "
+                         f"{r['round_s'] / floor:.1f} |")
             print(lines[-1], flush=True)
     if shares:
         lines += ["", f"runs sharing one device ({clients[0]} clients, vectorized):", "",

@@ -40,6 +40,7 @@ from .data import DATASETS
 from .models import model_names
 from .metrics import GROUP_PARAMS
 from .params import ConfigError, Param
+from .precision import CUDA_ONLY, PRECISIONS
 
 __all__ = ["Config", "ConfigError", "CORE_PARAMS", "KEY_EXCLUDED", "all_params", "parse_value", "default_model",
            "PARTITIONS", "ENGINES"]
@@ -52,6 +53,9 @@ ENGINES = ("sequential", "vectorized")
 # parameters only summarise a finished run (Result.group_accuracy).
 KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every", "group_rule", "group_rank_fraction", "group_many_above",
                           "group_few_below"})
+# Parameters added after runs were stored: at these values they stay out of the key's content, so a
+# configuration at the value every earlier run had keeps the same content (the code version still moves).
+KEY_OMITTED_AT = {"precision": "float32"}
 
 
 def _ge(low):
@@ -165,6 +169,9 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
               check=_ge(0), allowed="an integer ≥ 0"),
         Param("device", "cpu", str, "torch device", check=lambda v: v == "cpu" or v.startswith("cuda"),
               allowed="'cpu' or 'cuda[:N]'"),
+        Param("precision", "float32", str, "arithmetic of training and evaluation: float32 (on CUDA with TF32 "
+              "off), tf32 (matrix products and convolutions in TF32) or bf16 (autocast to bfloat16); tf32 and bf16 "
+              "on CUDA only (fedlib.precision)", choices=PRECISIONS),
         Param("engine", "vectorized", str, "how the clients of a round are trained: all at once, or the plain "
               "reference loop (same mathematics, equal to float32 rounding)", choices=ENGINES),
         Param("memory_budget_gb", 4.0, float, "vectorized engine: clients train in groups fitting this budget "
@@ -239,7 +246,8 @@ class _ConfigBase:
 
     def key_dict(self) -> dict[str, Any]:
         """The parameters that determine the result (the store key's content)."""
-        return {k: v for k, v in self.to_dict().items() if k not in KEY_EXCLUDED}
+        return {k: v for k, v in self.to_dict().items()
+                if k not in KEY_EXCLUDED and not (k in KEY_OMITTED_AT and v == KEY_OMITTED_AT[k])}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
@@ -301,6 +309,8 @@ def _validate(c) -> None:
         if c.partition == "dirichlet":
             _require(c.num_clients * c.min_client_size <= n_train, "min_client_size",
                      f"≤ {n_train // c.num_clients} so that every client can hold it", c.min_client_size)
+    _require(c.precision not in CUDA_ONLY or c.device.startswith("cuda"), "precision",
+             f"'float32' on device={c.device!r} ({' and '.join(CUDA_ONLY)} need device='cuda')", c.precision)
     for token in tokens:  # the method's own joint checks (e.g. FedConcat: num_clusters ≤ num_clients)
         if token.check is not None:
             token.check(c)

@@ -51,6 +51,7 @@ from .engine import sample_clients
 from .evaluation import evaluate, evaluate_predictor, evaluation_row, personalized_evaluation
 from .experiment import Experiment, prepare
 from .server import server_update
+from .precision import precision_scope
 from .state import ServerState, initial_state
 from .store import Store
 
@@ -191,7 +192,7 @@ def simulate(config: Config, *, store: Store | None = None, progress: bool = Tru
     ``on_round_end(round, state)`` is called after every round with its
     :class:`~fedlib.state.ServerState`."""
     if store is None:
-        with single_thread():
+        with single_thread(), precision_scope(config.precision, config.device):
             return _simulate(config, store, None, progress, on_round_end, experiment)
     key = store.key(config)
     stored = store.load_result(key)
@@ -199,7 +200,7 @@ def simulate(config: Config, *, store: Store | None = None, progress: bool = Tru
         with store.claim(key):  # one trainer per key: a process training it now finishes first
             stored = store.load_result(key)
             if stored is None:
-                with single_thread():
+                with single_thread(), precision_scope(config.precision, config.device):
                     return _simulate(config, store, key, progress, on_round_end, experiment)
     stored["from_store"] = True
     return stored
@@ -302,6 +303,7 @@ def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
         "wall_time_s": time.perf_counter() - start_time,
         "rounds": config.rounds,
         "device_name": device_name(config.device),
+        "precision": config.precision,
         "key": key,
         "algorithm": exp.algorithm.describe(),
         "train_class_counts": exp.class_counts.sum(0).tolist(),  # n_y over all clients (many/medium/few)

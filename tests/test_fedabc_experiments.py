@@ -151,24 +151,3 @@ def test_the_profiles_setting_is_the_tuned_one_and_listed_everywhere():
         assert E.fedabc_setting(p, "mnist") == {k: float(v) for k, v in prof.TUNED.items()}
         for exp in PAPER.experiments:
             assert any("τ_pos" in d for d in p.deviations(exp)), (name, exp)
-
-
-def test_comparison_frame_is_the_tables_grid_with_one_format():
-    """Two methods × two columns by hand: a ran cell, a not-run one, a stand-in column's heading."""
-    comp = pd.DataFrame([
-        dict(row="fedavg", row_label="FedAvg", column="mnist_dir0.3", column_label="MNIST Dir(0.3)", dataset="mnist",
-             dataset_used="mnist", paper_mean=98.3, ours_mean=97.25, delta=-1.05, status="no_std"),
-        dict(row="fedavg", row_label="FedAvg", column="cifar10_dir0.3", column_label="CIFAR-10 Dir(0.3)",
-             dataset="cifar10", dataset_used="fmnist", paper_mean=82.1, ours_mean=80.0, delta=-2.1, status="stand_in"),
-        dict(row="fedabc", row_label="FedABC", column="mnist_dir0.3", column_label="MNIST Dir(0.3)", dataset="mnist",
-             dataset_used=None, paper_mean=98.7, ours_mean=math.nan, delta=math.nan, status="no_std"),
-        dict(row="fedabc", row_label="FedABC", column="cifar10_dir0.3", column_label="CIFAR-10 Dir(0.3)",
-             dataset="cifar10", dataset_used="fmnist", paper_mean=math.nan, ours_mean=81.5, delta=math.nan,
-             status="stand_in")])
-    frame = E.comparison_frame(comp)
-    assert list(frame.index) == ["FedAvg", "FedABC"] and frame.index.name == "method"
-    assert list(frame.columns) == ["MNIST Dir(0.3)", "CIFAR-10 Dir(0.3) (run on FMNIST)"]
-    assert frame.loc["FedAvg", "MNIST Dir(0.3)"] == "98.30 → 97.25 (-1.05) ~"
-    assert frame.loc["FedAvg", "CIFAR-10 Dir(0.3) (run on FMNIST)"] == "82.10 → 80.00 (-2.10) ⇄"
-    assert frame.loc["FedABC", "MNIST Dir(0.3)"] == "98.70 → not run"
-    assert frame.loc["FedABC", "CIFAR-10 Dir(0.3) (run on FMNIST)"] == "— → 81.50 ⇄"

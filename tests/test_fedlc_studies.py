@@ -3,7 +3,6 @@
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,7 +11,7 @@ from fedlib.papers.fedlc import PAPER
 from fedlib.papers.fedlc import calibration as C
 from fedlib.papers.fedlc import label_skew as S
 from fedlib.papers.fedlc import reported as paper
-from fedlib.papers.fedlc.experiments import comparison_view, skew_label
+from fedlib.papers.fedlc.experiments import skew_label
 from fedlib.papers.fedlc.local_models import client_roles
 from fedlib.repro.grid import GridResult
 
@@ -119,18 +118,6 @@ def test_client_roles_keep_fedlc_labels():
     assert client_roles([0, 100, 40, 60, 5]) == ["missing", "majority", "minority", "majority", "minority"]
     assert client_roles([0, 100, 50, 49]) == ["missing", "majority", "majority", "minority"]  # ½ inclusive
     assert client_roles([3, 0], majority_fraction=1.0) == ["majority", "missing"]
-
-
-def test_comparison_view():
-    comp = pd.DataFrame({"row_label": ["FedAvg", "FedLC", "FedAvg", "FedLC"],
-                         "column_label": ["β=0.5", "β=0.5", "β=0.1", "β=0.1"],
-                         "paper_mean": [60.0, 70.0, 50.0, 65.0], "ours_mean": [58.0, 71.0, np.nan, 60.0]})
-    comp["delta"] = comp.ours_mean - comp.paper_mean
-    view = comparison_view(comp)
-    assert list(view.index) == ["FedAvg", "FedLC"]
-    assert list(view.columns) == [("β=0.5", "paper"), ("β=0.5", "ours"), ("β=0.5", "Δ"),
-                                  ("β=0.1", "paper"), ("β=0.1", "ours"), ("β=0.1", "Δ")]
-    assert view.loc["FedLC", ("β=0.1", "Δ")] == -5.0 and np.isnan(view.loc["FedAvg", ("β=0.1", "ours")])
 
 
 def test_skew_label():

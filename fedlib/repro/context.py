@@ -135,6 +135,23 @@ class Context:
         summary = study.summarize(grid, opts)
         return StudyResult(study, opts, summary, study.findings(summary, opts), grid)
 
+    def save_study(self, result: StudyResult, name: str, frame: Any = None, *, caption: str | None = None,
+                   **meta: Any) -> None:
+        """Save a study's table (``frame``, default its summary): titled by the study, captioned by its
+        ``doc`` unless ``caption`` is given, with its findings and the datasets its grid trained on."""
+        if result.grid is not None and "dataset_used" in result.grid.runs:
+            meta.setdefault("datasets", result.grid.runs.dataset_used.dropna().unique())
+        meta.setdefault("title", result.study.title)
+        self.save_table(result.summary if frame is None else frame, name, experiment=result.study.id,
+                        caption=result.study.doc if caption is None else caption, findings=result.findings, **meta)
+
+    def comparison_view(self, comparison: pd.DataFrame, **kwargs: Any):
+        """A reproduced table (:meth:`table`'s comparison) as a styled DataFrame
+        (:func:`fedlib.repro.views.comparison_view`), stand-in datasets named by this paper's labels."""
+        from .views import comparison_view
+
+        return comparison_view(comparison, self.paper.dataset_label, **kwargs)
+
     def expected_time(self) -> str:
         """This notebook's expected wall time under the profile, from the committed record of the last
         cold regeneration (``figures/<paper>/<profile>/_run.json``), else unknown; printed when the

@@ -9,7 +9,6 @@ Fig. 4, Fig. 5, the sensitivity study: :mod:`.studies`) reuse Table 1's cells th
   hyperparameters a profile uses.
 * :func:`text_claims`, :func:`claim_findings` -- the claims of "Results and analysis", counted on
   the paper's numbers and on ours; :func:`gain_table` -- FedABC − FedAvg and FedABC − FedRoD per column.
-* :func:`comparison_frame` -- a table's comparison as a DataFrame (paper → ours (Δ) per cell).
 """
 
 from __future__ import annotations
@@ -19,14 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from ...repro.compare import MARK
 from ...repro.gate import decide
 from ...repro.profiles import Profile
 from . import PAPER
 from . import reported as paper
 
 __all__ = ["HYPERPARAMETERS", "column_key", "cell_config", "fedabc_setting", "text_claims", "claim_findings",
-           "gain_table", "comparison_frame"]
+           "gain_table"]
 
 #: FedABC's four hyperparameters (blank in the paper): parameter -> symbol.
 HYPERPARAMETERS = {"fedabc_tau_pos": "τ_pos", "fedabc_tau_neg_present": "τ_neg^P",
@@ -177,23 +175,3 @@ def gain_table(comparison: pd.DataFrame) -> pd.DataFrame:
     return out[[c for c in columns if c in out]]
 
 
-def comparison_frame(comparison: pd.DataFrame) -> pd.DataFrame:
-    """A table's comparison (``ctx.table``) as the grid the notebooks show: one row per method, one column
-    per table column (``(run on …)`` where a stand-in ran), each cell ``paper → ours (Δ) mark`` with two
-    decimals, or ``paper → not run``.  The marks are :data:`fedlib.repro.compare.MARK`'s."""
-    def cell(x) -> str:
-        printed = "—" if pd.isna(x.paper_mean) else f"{x.paper_mean:.2f}"
-        if pd.isna(x.ours_mean):
-            return f"{printed} → {'diverged' if x.get('run_status') == 'diverged' else 'not run'}"
-        delta = "" if pd.isna(x.delta) else f" ({x.delta:+.2f})"
-        return f"{printed} → {x.ours_mean:.2f}{delta} {MARK[x.status]}".rstrip()
-
-    used = comparison.get("dataset_used", comparison.dataset)
-    stand_in = {c: f" (run on {PAPER.dataset_label(u)})" for c, d, u in
-                zip(comparison.column, comparison.dataset, used) if isinstance(u, str) and u != d}
-    frame = comparison.assign(text=[cell(x) for _, x in comparison.iterrows()],
-                              heading=[lab + stand_in.get(c, "") for c, lab in
-                                       zip(comparison.column, comparison.column_label)])
-    wide = frame.pivot(index="row_label", columns="heading", values="text")
-    wide = wide.reindex(index=list(dict.fromkeys(frame.row_label)), columns=list(dict.fromkeys(frame.heading)))
-    return wide.rename_axis(index="method", columns=None)

@@ -16,7 +16,7 @@ from ...repro.gate import decide
 from ...repro.profiles import Profile
 
 __all__ = ["BASELINES", "FEDCONCAT", "partition_label", "cell_config", "table1_cells", "load_runs",
-           "model_params", "save_study_table"]
+           "model_params"]
 
 #: The baselines of Tables 1-2 (trained for the round budget; FedConcat and Centralized are not).
 BASELINES = ("fedavg", "fedprox", "moon", "fedrs", "fedlc")
@@ -66,12 +66,3 @@ def model_params(config: dict) -> int:
     return model_sizes(config["model"], spec.num_classes, tuple(spec.input_shape))["model_params"]
 
 
-def save_study_table(ctx, result, name: str, frame=None, *, caption: str | None = None, **meta: Any) -> None:
-    """Save a study's table (``frame``, default its summary) through the notebook's context: titled by
-    the study, captioned by its ``doc`` unless ``caption`` is given, with its findings and the datasets
-    its grid trained on."""
-    if result.grid is not None:
-        meta.setdefault("datasets", result.grid.runs.dataset_used.dropna().unique())
-    ctx.save_table(result.summary if frame is None else frame, name, experiment=result.study.id,
-                   title=result.study.title, caption=result.study.doc if caption is None else caption,
-                   findings=result.findings, **meta)

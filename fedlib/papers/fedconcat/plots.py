@@ -264,24 +264,3 @@ def table2_curves(ctx, comp2: pd.DataFrame, grid2):
     return fig
 
 
-def comparison_view(comp: pd.DataFrame):
-    """A paper table's comparison (``ctx.table``) as a styled DataFrame: one row per method, per column
-    run here the paper's value, ours and Δ = ours − paper (test accuracy, %, two decimals), Δ shaded
-    (blue above the paper, red below); the columns not run here are listed in the caption."""
-    ran = comp.groupby("column", sort=False).ours_mean.apply(lambda s: s.notna().any())
-    labels = dict(zip(comp.column, comp.column_label))
-    if not ran.any():  # nothing ran here: which cells, and why
-        notes = comp[["row_label", "column_label", "paper_mean", "note"]].rename(columns={"paper_mean": "paper"})
-        return notes.style.format(precision=2, na_rep="—").hide(axis="index").set_caption("Not run here")
-    shown = comp[comp.column.map(ran)]
-    frame = shown.pivot(index="row_label", columns="column", values=["paper_mean", "ours_mean", "delta"])
-    frame = frame.rename(columns={"paper_mean": "paper", "ours_mean": "ours", "delta": "Δ"}).swaplevel(axis=1)
-    order = [(labels[c], v) for c in dict.fromkeys(shown.column) for v in ("paper", "ours", "Δ")]
-    frame = frame.rename(columns=labels, level=0).reindex(columns=pd.MultiIndex.from_tuples(order))
-    frame = frame.reindex(list(dict.fromkeys(comp.row_label))).rename_axis(index=None)
-    not_run = [labels[c] for c, r in ran.items() if not r]
-    deltas = [c for c in frame.columns if c[1] == "Δ"]
-    return (frame.style.format("{:.2f}", na_rep="—")
-            .background_gradient(cmap="RdBu", subset=deltas, vmin=-20, vmax=20)
-            .set_caption("Test accuracy (%): the paper, ours, Δ = ours − paper" +
-                         (f"; not run here: {', '.join(not_run)}" if not_run else "")))

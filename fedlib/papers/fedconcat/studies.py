@@ -17,7 +17,7 @@ study                  notebook                   what it measures
 Tables 2 and 3 (notebooks 07 and 08) are paper tables; the budget ladder (09) is
 :data:`.budget.LADDER`.  A study's ``id`` is its experiment (the profiles' settings key); its
 options are read from the profile's settings of that experiment, then from ``ctx.study``'s keywords.
-A study's ``doc`` is the caption of the table it saves (:func:`.cells.save_study_table`).
+A study's ``doc`` is the caption of the table it saves (``ctx.save_study``).
 """
 
 from __future__ import annotations

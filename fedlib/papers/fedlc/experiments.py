@@ -10,7 +10,6 @@ whether the profile trains it here, reads it from a GPU's stored runs, or does n
 * :func:`trained_cell` / :func:`trained_model` -- the "well-trained" FedAvg global model the
   analysis studies start from (Figs. 2, 6, 7 and the deviation bound);
 * :func:`skew_label` -- ``"cifar10_beta0.1"`` -> ``"D(β=0.1)"``;
-* :func:`comparison_view` -- a reproduced paper table as the notebooks show it.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from ...repro.gate import decide
 from ...repro.profiles import Profile
 
 __all__ = ["cell_config", "trained_cell", "trained_model", "skew_label", "skew_params", "not_run_frame",
-           "save_not_run", "comparison_view"]
+           "save_not_run"]
 
 
 def skew_params(key: str) -> dict:
@@ -95,18 +94,6 @@ def not_run_frame(experiment: str, grid) -> pd.DataFrame:
     note = str(runs.note.iloc[0]) if len(runs) and "note" in runs else ""
     return pd.DataFrame([{"experiment": experiment, "status": "not run",
                           "note": note or f"{experiment} is not run in this profile"}])
-
-
-def comparison_view(comparison: pd.DataFrame) -> pd.DataFrame:
-    """A reproduced paper table as the notebooks show it: one row per method, and per column of the
-    paper the paper's mean, ours and Δ = ours − paper (test accuracy, %)."""
-    view = comparison.pivot_table(index="row_label", columns="column_label", sort=False, dropna=False,
-                                  values=["paper_mean", "ours_mean", "delta"])
-    view = view.rename(columns={"paper_mean": "paper", "ours_mean": "ours", "delta": "Δ"}, level=0)
-    view = view.swaplevel(0, 1, axis=1)
-    columns = list(dict.fromkeys(comparison.column_label))
-    view = view.reindex(columns=pd.MultiIndex.from_product([columns, ["paper", "ours", "Δ"]]))
-    return view.rename_axis(index=None, columns=[None, None])
 
 
 def save_not_run(ctx, result, names) -> str | None:

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The device side of a GPU lease (python -m fedlib.repro.lease); run from the repository root.
+#
+# Prepared here, once:   python -m fedlib.repro.lease --check
+#                        python -m fedlib.repro.lease --dry-run --minutes 12
+#                        python -m fedlib.repro.lease --pack-data .lease     # .lease/parts/data-NN + manifest.json
+# On the device, one call per data part but the last, each carrying that part (carry: .lease/parts/data-00):
+#                        scripts/lease.sh stash
+# then the lease itself, carrying the last part and .lease/manifest.json (carry: .lease/parts/data-02, .lease/manifest.json):
+#                        scripts/lease.sh run --minutes 12
+# The parts stay on the warm machine between calls (/tmp/fedlib-lease); the lease checks each against the
+# manifest's sha256 before anything trains and names a missing one.  Its outputs (lease.json, store-NN.tar,
+# lease.log: 8 files at most) come back from $OUT; here: python -m fedlib.repro.lease --import <that folder>.
+set -euo pipefail
+STASH=/tmp/fedlib-lease
+mkdir -p "$STASH/parts"
+if compgen -G ".lease/parts/data-*" >/dev/null; then cp .lease/parts/data-* "$STASH/parts/"; fi
+if [ -f .lease/manifest.json ]; then cp .lease/manifest.json "$STASH/parts/"; fi
+what="${1:-run}"
+shift || true
+if [ "$what" = stash ]; then ls -l "$STASH/parts"; exit 0; fi
+if [ "$what" != run ]; then echo "usage: scripts/lease.sh stash | run --minutes M [lease options]" >&2; exit 2; fi
+OUT="${OUT:-$STASH/out}"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD" FEDLIB_CACHE="$STASH/cache" MPLBACKEND=Agg
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+resume=()
+if [ -f .lease/resume/lease.json ]; then resume=(--resume .lease/resume); fi
+set -o pipefail
+python3 -m fedlib.repro.lease --data-parts "$STASH/parts" --data-root "$STASH/data" --store "$STASH/store" \
+    --out "$OUT" "${resume[@]}" "$@" 2>&1 | tee "$OUT/lease.log"

@@ -1,0 +1,223 @@
+"""The GPU lease's CPU side (issue 37): the precision field, packs equal to runs alone, the lease's plan,
+check, stop-in-time, data parts and outputs -- all on the CPU, tiny."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+
+import pytest
+import torch
+
+from fedlib.algorithms.registry import method_params
+from fedlib.config import Config, ConfigError, CORE_PARAMS, KEY_EXCLUDED
+from fedlib.precision import precision_scope
+from fedlib.repro import lease
+from fedlib.repro.pack import run_pack
+from fedlib.simulation import simulate
+from fedlib.store import Store
+
+TINY = dict(dataset="fmnist", max_train_samples=320, max_test_samples=64, num_clients=4, rounds=4, batch_size=32,
+            checkpoint_every=2)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+# ------------------------------------------------------------------------------------------ precision
+def test_precision_needs_cuda_and_names_the_device():
+    for precision in ("tf32", "bf16"):
+        with pytest.raises(ConfigError, match=r"precision must be 'float32' on device='cpu'.*device='cuda'"):
+            Config(precision=precision)
+        assert Config(precision=precision, device="cuda").precision == precision  # valid where stored on a GPU
+    with pytest.raises(ConfigError, match="precision must be one of 'float32', 'tf32', 'bf16'"):
+        Config(precision="fp16")
+
+
+def test_default_precision_keeps_the_key_content():
+    # the content before the field existed: every core parameter but the excluded ones (and no precision)
+    cfg = Config(dataset="fmnist", method="fedlc", device="cuda")
+    before = {k: getattr(cfg, k) for k in CORE_PARAMS if k not in KEY_EXCLUDED and k != "precision"}
+    before.update({p.name: getattr(cfg, p.name) for p in method_params("fedlc")})
+    assert cfg.key_dict() == before
+    other = Config(dataset="fmnist", method="fedlc", device="cuda", precision="tf32")
+    assert other.key_dict() == {**before, "precision": "tf32"}
+    assert Store("/").key(other) != Store("/").key(cfg)
+
+
+def test_bf16_scope_runs_a_vectorized_round_in_bfloat16_and_restores_the_switches():
+    from fedlib.experiment import prepare
+    from fedlib.simulation import run_round, single_thread
+
+    flags = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    exp = prepare(Config.from_dict({**TINY, "rounds": 1}))
+    out = {}
+    with single_thread():
+        for precision in ("float32", "bf16"):  # on the CPU only through the scope: the mechanism, not a config
+            with precision_scope(precision, "cpu"):
+                assert torch.is_autocast_enabled("cpu") == (precision == "bf16")
+                out[precision] = run_round(exp, exp.initial_state(), 1).state.params
+    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == flags
+    diff = max(float((out["bf16"][k] - out["float32"][k]).abs().max()) for k in out["float32"])
+    ref = max(float(v.abs().max()) for v in out["float32"].values())
+    assert all(v.dtype == torch.float32 and bool(v.isfinite().all()) for v in out["bf16"].values())
+    assert 0 < diff < 0.05 * ref  # bf16 products: near, not equal
+
+
+# ------------------------------------------------------------------------------------------ packs
+def _configs():
+    return [Config.from_dict({**TINY, "method": m, "seed": s})
+            for m, s in (("fedavg", 0), ("fedlc", 0), ("fedavg", 1), ("fedprox", 2))]
+
+
+@pytest.mark.parametrize("mode", ["turns", "streams"])
+def test_a_packed_run_equals_the_run_alone_bit_for_bit(tmp_path, mode):
+    configs = _configs()
+    runs = run_pack(configs, Store(tmp_path), slots=3, mode=mode)
+    assert [r.state for r in runs] == ["finished"] * 4
+    for cfg in configs:
+        alone = simulate(cfg, store=None, progress=False)["params"]
+        packed = Store(tmp_path).load_result(Store(tmp_path).key(cfg))["params"]
+        assert all(torch.equal(alone[k], packed[k]) for k in alone)
+
+
+def test_a_pack_refuses_mixed_precisions_duplicates_and_streams_of_global_rng_methods(tmp_path):
+    a = Config.from_dict({**TINY, "device": "cuda"})
+    with pytest.raises(ValueError, match="share one precision"):
+        run_pack([a, a.replace(precision="tf32")], Store(tmp_path))
+    with pytest.raises(ValueError, match="appear twice"):
+        run_pack([a, a.replace(checkpoint_every=3)], Store(tmp_path))  # checkpoint_every is not in the key
+    concat = Config.from_dict({**TINY, "method": "fedconcat", "num_clusters": 2})
+    with pytest.raises(ValueError, match="fedconcat"):
+        run_pack([concat], Store(tmp_path), mode="streams")
+
+
+def test_a_stopped_run_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):
+    cfg = _configs()[1]
+    runs = run_pack([cfg], Store(tmp_path), stop=lambda run: run.round >= 2)
+    assert (runs[0].state, runs[0].round) == ("stopped", 2)
+    assert Store(tmp_path).load_checkpoint(Store(tmp_path).key(cfg))["stage_state"]["round"] == 2
+    again = run_pack([cfg], Store(tmp_path))
+    assert again[0].state == "finished" and again[0].round_times and len(again[0].round_times) == 2  # rounds 3-4
+    alone = simulate(cfg, store=None, progress=False)["params"]
+    resumed = Store(tmp_path).load_result(Store(tmp_path).key(cfg))["params"]
+    assert all(torch.equal(alone[k], resumed[k]) for k in alone)
+
+
+# ------------------------------------------------------------------------------------------ the lease
+def test_dry_run_prints_the_plan_with_the_cost_models_estimate(capsys):
+    assert lease.main(["--dry-run", "--minutes", "12"]) == 0
+    out = capsys.readouterr().out
+    # FedLC's CIFAR-10 unit: 8.7e-5 GPU-s per sample-epoch × 50,000 × 400 rounds + 25.4 s; the lease's first
+    # minute measures, its last 45 s write: (720 − 45 − 60) / 1,765.4 of a run
+    est = 8.7e-5 * 50_000 * 400 + 25.4
+    assert f"reaches ≈ {100 * (720 - 45 - 60) / est:.0f} %" in out
+    assert "fedlc table1 fedlc/cifar10_beta0.5 seed 0" in out and "not started" in out
+    assert "the same run as fedlc table1 fedavg/cifar10_beta0.5 seed 0" in out  # the ladder's top rung is Table 1's
+
+
+def test_default_queue_order_and_check_of_its_cheap_configurations():
+    settings, entries = lease.load_queue()
+    jobs = lease.queue_jobs(entries)
+    names = [j.name for j in jobs if j.config is not None]
+    assert names[:4] == ["fedlc table1 fedavg/cifar10_beta0.5 seed 0", "fedlc table1 fedlc/cifar10_beta0.5 seed 0",
+                         "fedlc table1 fedavg/cifar10_beta0.5 seed 1", "fedlc table1 fedlc/cifar10_beta0.5 seed 1"]
+    assert [j.label["paper"] for j in jobs if j.label["kind"] == "cell"][10:] == \
+        ["fedconcat"] * 6 + ["fedic"] * 2 + ["fedabc"] * 6
+    assert all(j.config["device"] == "cuda" for j in jobs if j.config)
+    # the whole queue's --check takes minutes on a loaded 2-core machine (FEDIC's server round); here the
+    # configurations of FedConcat's and FedABC's ladder rungs, which build and train fastest
+    cheap = [j for j in jobs if j.label["kind"] == "ladder" and j.label["paper"] in ("fedconcat", "fedabc")]
+    rows = lease.check(cheap, settings, log=lambda *_: None)
+    assert len(rows) == 4 and all(r["ok"] for r in rows), rows
+    assert {r["meta"] for r in rows} <= {"ok", "reached a host read"}
+
+
+QUEUE = """
+[lease]
+profile = "paper"
+engines = ["vectorized"]
+precisions = ["float32"]
+checkpoint_every = 5
+
+[[run]]
+kind = "cell"
+paper = "fedlc"
+table = "table4"
+columns = ["synthetic_0_0"]
+rows = ["fedavg", "fedlc"]
+seeds = [0]
+"""
+
+
+def test_a_short_lease_stops_cleanly_with_its_results_stored_and_imports(tmp_path, monkeypatch):
+    queue = tmp_path / "queue.toml"
+    queue.write_text(QUEUE)
+    settings, entries = lease.load_queue(queue)
+    jobs = lease.queue_jobs(entries, device="cpu")
+    assert [j.config["rounds"] for j in jobs] == [300, 300]
+    store = Store(tmp_path / "store")
+    t0 = time.time()
+    rec = lease.lease(jobs, settings, tmp_path / "out", minutes=0.25, device="cpu", store=store, measure_s=2,
+                      reserve_s=1, shares=(1, 2), log=lambda *_: None)
+    assert time.time() - t0 < 0.25 * 60 + 10  # stopped before the minutes ran out (a round and a write late at most)
+    assert rec["training"]["engine"] == "vectorized" and rec["training"]["precision"] == "float32"
+    assert {r["state"] for r in rec["runs"]} <= {"stopped", "finished", "not started"}  # (slots as measured)
+    assert rec["runs"][0]["state"] in ("stopped", "finished")
+    stopped = [r for r in rec["runs"] if r["state"] == "stopped"]
+    for r in stopped:  # each stopped at a checkpoint, which the store holds
+        assert r["round"] % 5 == 0 and r["round"] > 0
+        assert store.load_checkpoint(r["key"])["stage_state"]["round"] == r["round"]
+    files = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert files[0] == "lease.json" and len(files) <= 7 and all(f.startswith("store-") for f in files[1:])
+    back = json.loads((tmp_path / "out" / "lease.json").read_text())
+    assert back["measurements"]["rounds"] and back["runs"][0]["curve"]
+    # a developer machine: into another store, and the table's GPU runs as fedlib.repro.cells --record writes them
+    other = tmp_path / "dev-store"
+    done = lease.import_lease(tmp_path / "out", store=other, figures=tmp_path / "figures", log=lambda *_: None)
+    got = [r for r in rec["runs"] if r["state"] != "not started"]
+    assert sorted(done["keys"]) == sorted(r["key"] for r in got)
+    for r in got:
+        assert (other / r["key"] / ("result.json" if r["state"] == "finished" else "checkpoint.pt")).exists()
+    table = (tmp_path / "figures" / "fedlc" / "paper" / "gpu" / "table4_gpu_runs.csv").read_text()
+    assert "interrupted" in table or "finished" in table
+
+
+def test_outputs_fit_the_files_that_come_back(tmp_path, monkeypatch):
+    store = Store(tmp_path / "store")
+    runs = []
+    for i in range(5):
+        key = f"k{i}"
+        (store.entry(key)).mkdir(parents=True)
+        (store.entry(key) / "checkpoint.pt").write_bytes(bytes(3000 + i))
+        runs.append({"key": key, "state": "stopped", "round": i, "rounds": 10})
+    monkeypatch.setattr(lease, "FILE_LIMIT", 10240 + 10_000)  # room for one entry (≈ 7.1 kB) a part
+    rec = lease.write_outputs(tmp_path / "out", {"runs": runs}, store, max_files=3)
+    assert [p["keys"] for p in rec["parts"]] == [["k4"], ["k3"]]  # the furthest-got first, max_files − 1 parts
+    assert [x["key"] for x in rec["left_out"]] == ["k2", "k1", "k0"]
+    assert len(list((tmp_path / "out").iterdir())) == 3
+
+
+def test_data_parts_round_trip_and_name_a_bad_part(tmp_path):
+    root = tmp_path / "data"
+    (root / "MNIST" / "raw").mkdir(parents=True)
+    gen = torch.Generator().manual_seed(0)
+    blob = torch.randint(0, 256, (300_000,), generator=gen, dtype=torch.uint8).numpy().tobytes()
+    (root / "MNIST" / "raw" / "train-images-idx3-ubyte").write_bytes(blob)
+    manifest = lease.pack_data(["mnist"], tmp_path / "pack", part_mib=0.1, root=root)
+    assert len(manifest["parts"]) == math.ceil(manifest["bytes"] / (0.1 * 2 ** 20)) >= 3
+    assert all(p["bytes"] <= 0.1 * 2 ** 20 for p in manifest["parts"])
+    lease.unpack_data(tmp_path / "pack" / "parts", tmp_path / "device", manifest=tmp_path / "pack" / "manifest.json")
+    assert (tmp_path / "device" / "MNIST" / "raw" / "train-images-idx3-ubyte").read_bytes() == blob
+    second = tmp_path / "pack" / "parts" / "data-01"
+    second.write_bytes(second.read_bytes()[:-1] + b"x")
+    with pytest.raises(ValueError, match="data-01"):
+        lease.unpack_data(tmp_path / "pack" / "parts", tmp_path / "again", manifest=tmp_path / "pack" / "manifest.json")
+    with pytest.raises(FileNotFoundError, match="fmnist"):
+        lease.pack_data(["fmnist"], tmp_path / "none", root=root)

@@ -1,0 +1,39 @@
+"""A reproduced table as notebooks show it (fedlib.repro.views.comparison_view), on comparisons made by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from fedlib.repro.views import comparison_view
+
+
+def _cell(row, column, dataset, used, paper, ours, note=""):
+    return dict(row=row, row_label=row.title(), column=column, column_label=column.upper(), dataset=dataset,
+                dataset_used=used, paper_mean=paper, ours_mean=ours,
+                delta=ours - paper if not (math.isnan(ours) or math.isnan(paper)) else math.nan, note=note)
+
+
+def test_one_row_per_method_paper_ours_delta_per_column_run_and_stand_ins_named():
+    comp = pd.DataFrame([_cell("fedavg", "a", "mnist", "mnist", 60.0, 58.0), _cell("fedlc", "a", "mnist", "mnist", 70.0, 71.0),
+                         _cell("fedavg", "b", "cifar10", "fmnist", 50.0, 55.5), _cell("fedlc", "b", "cifar10", "fmnist", 65.0, math.nan),
+                         _cell("fedavg", "c", "svhn", None, 40.0, math.nan, "not run: absent"),
+                         _cell("fedlc", "c", "svhn", None, 45.0, math.nan, "not run: absent")])
+    styled = comparison_view(comp, {"fmnist": "FMNIST"}.get)
+    frame = styled.data
+    assert list(frame.index) == ["Fedavg", "Fedlc"]
+    assert list(frame.columns) == [("A", "paper"), ("A", "ours"), ("A", "Δ"), ("B (run on FMNIST)", "paper"),
+                                   ("B (run on FMNIST)", "ours"), ("B (run on FMNIST)", "Δ")]
+    assert frame.loc["Fedlc", ("A", "Δ")] == 1.0 and frame.loc["Fedavg", ("B (run on FMNIST)", "Δ")] == 5.5
+    assert math.isnan(frame.loc["Fedlc", ("B (run on FMNIST)", "ours")])
+    assert "not run here: C" in styled.caption  # a column with nothing of ours is named, never dropped
+    assert "58.00" in styled.to_html()  # one format: two decimals
+
+
+def test_where_nothing_ran_the_cells_and_their_reasons_are_shown():
+    comp = pd.DataFrame([_cell("fedavg", "c", "svhn", None, 40.0, math.nan, "not run: SVHN is absent here")])
+    styled = comparison_view(comp)
+    assert styled.caption == "Not run here"
+    assert list(styled.data.columns) == ["method", "column", "paper", "note"]
+    assert styled.data.note.iloc[0] == "not run: SVHN is absent here"
