@@ -69,13 +69,27 @@ def test_options_are_the_declared_defaults_at_the_paper_profile_and_the_profiles
     assert PAPER.study("fig5").options_for(quick).methods == ("fedavg", "feddf", "fedic")
 
 
-def test_the_long_tail_study_reads_the_profiles_data_setting_and_trains_nothing():
+@pytest.mark.parametrize("given,seed", [({}, 0), ({"seed": 3}, 3)])
+def test_the_long_tail_study_trains_nothing_and_draws_the_profiles_data_setting(monkeypatch, given, seed):
+    """It draws the profile's CIFAR-10-LT (IF = 100) setting for FEDIC with the profile's first seed (or
+    the one given), and says "not run" with the reason where the data are absent."""
+    import fedlib.simulation
+    from fedlib.data import DatasetNotFoundError
+
     study, quick = PAPER.study("long_tail"), PAPER.profile("quick")
-    opts = study.options_for(quick)
     assert not study.trains and study.cells(quick) == []
-    assert opts.seed == quick.seeds[0] and study.options_for(quick, seed=3).seed == 3
-    assert (opts.config["dataset"], opts.config["long_tail_if"], opts.config["method"]) == ("fmnist", 100.0, "fedic")
-    assert opts.config["server_aux_per_class"] == R.SETUP["server_aux_per_class"]
+    drawn = []
+
+    def prepare(config):
+        drawn.append(config)
+        raise DatasetNotFoundError("fmnist", "fmnist/")
+
+    monkeypatch.setattr(fedlib.simulation, "prepare", prepare)
+    summary = study.summarize(None, study.options_for(quick, **given))
+    assert summary["counts"] is None and summary["setting"]["not run"].startswith("dataset 'fmnist' is absent")
+    (c,) = drawn
+    assert (c.dataset, c.long_tail_if, c.method, c.seed) == ("fmnist", 100.0, "fedic", seed)
+    assert c.server_aux_per_class == R.SETUP["server_aux_per_class"]
 
 
 def test_the_long_tail_findings_from_a_hand_made_summary():

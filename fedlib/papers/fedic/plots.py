@@ -3,7 +3,7 @@ tables, and saved through the notebook's :class:`fedlib.repro.context.Context` (
 :mod:`fedlib.repro.figures`).
 
 Each figure function draws one figure of a notebook, saves it (``ctx.save_figure``, with the study's
-findings) and returns it; :func:`comparison_view` shows a table's comparison as a DataFrame.
+findings) and returns it; :func:`values_view` shows a figure study's values as a DataFrame.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ...repro import figures as F
 from ...repro.figure_rules import label_cell, label_empty_bars
 from .experiments import datasets_used
 
-__all__ = ["GROUP_COLORS", "comparison_view", "values_view", "long_tail_counts", "table3_groups", "fig3_aux_size",
+__all__ = ["GROUP_COLORS", "values_view", "long_tail_counts", "table3_groups", "fig3_aux_size",
            "fig4_lambda", "fig5_alpha"]
 
 #: Colours of the many / medium / few class groups.
@@ -50,22 +50,6 @@ def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label) -> int:
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
     return n
-
-
-def comparison_view(comparison: pd.DataFrame):
-    """A table's comparison (``ctx.table``) to show: one row per table row, per column the paper's value,
-    ours and Δ = ours − paper, in % with two decimals ("—": missing in the paper or not run here)."""
-    rows, cols = list(dict.fromkeys(comparison.row_label)), list(dict.fromkeys(comparison.column_label))
-    parts = {"paper_mean": "paper", "ours_mean": "ours", "delta": "Δ"}
-    wide = (comparison.set_index(["row_label", "column_label"])[list(parts)].rename(columns=parts)
-            .unstack("column_label").swaplevel(axis=1)
-            .reindex(index=rows, columns=pd.MultiIndex.from_product([cols, list(parts.values())])))
-    wide.index.name, wide.columns.names = None, [None, None]
-    used = comparison.get("dataset_used", comparison.dataset)
-    subs = sorted({(d, u) for d, u in zip(comparison.dataset, used) if isinstance(u, str) and u != d})
-    caption = "paper → ours (Δ = ours − paper), top-1 accuracy (%)" + "".join(
-        f"; {d} ran on the stand-in {u}: compare qualitatively only" for d, u in subs)
-    return wide.style.format("{:.2f}", na_rep="—").set_caption(caption)
 
 
 def values_view(frame: pd.DataFrame, x: str):

@@ -14,14 +14,12 @@ fedlib's choices, each with its source.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ...repro import Option, Study
 from ...repro.gate import table_cells
-from ...repro.study import Options
 from . import reported as paper
 from .experiments import FIG3_CURVES, cell_config, curve
 
@@ -37,32 +35,23 @@ def _pp(value: float) -> str:
 
 
 # ----------------------------------------------------------------------------- §3.1 the data
-@dataclass(frozen=True)
-class _DataStudy(Study):
-    """A study that trains nothing but reads the profile's data setting: its options also carry that
-    setting's configuration (``opts.config``, ``opts.note``), since ``Context.study`` hands a study that
-    trains nothing no profile.  ``seed`` None is the profile's first seed."""
-
-    def options_for(self, profile=None, **given) -> Options:
-        opts = super().options_for(profile, **given)
-        cfg, note = (None, "no profile") if profile is None else cell_config(profile, self.id, method="fedic")
-        seed = opts["seed"] if opts["seed"] is not None or profile is None else profile.seeds[0]
-        return Options({**opts, "seed": seed, "config": cfg, "note": note})
-
-
 def _long_tail_summary(grid, opts) -> dict:
-    """``{"counts": frame, "setting": dict}``: per class, the training count after D_aux is taken out and
-    the long tail applied, the class's group (many / medium / few by the run's ``group_rule``) and its
-    D_aux count; the setting: |D_ulb|, the dataset used and the clients' sizes.  ``counts`` is None and
-    the setting says why when the data are absent."""
+    """``{"counts": frame, "setting": dict}`` of the profile's CIFAR-10-LT (IF = 100) setting, drawn with
+    ``opts.seed`` (None: the profile's first seed): per class, the training count after D_aux is taken
+    out and the long tail applied, the class's group (many / medium / few by the run's ``group_rule``)
+    and its D_aux count; the setting: |D_ulb|, the dataset used and the clients' sizes.  ``counts`` is
+    None and the setting says why when the data are absent."""
     from ...config import Config
     from ...data import DatasetNotFoundError
     from ...metrics import class_groups
     from ...simulation import prepare
 
-    if opts.config is None:
-        raise ValueError(opts.note)
-    c = Config.from_dict({**opts.config, "seed": opts.seed or 0, "rounds": 1})
+    profile = opts.profile
+    cfg, note = cell_config(profile, "long_tail", method="fedic")
+    if cfg is None:
+        raise ValueError(note)
+    seed = profile.seeds[0] if opts.seed is None else opts.seed
+    c = Config.from_dict({**cfg, "seed": seed, "rounds": 1})
     try:
         exp = prepare(c)
     except DatasetNotFoundError as err:
@@ -100,7 +89,7 @@ def _long_tail_findings(summary: dict, opts) -> list[str]:
                else f"{s['client_size_min']}-{s['client_size_max']}") + " samples"]
 
 
-LONG_TAIL = _DataStudy(
+LONG_TAIL = Study(
     "long_tail", "§3.1: the long-tailed training set, D_aux, D_ulb and the many / medium / few groups",
     build_cells=lambda profile, opts: [], build_summary=_long_tail_summary, build_findings=_long_tail_findings,
     trains=False,
