@@ -1,6 +1,7 @@
-"""The FEDIC companion's experiments (fedlib.papers.fedic.experiments) and profiles: what each table
-cell reads, the figure grids, the runs tables and figures share, and the long-tailed data, checked
-against the paper's definitions and hand computations."""
+"""The FEDIC companion's experiments (fedlib.papers.fedic.experiments), the cells of its figure studies
+(fedlib.papers.fedic.studies) and its profiles: what each table cell reads, the figure grids, the runs
+tables and figures share, and the long-tailed data, checked against the paper's definitions and hand
+computations.  The studies' options, summaries and findings: tests/test_fedic_studies.py."""
 
 import math
 
@@ -53,8 +54,11 @@ def test_the_teacher_rows_are_runs_of_the_student_rows_and_h_is_table1s_fedic(pr
 
 def test_fig3_runs_fedavg_once_per_aux_size_and_ft_is_fedics_teacher_without_la():
     prof = ungated(PAPER.profile("paper"))  # the cells as the paper sets them, whatever this CPU affords
-    cells = E.fig3_cells(prof)
-    sizes, ulbs = prof.setting("fig3", "aux_per_class"), prof.setting("fig3", "ulb_sizes")
+    study = PAPER.study("fig3")
+    cells = study.cells(prof)
+    opts = study.options_for(prof)
+    sizes, ulbs = opts.aux_per_class, opts.ulb_sizes
+    assert len(sizes) == 5 and len(ulbs) == 3
     assert len(cells) == len(sizes) * (1 + 2 * len(ulbs))
     for c in cells:
         cfg = c["config"]
@@ -71,11 +75,11 @@ def test_fig3_runs_fedavg_once_per_aux_size_and_ft_is_fedics_teacher_without_la(
 
 def test_fig4_and_fig5_sweep_their_parameter_in_the_papers_setting():
     prof = ungated(PAPER.profile("paper"))
-    lams = [c["config"]["fedic_lambda"] for c in E.fig4_cells(prof)]
-    assert lams == list(prof.setting("fig4", "lambdas")) and lams[-1] == 1.0
-    cells = E.fig5_cells(prof)
+    lams = [c["config"]["fedic_lambda"] for c in PAPER.study("fig4").cells(prof)]
+    assert lams == [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
+    cells = PAPER.study("fig5").cells(prof)
     assert {(c["method"], c["config"]["partition_beta"]) for c in cells} == {
-        (m, a) for m in prof.setting("fig5", "methods") for a in prof.setting("fig5", "alphas")}
+        (m, a) for m in ("fedavg", "fedprox", "feddf", "fedic") for a in (1.0, 0.5, 0.1, 0.05, 0.01)}
     assert all(c["config"]["model"] == "resnet8" and c["config"]["rounds"] == 200 for c in cells)
 
 
@@ -118,9 +122,10 @@ def test_gain_lines_subtract_the_baseline_per_column_ours_and_the_papers():
 
 def test_the_long_tailed_data_follow_the_papers_recipe():
     """D_aux (100 per class) first, then the long tail IF = 100 on the rest; groups 3/4/3 by count."""
-    try:
-        counts, info = E.long_tail_summary("quick")  # the full FashionMNIST: 6,000 per class
-    except DatasetNotFoundError:
+    study = PAPER.study("long_tail")
+    summary = study.summarize(None, study.options_for(PAPER.profile("quick")))  # the full FashionMNIST
+    counts, info = summary["counts"], summary["setting"]
+    if counts is None:
         pytest.skip("FashionMNIST absent")
     assert (counts.aux_count == 100).all() and info["aux"] == 1000
     # 6,000 − 100 per class remain after D_aux; class k keeps int(5,900 · IF^(−k/9))
@@ -134,7 +139,7 @@ def test_the_long_tailed_data_follow_the_papers_recipe():
 @pytest.mark.parametrize("profile", ["smoke", "quick", "paper"])
 def test_every_figure_cell_is_a_valid_configuration(profile):
     profile = ungated(PAPER.profile(profile))  # every cell configured, whatever this CPU affords
-    for cells in (E.fig3_cells(profile), E.fig4_cells(profile), E.fig5_cells(profile)):
+    for cells in (PAPER.study(name).cells(profile) for name in ("fig3", "fig4", "fig5")):
         assert cells
         for c in cells:
             Config.from_dict({**c["config"], "seed": 0})
@@ -144,7 +149,8 @@ def test_the_most_skewed_partition_of_fig5_can_be_drawn():
     """D(α = 0.01) over 20 workers, then the equal-size re-cut (the quick profile's Fig. 5 end point)."""
     from fedlib.simulation import prepare
 
-    cell = next(c for c in E.fig5_cells("quick") if c["alpha"] == min(PAPER.profile("quick").setting("fig5", "alphas")))
+    quick = PAPER.profile("quick")
+    cell = next(c for c in PAPER.study("fig5").cells(quick) if c["alpha"] == min(quick.setting("fig5", "alphas")))
     try:
         exp = prepare(Config.from_dict({**cell["config"], "seed": 0, "rounds": 1}))
     except DatasetNotFoundError:

@@ -5,8 +5,10 @@ Calibrated Distillation", ICME 2022.
   mapping of Table 3's rows to FEDIC's switches (inferred);
 * :mod:`.deviations` -- every place fedlib's reproduction departs from the paper or follows its code;
 * :mod:`.profiles` -- ``paper``, ``quick``, ``smoke``;
-* :mod:`.experiments` -- the grids of Figs. 3-5, what each table cell reads, the long-tailed data;
-* :mod:`.plots` -- the notebooks' figures.
+* :mod:`.experiments` -- what each table cell reads, the one configuration of a study's cell (``cell_config``);
+* :mod:`.studies` -- ``STUDIES``: the long-tailed data, Table 3 by group and Figs. 3-5, with their typed options;
+* :mod:`.plots` -- the notebooks' figures and shown tables;
+* :mod:`.budget` -- the paper profile's cost model and the budget ladder.
 
 The method is :mod:`fedlib.algorithms.fedic`; the baselines are ``fedavg``, ``fedavgm``,
 ``fedprox``, ``fednova``, ``feddf``, ``fedbe``, ``fed_focal``, ``ratio_loss``, ``crt``,

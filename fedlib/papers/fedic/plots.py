@@ -1,7 +1,9 @@
-"""FEDIC's figures, drawn from the frames of :mod:`.experiments` and saved through the notebook's
-:class:`fedlib.repro.context.Context` (the shared style of :mod:`fedlib.repro.figures`).
+"""FEDIC's figures and shown tables, drawn from the results of its studies (:mod:`.studies`) and
+tables, and saved through the notebook's :class:`fedlib.repro.context.Context` (the shared style of
+:mod:`fedlib.repro.figures`).
 
-Each function draws one figure of a notebook, saves it (``ctx.save_figure``) and returns it.
+Each figure function draws one figure of a notebook, saves it (``ctx.save_figure``, with the study's
+findings) and returns it; :func:`values_view` shows a figure study's values as a DataFrame.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from ...repro import figures as F
 from ...repro.figure_rules import label_cell, label_empty_bars
 from .experiments import datasets_used
 
-__all__ = ["GROUP_COLORS", "long_tail_counts", "table3_groups", "fig3_aux_size", "fig4_lambda", "fig5_alpha"]
+__all__ = ["GROUP_COLORS", "values_view", "long_tail_counts", "table3_groups", "fig3_aux_size",
+           "fig4_lambda", "fig5_alpha"]
 
 #: Colours of the many / medium / few class groups.
 GROUP_COLORS = {"many": "tab:blue", "medium": "tab:orange", "few": "tab:red"}
@@ -49,11 +52,19 @@ def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label) -> int:
     return n
 
 
-def long_tail_counts(ctx, counts: pd.DataFrame | None, info: dict):
-    """§3.1: training samples per class after D_aux and the long tail, coloured by group, and D_aux
-    per class (a placeholder when the dataset is absent)."""
+def values_view(frame: pd.DataFrame, x: str):
+    """A figure study's values (:func:`.experiments.curve`) to show: the swept value ``x`` as given, the
+    mean and std over seeds in % with two decimals ("—": not run, or one seed)."""
+    return frame.style.format("{:.2f}", subset=["ours_mean", "ours_std"], na_rep="—").format("{:g}", subset=[x])
+
+
+def long_tail_counts(ctx, data):
+    """§3.1 (the ``long_tail`` study): training samples per class after D_aux and the long tail, coloured
+    by group, and D_aux per class (a placeholder when the dataset is absent)."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
+
+    counts, info = data.summary["counts"], data.summary["setting"]
 
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
     if counts is not None:
@@ -75,13 +86,15 @@ def long_tail_counts(ctx, counts: pd.DataFrame | None, info: dict):
                     title="§3.1: training samples per class after D_aux and the long tail (IF = 100), by group",
                     caption="Coloured: training count by group (many / medium / few); grey: D_aux per class.",
                     datasets=[info["dataset"]] if counts is not None else [], placeholder=counts is None,
-                    parameters=info)
+                    parameters=info, findings=data.findings)
     return fig
 
 
-def fig3_aux_size(ctx, fig3: pd.DataFrame, grid):
-    """Fig. 3: FedAvg, FT and FEDIC against the size of D_aux (per D_ulb)."""
+def fig3_aux_size(ctx, study):
+    """Fig. 3 (the ``fig3`` study): FedAvg, FT and FEDIC against the size of D_aux (per D_ulb)."""
     import matplotlib.pyplot as plt
+
+    fig3, grid = study.summary, study.grid
 
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
@@ -95,13 +108,16 @@ def fig3_aux_size(ctx, fig3: pd.DataFrame, grid):
     ctx.save_figure(fig, "fig3_aux_size", experiment="fig3", title="Fig. 3: accuracy against the size of D_aux",
                     caption="FT: the global model fine-tuned on D_aux (the teacher of FEDIC with LA off); a run "
                             "whose model stopped being finite is labelled 'diverged'. " + F.std_caption(n),
-                    datasets=datasets_used(grid), placeholder=not fig3.ours_mean.notna().any())
+                    datasets=datasets_used(grid), placeholder=not fig3.ours_mean.notna().any(),
+                    findings=study.findings)
     return fig
 
 
-def fig4_lambda(ctx, fig4: pd.DataFrame, grid):
-    """Fig. 4: FEDIC against λ of Eq. 9."""
+def fig4_lambda(ctx, study):
+    """Fig. 4 (the ``fig4`` study): FEDIC against λ of Eq. 9."""
     import matplotlib.pyplot as plt
+
+    fig4, grid = study.summary, study.grid
 
     fig, ax = plt.subplots(figsize=(5.0, 3.2))
     n = _curves(ax, fig4, "lambda", None, lambda k: "FEDIC")
@@ -111,13 +127,16 @@ def fig4_lambda(ctx, fig4: pd.DataFrame, grid):
     fig.tight_layout()
     ctx.save_figure(fig, "fig4_lambda", experiment="fig4", title="Fig. 4: FEDIC's accuracy against λ",
                     caption=F.std_caption(n),
-                    datasets=datasets_used(grid), placeholder=not fig4.ours_mean.notna().any())
+                    datasets=datasets_used(grid), placeholder=not fig4.ours_mean.notna().any(),
+                    findings=study.findings)
     return fig
 
 
-def fig5_alpha(ctx, fig5: pd.DataFrame, grid):
-    """Fig. 5: every method against the non-IID degree α (smaller: more non-IID)."""
+def fig5_alpha(ctx, study):
+    """Fig. 5 (the ``fig5`` study): every method against the non-IID degree α (smaller: more non-IID)."""
     import matplotlib.pyplot as plt
+
+    fig5, grid = study.summary, study.grid
 
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
@@ -130,18 +149,21 @@ def fig5_alpha(ctx, fig5: pd.DataFrame, grid):
     fig.tight_layout()
     ctx.save_figure(fig, "fig5_alpha", experiment="fig5", title="Fig. 5: accuracy against the non-IID degree α",
                     caption=F.std_caption(n),
-                    datasets=datasets_used(grid), placeholder=not fig5.ours_mean.notna().any())
+                    datasets=datasets_used(grid), placeholder=not fig5.ours_mean.notna().any(),
+                    findings=study.findings)
     return fig
 
 
-def table3_groups(ctx, comp3: pd.DataFrame, grid):
-    """Table 3 (ours) by row and group: the teachers (a)-(d) and distilled students (e)-(h)."""
+def table3_groups(ctx, study):
+    """Table 3 (ours) by row and group (the ``table3_groups`` study): the teachers (a)-(d) and distilled
+    students (e)-(h)."""
     import matplotlib.pyplot as plt
 
-    wide = comp3.pivot_table(index="row_label", columns="column_label", values="ours_mean", sort=False)
+    wide, grid = study.summary.dropna(how="all"), study.grid  # the rows that ran
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
     if wide.notna().any().any():
-        wide[[c for c in ("All", "Many", "Medium", "Few") if c in wide]].plot.bar(ax=ax, rot=0)
+        wide.plot.bar(ax=ax, rot=0)
+        ax.tick_params(axis="x", labelsize=7)  # eight row labels side by side
         label_empty_bars(ax, missing="not run")
         ax.set_ylabel("test accuracy (%)")
         ax.set_xlabel("")
@@ -158,5 +180,5 @@ def table3_groups(ctx, comp3: pd.DataFrame, grid):
            "(the paper) the few classes are hard.")
     ctx.save_figure(fig, "table3_groups", experiment="table3", title="Table 3 (ours) by row and group",
                     caption="Bars: ours, accuracy of all classes and of the many / medium / few groups." + few,
-                    datasets=datasets_used(grid), placeholder=not datasets_used(grid))
+                    datasets=datasets_used(grid), placeholder=not datasets_used(grid), findings=study.findings)
     return fig
