@@ -54,7 +54,6 @@ import numpy as np
 import torch
 from torch.func import functional_call, vmap
 
-from . import tree
 from .engine import ClientOptimizer, ClientOutput, ClientTask, finish_client, local_step, objective
 from .tree import Params
 

@@ -20,7 +20,7 @@ from fedlib.papers.fedabc import budget as B
 from fedlib.papers.fedabc import experiments as E
 from fedlib.papers.fedabc import reported as paper
 from fedlib.papers.fedabc.deviations import DEFAULTS
-from fedlib.papers.fedabc.studies import ablation, heterogeneity, motivation, sensitivity
+from fedlib.papers.fedabc.studies import heterogeneity, motivation, sensitivity
 from fedlib.repro.context import Context
 from fedlib.repro.gate import table_cells as gate_table_cells
 from fedlib.repro.grid import GridResult

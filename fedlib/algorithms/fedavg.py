@@ -27,8 +27,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from .. import tree
 from ..losses import cross_entropy
 from ..tree import Params

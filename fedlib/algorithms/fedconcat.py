@@ -94,6 +94,11 @@ from .stages import SingleStage, Stage
 __all__ = ["FedConcatStages", "ConcatenatedModel", "LinearClassifier", "initial_classifier", "UnweightedMean", "label_distributions",
            "inferred_distributions", "kmeans_clusters", "random_groups", "concatenated_features", "probe_inputs"]
 
+#: FedConcat's training (not only its setup) draws from torch's process-wide generator: the classifier and
+#: the clusters' initial models are seeded there between stages.  Runs that share a process concurrently
+#: (fedlib.repro.pack's ``streams``) read this declaration and keep it apart.
+SEEDS_GLOBAL_RNG = True
+
 # Streams of the run's seed used by FedConcat (distinct from the engine's 0-3).
 _KMEANS_STREAM, _CLUSTER_INIT_STREAM, _CLASSIFIER_INIT_STREAM, _PROBE_STREAM, _RANDOM_GROUPS_STREAM = 11, 12, 13, 14, 15
 

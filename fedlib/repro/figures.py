@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Iterable
 
 from .figure_rules import std_caption
-from .provenance import repo_root  # noqa: F401  (a companion's ``figures.repo_root``)
 from .style import PALETTE, method_colors
 
 __all__ = ["plot_paper_vs_ours", "plot_histories", "heatmap_counts", "plot_effects", "seeds_of", "std_caption"]

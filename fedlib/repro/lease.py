@@ -36,7 +36,7 @@ import tarfile
 import time
 import tomllib
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Job", "load_queue", "queue_jobs", "check", "plan", "measure", "train", "write_outputs",
@@ -470,12 +470,12 @@ def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_eve
     another precision apart), each stopped at a checkpoint when the next would end after ``deadline``
     (``time.time()``).  Returns one row per job."""
     from ..config import Config
-    from .pack import GLOBAL_RNG_TOKENS, run_pack
+    from .pack import run_pack, seeds_global_rng
 
     configs = {i: Config.from_dict(_with_lease(j.config, engine, precision, checkpoint_every))
                for i, j in enumerate(jobs) if j.config is not None}
     device = next(iter(configs.values())).device if configs else "cpu"
-    shared = [i for i, c in configs.items() if not (set(c.method_tokens) & GLOBAL_RNG_TOKENS)]
+    shared = [i for i, c in configs.items() if not seeds_global_rng(c)]
     groups = [("streams" if device.startswith("cuda") else "turns", shared),
               ("turns", [i for i in configs if i not in shared])]
     guess = [max(est_round_s, 1e-3)]
@@ -591,7 +591,7 @@ def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
     beside them.  Runs trained at another engine or precision than the profile's are stored and listed
     in lease.json, not recorded (the profile's tables do not read them)."""
     from .cells import record as record_cells
-    from .figures import repo_root
+    from .provenance import repo_root
     from .grid import as_store
 
     lease_dir, store = Path(lease_dir), as_store(store)

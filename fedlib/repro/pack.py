@@ -11,7 +11,7 @@ finishes), in one of two modes:
 * ``streams`` -- the runs compute at once, each on its own CUDA stream (on a GPU), so one run's kernels
   fill the gaps of another's.  A run's setup (loading, splitting, seeding the model from the process's
   random generator) is serialised; methods whose training draws from the process's global generator
-  (:data:`GLOBAL_RNG_TOKENS`) are refused.
+  (their module declares ``SEEDS_GLOBAL_RNG = True``: :func:`seeds_global_rng`) are refused.
 
 A run's numbers never depend on the pack: every run trains single-threaded in its own scope, the runs
 of one pack share one precision (the TF32 switches are process-wide), and a key appears once.
@@ -30,12 +30,21 @@ from typing import Callable
 
 import torch
 
-__all__ = ["MODES", "GLOBAL_RNG_TOKENS", "PackRun", "StopRun", "run_pack"]
+__all__ = ["MODES", "seeds_global_rng", "PackRun", "StopRun", "run_pack"]
 
 MODES = ("turns", "streams")
-#: Method tokens whose training (not only setup) seeds the process's global random generator
-#: (FedConcat's classifier initialisation between stages): not run concurrently in ``streams`` mode.
-GLOBAL_RNG_TOKENS = frozenset({"fedconcat"})
+
+
+def seeds_global_rng(config) -> list[str]:
+    """The method tokens of ``config`` whose training (not only their setup) seeds the process's global
+    random generator, as their module declares (``SEEDS_GLOBAL_RNG``): never run beside another in
+    ``streams`` mode."""
+    import importlib
+
+    from ..algorithms import METHODS
+
+    return [t for t in config.method_tokens
+            if getattr(importlib.import_module(METHODS[t].module), "SEEDS_GLOBAL_RNG", False)]
 
 
 class StopRun(Exception):
@@ -108,7 +117,7 @@ def _check(configs, mode: str, slots: int) -> None:
     if twice:
         raise ValueError(f"a pack trains each configuration once; store key(s) {', '.join(twice)} appear twice")
     if mode == "streams":
-        bad = sorted({t for c in configs for t in c.method_tokens if t in GLOBAL_RNG_TOKENS})
+        bad = sorted({t for c in configs for t in seeds_global_rng(c)})
         if bad:
             raise ValueError(f"mode='streams' cannot pack method token(s) {', '.join(bad)}: their training seeds "
                              "the process's global random generator; use mode='turns'")
