@@ -47,6 +47,15 @@ def test_notebook_is_20_to_40_code_lines(notebook):
                                               "move its logic into fedlib/papers/<paper>/experiments.py or plots.py")
 
 
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_notebook_shows_tables_as_dataframes_never_printed_markdown(notebook):
+    """A table printed as markdown text wraps into pipe-text in JupyterLab: notebooks show DataFrames
+    (``ctx.comparison_view`` for a paper table) and never print a saved ``.md`` or a rendered comparison."""
+    code = "\n".join("".join(c["source"]) for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code")
+    printed = re.findall(r"print\((?:[^()]|\([^()]*\))*(?:open\(|\.md\b|read_text\(|render_comparison|to_markdown)", code)
+    assert not printed, f"{notebook.relative_to(ROOT)} prints a table as text: {printed}"
+
+
 def test_every_notebook_folder_is_a_companion():
     assert {p.parent.name for p in NOTEBOOKS} == set(PAPERS)
 

@@ -12,14 +12,15 @@ A companion has the same modules in every paper:
   ``"*"``: every experiment).  Read the same way in every paper: ``profiles`` imports ``NOTES`` and
   each profile's notes are ``NOTES`` or ``merge_notes(NOTES, {<its own lines>})``;
 * ``profiles`` -- ``smoke``, ``quick``, ``paper`` (:class:`fedlib.repro.profiles.Profile`);
-* ``experiments`` -- its grids and studies: functions of a profile (``PAPER.profile(profile)``, the
-  one way to resolve a profile name) or of a notebook's :class:`fedlib.repro.context.Context`,
-  returning frames and saving tables;
-* ``plots`` -- its figures: functions that draw (and save) from the frames of ``experiments``;
-* ``budget`` -- the paper profile's cost model from measured unit costs (``COST``, read by the paper
-  profile: which cells a CPU affords, the rest "not run: needs a GPU") and its budget ladder;
-* optionally ``analysis`` -- a paper-specific computation (FedLC's deviation bound, FedConcat's
-  communication budget).
+* ``studies`` -- ``STUDIES``: every figure, ablation, sensitivity study and analysis that is not one of
+  the paper's tables, each a :class:`fedlib.repro.study.Study` declared as data (typed options, its
+  cells, summary and findings), run by ``ctx.study(name)``; the tables are ``reported``'s and run by
+  ``ctx.table(id)``;
+* ``budget`` -- the paper profile's cost model from measured unit costs (``COST``, read by
+  :func:`fedlib.repro.gate.decide`: which cells a CPU affords, the rest "not run: needs a GPU") and its
+  budget ladder;
+* modules of its own, named after concepts (a study's build functions, its plots, its cell
+  configuration ``cell_config``): none over 400 lines.
 
 Its notebooks are ``notebooks/<name>/NN_<section>.ipynb`` (20 to 40 code lines: a parameters
 cell, calls into the companion, a table or a figure) and its outputs ``figures/<name>/<profile>/``.
