@@ -75,7 +75,7 @@ def _cluster_summary(grid, opts) -> dict:
     from ...simulation import prepare
 
     ok = set(zip(grid.ok().column, grid.ok().method))
-    runs = load_runs([c for c in _cluster_cells(opts.profile, opts) if (c["column"], c["method"]) in ok])
+    runs = load_runs([c for c in _cluster_cells(opts.profile, opts) if (c["column"], c["method"]) in ok], opts.store)
     views, rows = {}, []
     for (column, method), result in runs.items():
         views[(column, method)] = cluster_view(result, prepare(result.config).class_counts)
@@ -121,7 +121,7 @@ def _fig3_summary(grid, opts) -> pd.DataFrame:
     spread = []
     for c in _fig3_cells(opts.profile, opts):
         if c["config"] and c["clustering"] == _GROUPINGS[1][1]:
-            res = load_runs([{**c, "method": "random"}]).get((c["column"], "random"))
+            res = load_runs([{**c, "method": "random"}], opts.store).get((c["column"], "random"))
             if res is not None:
                 spread.append({"partition": c["partition"], "within-cluster L1, random groups": cluster_agreement(
                     cluster_view(res, prepare(res.config).class_counts))["within_cluster_l1"]})

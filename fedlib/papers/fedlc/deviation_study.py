@@ -38,7 +38,7 @@ def deviation_summary(grid, opts) -> dict:
     """``measurements`` (one row per pair, step and loss), ``rates`` (per loss: the condition, the
     deviation, Eq. 17's prediction) and ``by_minority_size`` (medians of D_jr without and with
     calibration per n_r, on the CE run's models); ``not_run`` (why) where the model is not run here."""
-    start = trained_model(grid)
+    start = trained_model(grid, opts.store)
     if start is None:
         return {"not_run": not_run_frame("deviation", grid)}
     dev = deviation_experiment(start, epochs=opts.epochs, max_steps=opts.max_steps, record="step")

@@ -72,20 +72,21 @@ def trained_cell(profile: Profile | str | None, experiment: str, opts) -> dict:
     return {"model": "FedAvg global model", "config": cfg, "note": note}
 
 
-def trained_model(grid):
+def trained_model(grid, store=None):
     """The trained global model of an analysis study (the one run of :func:`trained_cell`) as a
-    :class:`fedlib.Result`, read from the results store (``$FEDLIB_STORE``: the store the notebooks'
-    :class:`~fedlib.repro.context.Context` and the regeneration use); None when it did not run."""
+    :class:`fedlib.Result`, read from ``store`` (the study's ``opts.store``: the notebook's; None, the
+    regeneration store); None when it did not run."""
     from ...api import run
-    from ...repro.grid import default_store
+    from ...repro.grid import as_store
 
     ok = grid.ok()
     if ok.empty:
         return None
-    body = default_store().load_result(ok.key.iloc[0])
+    store = as_store(store)
+    body = store.load_result(ok.key.iloc[0])
     if body is None:
-        raise LookupError(f"the global model's run {ok.key.iloc[0]} is not in the store {default_store().root}")
-    return run(body["config"], store=default_store(), progress=False)
+        raise LookupError(f"the global model's run {ok.key.iloc[0]} is not in the results store")
+    return run(body["config"], store=store, progress=False)
 
 
 def not_run_frame(experiment: str, grid) -> pd.DataFrame:

@@ -141,7 +141,7 @@ def fig2_summary(grid, opts) -> dict:
     """Fig. 2: ``per_class`` (client, class, n_train, role, accuracy before / after one local epoch
     of plain CE) and ``by_role`` (their means over the (client, class) pairs of each role);
     ``not_run`` (why) where the global model is not run here."""
-    result = trained_model(grid)
+    result = trained_model(grid, opts.store)
     if result is None:
         return {"not_run": not_run_frame("fig2", grid)}
     ba = before_after(result, ["fedavg"], aggregate=False)
@@ -163,7 +163,7 @@ def fig6_summary(grid, opts) -> dict:
     """Fig. 6: ``per_class`` (method, class: accuracy before, after the local update -- mean over
     the clients -- and after aggregation), ``table`` (their means over the classes, and the
     local-update accuracy by class role) and ``before_after`` (every client and class)."""
-    result = trained_model(grid)
+    result = trained_model(grid, opts.store)
     if result is None:
         return {"not_run": not_run_frame("fig6", grid)}
     ba = before_after(result, ["fedavg", "fedlc"], aggregate=True)
@@ -189,7 +189,7 @@ def fig6_findings(summary, opts) -> list[str]:
 def fig7_summary(grid, opts) -> dict:
     """Fig. 7: ``points`` (the t-SNE embedding of ``tsne_samples`` test samples per class) and
     ``scores`` (silhouette in feature space, 5-NN accuracy in the embedding), per loss."""
-    result = trained_model(grid)
+    result = trained_model(grid, opts.store)
     if result is None:
         return {"not_run": not_run_frame("fig7", grid)}
     points, scores = tsne_embedding(result, ["fedavg", "fedlc"], samples_per_class=opts.tsne_samples,
