@@ -37,3 +37,12 @@ def test_where_nothing_ran_the_cells_and_their_reasons_are_shown():
     assert styled.caption == "Not run here"
     assert list(styled.data.columns) == ["method", "column", "paper", "note"]
     assert styled.data.note.iloc[0] == "not run: SVHN is absent here"
+
+
+def test_a_table_with_row_groups_keeps_one_row_per_group_and_method():
+    """FedLC's Table 5 lists FedAvg once per E: the rows are told apart by their group, never merged."""
+    comp = pd.DataFrame([{**_cell("fedavg", "a", "mnist", "mnist", 60.0, 58.0), "row_group": "E=1"},
+                         {**_cell("fedavg", "a", "mnist", "mnist", 62.0, 61.0), "row_group": "E=5"}])
+    frame = comparison_view(comp).data
+    assert list(frame.index) == ["E=1 · Fedavg", "E=5 · Fedavg"]
+    assert list(frame[("A", "ours")]) == [58.0, 61.0]

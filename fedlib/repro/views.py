@@ -1,7 +1,8 @@
 """How a notebook shows a reproduced paper table: a styled DataFrame, never printed markdown.
 
 :func:`comparison_view` turns a comparison (what ``ctx.table`` returns; one row per cell with the
-paper's value, ours and Δ) into one row per method and, per column run here, the paper's value, ours
+paper's value, ours and Δ) into one row per method (per row group and method where the table has groups, e.g. ``E=5 · FedAvg``) and, per
+column run here, the paper's value, ours
 and Δ = ours − paper, Δ shaded (blue above the paper, red below).  A column run on a stand-in dataset
 says so in its heading; the columns not run here are named in the caption; where nothing ran, the
 cells and the reason they did not run.
@@ -21,6 +22,8 @@ def comparison_view(comparison: pd.DataFrame, dataset_label: Callable[[str], str
     """A comparison as a styled DataFrame (module docstring); ``dataset_label`` names a stand-in
     dataset in a column's heading; ``shade``: the |Δ| (pp) of the darkest colour."""
     comp = comparison.copy()
+    groups = comp["row_group"].fillna("").astype(str) if "row_group" in comp else pd.Series("", index=comp.index)
+    comp["row_label"] = [f"{g} · {lab}" if g else lab for g, lab in zip(groups, comp.row_label)]  # E=1 · FedAvg
     used = comp["dataset_used"] if "dataset_used" in comp else comp["dataset"]
     heading = {c: lab + (f" (run on {dataset_label(u)})" if isinstance(u, str) and u != d else "")
                for c, lab, d, u in zip(comp.column, comp.column_label, comp.dataset, used)}
