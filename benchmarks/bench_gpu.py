@@ -88,7 +88,7 @@ def peak_flops(device: str, n: int = 2048) -> float:
 def round_floor(config: Config, peak: float) -> tuple[float, float]:
     """(FLOPs of one round's local training, seconds at ``peak``): the clients' sample-epochs of a round
     (participation · N_train · E) × the FLOPs a sample costs; evaluation left out."""
-    from fedlib.repro.costs import client_samples_per_round
+    from fedlib.repro.budget.costs import client_samples_per_round
 
     flops = step_flops_per_sample(config) * (client_samples_per_round(config.to_dict()) or 0.0)
     return flops, flops / peak
@@ -185,7 +185,7 @@ def paper_workloads(profile: str = "paper") -> dict:
     from collections import Counter
 
     from fedlib.data import DATASETS, load_dataset
-    from fedlib.repro.paper import all_papers
+    from fedlib.repro.spec.paper import all_papers
 
     sizes: dict = {}
 

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("FEDLIB_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 import fedlib  # noqa: E402
-from fedlib.repro.tables import table_cells  # noqa: E402
-from fedlib.repro.paper import get_paper  # noqa: E402
+from fedlib.repro.artefacts.tables import table_cells  # noqa: E402
+from fedlib.repro.spec.paper import get_paper  # noqa: E402
 
 
 def _cell(paper: str, table: str, method: str, dataset: str, column: str = "") -> dict:

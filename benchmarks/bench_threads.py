@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("FEDLIB_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 from fedlib.config import Config  # noqa: E402
-from fedlib.repro.grid import run_grid  # noqa: E402
+from fedlib.repro.run.grid import run_grid  # noqa: E402
 from fedlib.simulation import _simulate, prepare  # noqa: E402
 
 CASES = {

@@ -11,7 +11,7 @@ trains (``participation · N_train · E``), the seconds per client sample-epoch;
 of ``t(r1)`` is the fixed cost (loading, evaluation, personalized evaluation).  Heavy cases
 train a seeded subset of the data and fewer local epochs (``shrink``): the cost per sample-epoch
 does not depend on either.  CPU time (``time.process_time``) stands for quiet-machine wall
-time on a loaded machine.  :mod:`fedlib.repro.costs` turns these numbers into estimates.
+time on a loaded machine.  :mod:`fedlib.repro.budget.costs` turns these numbers into estimates.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("FEDLIB_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 import fedlib  # noqa: E402
-from fedlib.repro.costs import client_samples_per_round, ungated  # noqa: E402
-from fedlib.repro.paper import get_paper  # noqa: E402
+from fedlib.repro.budget.costs import client_samples_per_round, ungated  # noqa: E402
+from fedlib.repro.spec.paper import get_paper  # noqa: E402
 
 # name: (paper, table, row, column, shrink overrides, (r1, r2), round key (or keys set together))
 CASES = {

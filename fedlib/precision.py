@@ -9,7 +9,7 @@
   steps, evaluation); parameters, optimizer state and the server's aggregation stay float32.  CUDA only.
 
 The scope sets process-wide flags (``torch.backends``) and restores them on exit: runs sharing a
-process (:mod:`fedlib.repro.pack`) take turns inside one scope, or share one precision.
+process (:mod:`fedlib.repro.run.pack`) take turns inside one scope, or share one precision.
 """
 
 from __future__ import annotations

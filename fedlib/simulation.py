@@ -69,7 +69,7 @@ def single_thread():
     thread, so their float results depend on the thread count; with one thread
     a run gives the same numbers whatever the machine's cores, the number of
     grid workers, or the caller's thread setting.  Parallelism comes from
-    running several runs at once (:func:`fedlib.repro.report.run_grid`'s workers).
+    running several runs at once (:func:`fedlib.repro.artefacts.report.run_grid`'s workers).
     The cost in speed is measured in ``benchmarks/``."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -13,7 +13,7 @@ os.environ.setdefault("FEDLIB_DATA", str(REPO.parent / "shared" / "data"))
 def pytest_report_header(config):
     """The machine's fingerprint at the top of every test run: a bit-identity failure on a new machine
     names the CPU, ISA level, torch, MKL and oneDNN it ran with (tests/test_refactor_identity.py)."""
-    from fedlib.repro.machine import fingerprint
+    from fedlib.repro.run.machine import fingerprint
 
     return "machine: " + ", ".join(f"{k}={v}" for k, v in sorted(fingerprint().items()))
 

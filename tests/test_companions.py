@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 import fedlib.papers
-from fedlib.repro import figures, style
-from fedlib.repro.paper import all_papers
+from fedlib.repro.artefacts import figures, style
+from fedlib.repro.spec.paper import all_papers
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = all_papers()
 #: Every companion has these modules: its descriptor, the paper's reported values, its profiles, its studies
-#: (fedlib.repro.study), its deviations and its budget ladder; the rest are its own, named after concepts.
+#: (fedlib.repro.spec.study), its deviations and its budget ladder; the rest are its own, named after concepts.
 SHAPE = {"__init__", "reported", "profiles", "studies", "deviations", "budget"}
 #: No companion module is longer than this (split by concept instead).
 MAX_LINES = 400

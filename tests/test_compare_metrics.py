@@ -1,6 +1,6 @@
-"""A table that reports a different metric per column, row or cell (fedlib.repro.tables.metric_of),
+"""A table that reports a different metric per column, row or cell (fedlib.repro.artefacts.tables.metric_of),
 and the metrics a grid run carries: group accuracies and what a part reported (Result.reported,
-fedlib.repro.grid.run_metrics), checked against hand computations."""
+fedlib.repro.run.grid.run_metrics), checked against hand computations."""
 
 import math
 
@@ -8,15 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import fedlib.repro.paper
+import fedlib.repro.spec.paper
 from fedlib import run
 from fedlib.api import Result
-from fedlib.repro.tables import cell_values, metric_of, reproduce_table
+from fedlib.repro.artefacts.tables import cell_values, metric_of, reproduce_table
 from fedlib.config import Config
-from fedlib.repro.grid import run_metrics
+from fedlib.repro.run.grid import run_metrics
 from fedlib.papers import Paper
-from fedlib.repro.profiles import Profile
-from fedlib.repro.reported import Cell, Column, PaperTable, Row
+from fedlib.repro.spec.profiles import Profile
+from fedlib.repro.spec.reported import Cell, Column, PaperTable, Row
 
 COLS = (Column("all", "All", "synthetic"), Column("many", "Many", "synthetic"), Column("few", "Few", "synthetic"))
 ROWS = (Row("fedavg", "FedAvg", {"method": "fedavg"}), Row("fedprox", "FedProx", {"method": "fedprox"}))
@@ -116,7 +116,7 @@ def test_reproduce_table_reads_each_columns_metric_from_the_same_runs(tmp_path, 
     prof = Profile("smoke", "toy", (0,), paper="toy",
                    synthetic={"rounds": 2, "num_clients": 10, "batch_size": 32, "group_rule": "ranks",
                               "synthetic_alpha": 0.0, "synthetic_beta": 0.0})  # every class in train and test
-    monkeypatch.setattr(fedlib.repro.paper, "all_papers", lambda: {"toy": paper})
+    monkeypatch.setattr(fedlib.repro.spec.paper, "all_papers", lambda: {"toy": paper})
     value = {"many": "group_accuracy_many", "few": "group_accuracy_few", "fedprox": "teacher_accuracy"}
     with pytest.raises(ValueError, match="ambiguous"):
         reproduce_table("table1", prof, store=tmp_path / "s", save=False, progress=False, value=value)

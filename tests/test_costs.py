@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 import fedlib
-from fedlib.repro.gate import table_cells as gate_table_cells
+from fedlib.repro.run.gate import table_cells as gate_table_cells
 from fedlib.partition import long_tail
-from fedlib.repro import costs
-from fedlib.repro import plan as planning
-from fedlib.repro.costs import CostModel, UnitCost, train_size
-from fedlib.repro.plan import PlanError, check_budget
-from fedlib.repro.paper import get_paper
+from fedlib.repro.budget import costs
+from fedlib.repro.budget import plan as planning
+from fedlib.repro.budget.costs import CostModel, UnitCost, train_size
+from fedlib.repro.budget.plan import PlanError, check_budget
+from fedlib.repro.spec.paper import get_paper
 
 
 def test_train_size_is_what_the_long_tail_keeps_after_the_server_data():

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from fedlib import run
-from fedlib.repro.grid import run_grid
+from fedlib.repro.run.grid import run_grid
 from fedlib.store import Store
 
 from conftest import REPO, have_dataset

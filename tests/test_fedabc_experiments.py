@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import fedlib
-from fedlib.repro.gate import table_cells as gate_table_cells
+from fedlib.repro.run.gate import table_cells as gate_table_cells
 from fedlib.config import Config, ConfigError
 from fedlib.papers.fedabc import PAPER
 from fedlib.papers.fedabc import experiments as E
@@ -138,7 +138,7 @@ def test_gain_table_reports_both_differences_per_column():
     rod = g[g.difference == "FedABC − FedRod"].set_index("column_label")
     assert rod.loc["MNIST Dir(0.5)", "paper_gain"] == pytest.approx(98.5 - 98.6)
     assert len(avg) == len(rod) == 8
-    # the verdict columns of fedlib.repro.compare.gains travel with the table: a zero gain in the
+    # the verdict columns of fedlib.repro.verdict.compare.gains travel with the table: a zero gain in the
     # paper (FedABC = FedRoD = 99.3 at MNIST Dir(0.1)) has no sign, and no face-value verdict
     assert {"spread_source", "face_value", "verdict"} <= set(g.columns)
     assert rod.loc["MNIST Dir(0.1)", "verdict"] == "zero_in_paper"

@@ -53,7 +53,7 @@ def test_a_cells_configuration_is_a_valid_run():
 
 
 def test_parse_columns_refuses_a_mismatched_block():
-    from fedlib.repro.reported import parse_columns
+    from fedlib.repro.spec.reported import parse_columns
 
     rows, cols = list(paper.ROWS), list(paper.COLUMNS)
     with pytest.raises(ValueError, match="do not match columns"):

@@ -21,9 +21,9 @@ from fedlib.papers.fedabc import experiments as E
 from fedlib.papers.fedabc import reported as paper
 from fedlib.papers.fedabc.deviations import DEFAULTS
 from fedlib.papers.fedabc.studies import heterogeneity, motivation, sensitivity
-from fedlib.repro.context import Context
-from fedlib.repro.gate import table_cells as gate_table_cells
-from fedlib.repro.grid import GridResult
+from fedlib.repro.artefacts.context import Context
+from fedlib.repro.run.gate import table_cells as gate_table_cells
+from fedlib.repro.run.grid import GridResult
 from fedlib.simulation import evaluate, prepare
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks" / "fedabc"
@@ -230,7 +230,7 @@ def test_the_ladder_text_comes_from_its_rungs():
     smoke = B.ladder_finding(pd.DataFrame(), PAPER.profile("smoke"))
     assert "mean nothing" in smoke and "toward" not in smoke
     # notebook 07 types no rung into its prose: every round count of quick's ladder is printed from the plan
-    from fedlib.repro.ladder import plan_frame
+    from fedlib.repro.budget.ladder import plan_frame
 
     prose = _markdown("07_budget_ladder.ipynb")
     for rounds in plan_frame(B.LADDER, PAPER.profile("quick")).rounds:

@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 import torch
 
-from fedlib.repro.gate import table_cells as gate_table_cells
+from fedlib.repro.run.gate import table_cells as gate_table_cells
 from fedlib import run
 from fedlib.algorithms import fedconcat as fc
-from fedlib.repro.tables import table_cells
+from fedlib.repro.artefacts.tables import table_cells
 from fedlib.config import Config
-from fedlib.repro.grid import GridResult
+from fedlib.repro.run.grid import GridResult
 from fedlib.models import build_model
 from fedlib.papers.fedconcat import PAPER
 from fedlib.papers.fedconcat import analysis as C
@@ -29,7 +29,7 @@ from fedlib.papers.fedconcat import round_budget as RB
 from fedlib.papers.fedconcat import third_party as TP
 from fedlib.papers.fedconcat import reported as paper
 from fedlib.papers.fedconcat.profiles import BUDGET_VARIANTS
-from fedlib.repro.costs import ungated
+from fedlib.repro.budget.costs import ungated
 from tests.conftest import have_dataset
 
 _T1 = tuple(c.key for c in paper.TABLE1.columns)

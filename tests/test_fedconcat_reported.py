@@ -53,7 +53,7 @@ def test_tables_map_to_valid_configurations():
 def test_centralized_is_a_reference_outside_the_methods_comparison():
     """Centralized (printed once per dataset, and above every method) sits in its own row group: the best
     method per column is chosen among the federated methods only."""
-    from fedlib.repro.compare import compare, winners
+    from fedlib.repro.verdict.compare import compare, winners
 
     t1 = reported.table(1)
     assert {r.key: r.group for r in t1.rows if r.group} == {"centralized": "reference"}

@@ -22,8 +22,8 @@ from fedlib.papers.fedconcat import PAPER
 from fedlib.papers.fedconcat import reported as paper
 from fedlib.papers.fedconcat.analysis import budget_of
 from fedlib.papers.fedconcat.profiles import BUDGET_VARIANTS
-from fedlib.repro.tables import table_cells
-from fedlib.repro.costs import ungated
+from fedlib.repro.artefacts.tables import table_cells
+from fedlib.repro.budget.costs import ungated
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks" / "fedconcat"
 

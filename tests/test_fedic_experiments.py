@@ -9,15 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.repro.gate import table_cells as gate_table_cells
-from fedlib.repro.tables import metric_of
+from fedlib.repro.run.gate import table_cells as gate_table_cells
+from fedlib.repro.artefacts.tables import metric_of
 from fedlib.config import Config
 from fedlib.data import DatasetNotFoundError
-from fedlib.repro.grid import GridResult
+from fedlib.repro.run.grid import GridResult
 from fedlib.papers import get_paper
 from fedlib.papers.fedic import experiments as E
 from fedlib.papers.fedic import reported as R
-from fedlib.repro.costs import ungated
+from fedlib.repro.budget.costs import ungated
 
 PAPER = get_paper("fedic")
 

@@ -16,7 +16,7 @@ from fedlib.papers import get_paper
 from fedlib.papers.fedic import reported as R
 from fedlib.papers.fedic.budget import LADDER
 from fedlib.papers.fedic.profiles import QUICK
-from fedlib.repro.grid import GridResult
+from fedlib.repro.run.grid import GridResult
 
 PAPER = get_paper("fedic")
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +50,7 @@ def test_every_study_is_run_by_a_notebook(name):
     ("table3_groups", {"rows": ("a",)}, "no option 'rows'; declared: none"),
 ])
 def test_a_bad_option_is_refused_by_name_before_any_work(study, given, match, tmp_path, monkeypatch):
-    from fedlib.repro.context import Context
+    from fedlib.repro.artefacts.context import Context
 
     ctx = Context("smoke", notebook="fedic/05_sensitivity", out_dir=tmp_path / "out", store=tmp_path / "store",
                   announce=False, progress=False)
@@ -121,7 +121,7 @@ def test_table3_groups_reads_the_teacher_for_rows_a_to_d_and_the_student_for_e_t
     assert len(cells) == 32 and {c["metric"] for c in cells if c["row"] == "a"} == {
         "teacher_accuracy", "teacher_group_accuracy_many", "teacher_group_accuracy_medium",
         "teacher_group_accuracy_few"}
-    from fedlib.repro.gate import table_cells
+    from fedlib.repro.run.gate import table_cells
 
     assert [c["config"] for c in cells] == [c["config"] for c in table_cells(quick, "table3")]
     # one run (row d's, read as teacher and as student h) of hand-made values
@@ -188,7 +188,7 @@ def test_table1_gains_quoted_in_notebook_02_are_the_papers():
 def test_the_ladder_notebooks_quoted_scales_are_the_profiles():
     """Notebook 06 quotes quick's rounds and local epochs, the paper's, the CPU floor, the run limit and the
     CPU's top rung: each is computed here from the profile and the ladder."""
-    from fedlib.repro import ladder as L
+    from fedlib.repro.budget import ladder as L
 
     text = " ".join(_source(ROOT / "notebooks/fedic/06_budget_ladder.ipynb", "markdown").split())
     assert f"({QUICK.image['rounds']} rounds of {QUICK.image['local_epochs']} local epochs)" in text

@@ -11,8 +11,8 @@ from fedlib.papers.fedlc import stand_in as SI
 from fedlib.config import Config
 from fedlib.papers.fedlc import reported as paper
 from fedlib.papers.fedlc import PAPER
-from fedlib.repro.tables import table_cells
-from fedlib.repro.grid import GridResult
+from fedlib.repro.artefacts.tables import table_cells
+from fedlib.repro.run.grid import GridResult
 
 
 def _cells(profile):
@@ -124,7 +124,7 @@ def test_plot_effects_one_panel_per_effect_one_bar_per_source():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fedlib.repro import figures as F
+    from fedlib.repro.artefacts import figures as F
 
     _, effects = SI.stand_in_comparison(_fake_grid(np.random.default_rng(0)))
     fig = F.plot_effects(effects, sources=["paper", SI.STAND_IN, SI.ON_CIFAR10])

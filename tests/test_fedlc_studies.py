@@ -13,7 +13,7 @@ from fedlib.papers.fedlc import label_skew as S
 from fedlib.papers.fedlc import reported as paper
 from fedlib.papers.fedlc.experiments import skew_label
 from fedlib.papers.fedlc.local_models import client_roles
-from fedlib.repro.grid import GridResult
+from fedlib.repro.run.grid import GridResult
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE, QUICK = PAPER.profile("smoke"), PAPER.profile("quick")

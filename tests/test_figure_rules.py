@@ -1,4 +1,4 @@
-"""The figure rules (fedlib.repro.figure_rules): each one on a small figure made to break it
+"""The figure rules (fedlib.repro.artefacts.figure_rules): each one on a small figure made to break it
 (save_figure refuses it, naming the rule and the axes, and writes nothing), the same figure
 mended, and a figure that obeys all of them (its sidecar records every check)."""
 
@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from fedlib.repro import figure_rules as fr  # noqa: E402
-from fedlib.repro.saving import save_figure  # noqa: E402
+from fedlib.repro.artefacts import figure_rules as fr  # noqa: E402
+from fedlib.repro.artefacts.saving import save_figure  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -299,7 +299,7 @@ def test_bars_on_a_log_axis_rise_from_its_bottom():
 
 
 def test_the_context_requires_every_data_axes_to_name_the_profiles_stand_ins(tmp_path):
-    from fedlib.repro.context import Context
+    from fedlib.repro.artefacts.context import Context
 
     ctx = Context("smoke", notebook="fedlc/01_motivation", out_dir=tmp_path)  # smoke: CIFAR-10 -> FMNIST
     assert ctx.stand_ins(["fmnist", "mnist"]) == ["fmnist"] and ctx.stand_ins(None) == []
@@ -334,7 +334,7 @@ def _comparison(n_seeds):
 
 
 def test_plot_paper_vs_ours_obeys_the_rules_it_can_see(tmp_path):
-    from fedlib.repro.figures import plot_paper_vs_ours, seeds_of, std_caption
+    from fedlib.repro.artefacts.figures import plot_paper_vs_ours, seeds_of, std_caption
 
     fig = plot_paper_vs_ours(_comparison(1), x="beta")
     a, b = fig.axes

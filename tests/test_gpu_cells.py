@@ -1,6 +1,6 @@
 """Cells trained on a GPU, read on a CPU: a configuration naming ``cuda`` is valid anywhere, a run on it
 needs CUDA (a clear error before any work), and a result that a GPU put in the store is what a CPU
-regeneration shows for that cell and seed, with the device named (``fedlib.repro.cells``)."""
+regeneration shows for that cell and seed, with the device named (``fedlib.repro.run.cells``)."""
 
 import dataclasses
 import math
@@ -10,11 +10,11 @@ import torch
 
 import fedlib
 from fedlib.config import Config, ConfigError
-from fedlib.repro import cells as gpu_cells
-from fedlib.repro.costs import gpu_note, stored_gpu_runs
-from fedlib.repro.gate import decide
-from fedlib.repro.grid import _run_one, run_grid
-from fedlib.repro.paper import get_paper
+from fedlib.repro.run import cells as gpu_cells
+from fedlib.repro.budget.costs import gpu_note, stored_gpu_runs
+from fedlib.repro.run.gate import decide
+from fedlib.repro.run.grid import _run_one, run_grid
+from fedlib.repro.spec.paper import get_paper
 from fedlib.store import Store
 
 BASE = {"dataset": "synthetic", "num_clients": 4, "rounds": 2, "batch_size": 32, "method": "fedavg"}
@@ -128,7 +128,7 @@ class _Stop(Exception):
 def test_progress_and_record_show_finished_interrupted_and_unstarted_runs(tmp_path):
     """One run finished, one stopped after its first round (its checkpoint in the store), one never
     started: the record says which, how far each got and the gain where both reached the same round."""
-    from fedlib.repro.index import _gpu_lines
+    from fedlib.repro.artefacts.index import _gpu_lines
     from fedlib.simulation import simulate
 
     kw = dict(profile="smoke", rows=["fedavg", "fedlc"], columns=["cifar10_beta0.5"], device="cpu")

@@ -161,14 +161,14 @@ def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
 
 
 def test_the_comparison_takes_results_and_returns_verdicts():
-    """fedlib.repro.compare neither runs grids nor reads or writes files: it reaches none of the grid, the
-    executors, the saving or plotting modules, nor the table runner above it (fedlib.repro.tables, which does)."""
+    """fedlib.repro.verdict.compare neither runs grids nor reads or writes files: it reaches none of the grid, the
+    executors, the saving or plotting modules, nor the table runner above it (fedlib.repro.artefacts.tables, which does)."""
     graph = import_graph()
-    runs_or_saves = {"fedlib.repro.grid", "fedlib.repro.executors", "fedlib.repro.saving", "fedlib.repro.figures",
-                     "fedlib.repro.provenance", "fedlib.repro.tables", "fedlib.simulation", "fedlib.store"}
-    assert not _reach(graph, "fedlib.repro.compare") & runs_or_saves
-    assert {"fedlib.repro.compare", "fedlib.repro.grid", "fedlib.repro.saving"} <= graph["fedlib.repro.tables"]
-    from fedlib.repro import compare
+    runs_or_saves = {"fedlib.repro.run.grid", "fedlib.repro.run.executors", "fedlib.repro.artefacts.saving", "fedlib.repro.artefacts.figures",
+                     "fedlib.repro.artefacts.provenance", "fedlib.repro.artefacts.tables", "fedlib.simulation", "fedlib.store"}
+    assert not _reach(graph, "fedlib.repro.verdict.compare") & runs_or_saves
+    assert {"fedlib.repro.verdict.compare", "fedlib.repro.run.grid", "fedlib.repro.artefacts.saving"} <= graph["fedlib.repro.artefacts.tables"]
+    from fedlib.repro.verdict import compare
 
     for name in ("reproduce_table", "table_cells", "metric_of", "recount", "load_spread"):  # moved up, not shimmed
         assert not hasattr(compare, name), name
@@ -176,8 +176,8 @@ def test_the_comparison_takes_results_and_returns_verdicts():
 
 def test_style_provenance_and_saving_draw_nothing():
     """The split of the old figures module: the style, the provenance and the saving reach no plotting
-    helper (fedlib.repro.figures sits above them)."""
+    helper (fedlib.repro.artefacts.figures sits above them)."""
     graph = import_graph()
-    for module in ("fedlib.repro.style", "fedlib.repro.provenance", "fedlib.repro.saving"):
-        assert "fedlib.repro.figures" not in _reach(graph, module), module
-    assert "fedlib.repro.style" not in _reach(graph, "fedlib.repro.provenance")
+    for module in ("fedlib.repro.artefacts.style", "fedlib.repro.artefacts.provenance", "fedlib.repro.artefacts.saving"):
+        assert "fedlib.repro.artefacts.figures" not in _reach(graph, module), module
+    assert "fedlib.repro.artefacts.style" not in _reach(graph, "fedlib.repro.artefacts.provenance")

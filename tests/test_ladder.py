@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.repro import costs
-from fedlib.repro import ladder as L
-from fedlib.repro.paper import get_paper
+from fedlib.repro.budget import costs
+from fedlib.repro.budget import ladder as L
+from fedlib.repro.spec.paper import get_paper
 
 
 def test_rungs_are_geometric_between_the_two_ends_and_the_full_training_set_is_zero():
@@ -219,7 +219,7 @@ def test_a_bad_floor_or_run_limit_is_refused_naming_it(floor):
 def test_the_plan_counts_the_ladder_runs_its_own_run_limit_affords(monkeypatch):
     """FEDIC's top CPU rung (4 rounds of E = 2, ≈ 58 CPU-min for FEDIC) is beyond the tables' 30-min limit and
     within the ladder's 60: the plan a regeneration is budgeted with counts it."""
-    from fedlib.repro.plan import plan
+    from fedlib.repro.budget.plan import plan
 
     monkeypatch.setenv(costs.DEVICE_ENV, "cpu")
     spec, paper = L.spec_for("fedic"), get_paper("fedic").profile("paper")

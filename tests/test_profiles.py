@@ -6,10 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from fedlib.repro.gate import table_cells as gate_table_cells
+from fedlib.repro.run.gate import table_cells as gate_table_cells
 from fedlib.config import Config
 from fedlib.papers import Paper, all_papers
-from fedlib.repro.profiles import PROFILE_NAMES
+from fedlib.repro.spec.profiles import PROFILE_NAMES
 
 REQUIRED = ("name", "paper", "description", "seeds", "datasets", "image", "synthetic", "experiments", "notes",
             "workers")

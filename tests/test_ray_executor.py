@@ -1,4 +1,4 @@
-"""Grids on Ray (fedlib.repro.executors): the same numbers as the local executor, the store's runs
+"""Grids on Ray (fedlib.repro.run.executors): the same numbers as the local executor, the store's runs
 never submitted, a killed worker retried from its checkpoint, configuration failures reported.
 
 One local Ray instance with 2 CPUs (and one logical GPU, for scheduling only) for the whole module
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 import torch
 
-from fedlib.repro.executors import CPUS_ENV, EXECUTOR_ENV, GPUS_ENV, KillOnce, LocalExecutor, make_executor
-from fedlib.repro.grid import run_grid
+from fedlib.repro.run.executors import CPUS_ENV, EXECUTOR_ENV, GPUS_ENV, KillOnce, LocalExecutor, make_executor
+from fedlib.repro.run.grid import run_grid
 from fedlib.store import Store
 
 BASE = {"dataset": "synthetic", "num_clients": 4, "rounds": 3, "batch_size": 32, "eval_every": 1}
@@ -31,7 +31,7 @@ def ray_session():
 
 
 def _ray(**kwargs):
-    from fedlib.repro.executors import RayExecutor
+    from fedlib.repro.run.executors import RayExecutor
 
     return RayExecutor(**kwargs)
 
@@ -178,7 +178,7 @@ def test_regenerate_without_ray_ends_with_one_line_and_status_2(monkeypatch, cap
 def test_ray_is_imported_only_by_the_ray_executor():
     import subprocess
 
-    code = ("import sys; from fedlib.repro.grid import run_grid; "
+    code = ("import sys; from fedlib.repro.run.grid import run_grid; "
             "g = run_grid([{'m': 1, 'config': {'dataset': 'synthetic', 'num_clients': 2, 'rounds': 1}}], "
             "store=False, progress=False, executor='local'); "
             "assert g.runs.status.tolist() == ['ok']; print('ray' in sys.modules)")

@@ -8,7 +8,7 @@ no server share can be split off them).
 (``tests/fixtures/refactor_identity.json``) holds, per case, the parameter count, a probe of
 256 fixed entries of the flattened final parameters and the accuracies, computed by the
 untouched base commit 0dc1e67, and, per recorded machine, its full fingerprint
-(:func:`fedlib.repro.machine.fingerprint`: CPU vendor, model and family/model/stepping, ISA level,
+(:func:`fedlib.repro.run.machine.fingerprint`: CPU vendor, model and family/model/stepping, ISA level,
 torch, MKL and oneDNN builds) with the sha256 of every case's final parameters.  Where this
 machine's fingerprint equals a recorded one field for field, the hashes must match: bit identity.
 Torch and the ISA level alone prove nothing (an AMD EPYC and an Intel Xeon, both AVX512 with the
@@ -116,9 +116,9 @@ def cases() -> list[tuple[str, str, str, dict]]:
 
 
 def _machine_module():
-    """:mod:`fedlib.repro.machine` of this checkout, loaded from its file (``--add-machine`` runs with the
+    """:mod:`fedlib.repro.run.machine` of this checkout, loaded from its file (``--add-machine`` runs with the
     base commit's fedlib first on the path, which predates it)."""
-    path = Path(__file__).resolve().parents[1] / "fedlib" / "repro" / "machine.py"
+    path = Path(__file__).resolve().parents[1] / "fedlib" / "repro" / "run" / "machine.py"
     spec = importlib.util.spec_from_file_location("_fedlib_machine", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,12 +1,12 @@
-"""The estimate printed before a regeneration (fedlib.repro.cold_times): measured per-notebook cold
+"""The estimate printed before a regeneration (fedlib.repro.budget.cold_times): measured per-notebook cold
 times summed over the notebooks about to run, the cold record of a warm re-render, the profile's
 budget when nothing was measured."""
 
 import json
 from pathlib import Path
 
-from fedlib.repro.cold_times import cold_record, estimate_minutes, estimate_text
-from fedlib.repro.profiles import Profile
+from fedlib.repro.budget.cold_times import cold_record, estimate_minutes, estimate_text
+from fedlib.repro.spec.profiles import Profile
 
 
 def _write(root, paper, profile, record):
@@ -30,7 +30,7 @@ def test_measured_cold_times_are_summed_over_the_chosen_notebooks(tmp_path):
     assert estimate_minutes("p", prof, ["04_new"], [tmp_path]) == (60.0, estimate_minutes("p", prof, [], [])[1])
     text = estimate_text([("p", prof, [Path("02_b.ipynb")]), ("p", prof, [Path("04_new.ipynb")])], [tmp_path])
     assert text.splitlines()[0].startswith("estimated time from an empty results store: ≈ 70 min")
-    # a profile with a cost model is planned run by run (fedlib.repro.plan), not from cold times
+    # a profile with a cost model is planned run by run (fedlib.repro.budget.plan), not from cold times
     import dataclasses
 
     modelled = dataclasses.replace(prof, name="paper", cost=object())
@@ -68,7 +68,7 @@ def test_an_explicit_budget_refuses_a_quick_regeneration_before_any_output_is_to
 
 
 def test_the_index_states_one_regeneration_of_several_papers_at_one_commit_on_one_store():
-    from fedlib.repro.index import joint_regenerations
+    from fedlib.repro.artefacts.index import joint_regenerations
 
     def entry(commit, store, minutes, started, cold=False, only=()):
         run = {"git_commit": commit, "store": store, "total_wall_time_s": minutes * 60, "started": started,
@@ -91,7 +91,7 @@ def test_a_full_warm_rerender_keeps_the_cold_record_it_replaces(tmp_path):
     import nbformat
 
     from fedlib.repro import regenerate as R
-    from fedlib.repro.provenance import git_commit
+    from fedlib.repro.artefacts.provenance import git_commit
 
     nbdir = tmp_path / "notebooks" / "fedlc"
     nbdir.mkdir(parents=True)

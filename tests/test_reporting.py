@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fedlib.repro.compare import compare, gains, render_comparison, summarize, winners
-from fedlib.repro.grid import aggregate, diverged_lines, progress_channel, run_grid
+from fedlib.repro.verdict.compare import compare, gains, render_comparison, summarize, winners
+from fedlib.repro.run.grid import aggregate, diverged_lines, progress_channel, run_grid
 from fedlib.papers import all_papers
 
 
@@ -201,9 +201,9 @@ def test_save_figure_writes_pdf_png_and_sidecar_with_commit(tmp_path):
     import matplotlib.pyplot as plt
 
     from fedlib import __version__
-    from fedlib.repro.provenance import git_commit
-    from fedlib.repro.saving import save_figure
-    from fedlib.repro.style import use_style
+    from fedlib.repro.artefacts.provenance import git_commit
+    from fedlib.repro.artefacts.saving import save_figure
+    from fedlib.repro.artefacts.style import use_style
     from fedlib.papers.fedlc import PAPER
 
     use_style()
@@ -233,7 +233,7 @@ def test_a_placeholder_never_replaces_a_real_artefact(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fedlib.repro.saving import _SAVED, is_placeholder, save_figure, save_table
+    from fedlib.repro.artefacts.saving import _SAVED, is_placeholder, save_figure, save_table
 
     fig, _ = plt.subplots()
     real = save_figure(fig, "fig4", tmp_path, title="real")
@@ -249,8 +249,8 @@ def test_a_placeholder_never_replaces_a_real_artefact(tmp_path):
 
 
 def test_sidecars_name_no_machine_paths(tmp_path, monkeypatch):
-    from fedlib.repro.provenance import repo_root
-    from fedlib.repro.saving import save_table
+    from fedlib.repro.artefacts.provenance import repo_root
+    from fedlib.repro.artefacts.saving import save_table
 
     monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "data"))
     body = save_table(pd.DataFrame({"a": [1]}), "t", tmp_path, parameters={
@@ -261,7 +261,7 @@ def test_sidecars_name_no_machine_paths(tmp_path, monkeypatch):
 
 
 def test_git_commit_outside_git_is_unknown(tmp_path):
-    from fedlib.repro.provenance import git_commit
+    from fedlib.repro.artefacts.provenance import git_commit
 
     assert git_commit(tmp_path) == "unknown"
 
@@ -270,7 +270,7 @@ def test_git_commit_marks_dirty_tree(tmp_path):
     import shutil
     import subprocess
 
-    from fedlib.repro.provenance import _git_commit, git_commit
+    from fedlib.repro.artefacts.provenance import _git_commit, git_commit
 
     if shutil.which("git") is None:
         pytest.skip("git not installed")
@@ -288,7 +288,7 @@ def test_git_commit_marks_dirty_tree(tmp_path):
 
 
 def test_save_table_writes_csv_markdown_and_sidecar(tmp_path):
-    from fedlib.repro.saving import save_table
+    from fedlib.repro.artefacts.saving import save_table
 
     df = pd.DataFrame({"a": [1.0, 2.5], "b": ["x", "y|z"]})
     paths = save_table(df, "t", tmp_path, title="T", caption="C", profile="smoke")
@@ -304,7 +304,7 @@ def test_a_figure_may_not_take_the_name_of_a_table_saved_in_the_same_run(tmp_pat
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fedlib.repro.saving import save_figure, save_table
+    from fedlib.repro.artefacts.saving import save_figure, save_table
 
     save_table(pd.DataFrame({"a": [1]}), "effects", tmp_path, title="T", findings=["f"])
     fig, _ = plt.subplots()
@@ -320,11 +320,11 @@ def test_a_figure_may_not_take_the_name_of_a_table_saved_in_the_same_run(tmp_pat
 # ------------------------------------------------------------------------------ the notebook context
 def test_each_profile_writes_to_its_own_folder(tmp_path, monkeypatch):
     """The output rule: figures/<paper>/<profile>/; a non-profile seed gets its own folder too."""
-    from fedlib.repro import provenance
-    from fedlib.repro.context import Context
+    from fedlib.repro.artefacts import provenance
+    from fedlib.repro.artefacts.context import Context
 
     monkeypatch.setattr(provenance, "repo_root", lambda: tmp_path)
-    monkeypatch.setattr("fedlib.repro.context.repo_root", lambda: tmp_path)
+    monkeypatch.setattr("fedlib.repro.artefacts.context.repo_root", lambda: tmp_path)
     smoke = Context("smoke", notebook="fedlc/04_label_skew", store=False)
     quick = Context("quick", notebook="fedlc/04_label_skew", store=False)
     seeded = Context("quick", notebook="fedlc/04_label_skew", seed=7, store=False)
@@ -340,7 +340,7 @@ def test_each_profile_writes_to_its_own_folder(tmp_path, monkeypatch):
 def test_a_notebook_computes_with_one_thread(tmp_path):
     import torch
 
-    from fedlib.repro.context import Context
+    from fedlib.repro.artefacts.context import Context
 
     torch.set_num_threads(2)
     Context("smoke", notebook="fedlc/04_label_skew", store=False, out_dir=tmp_path)
@@ -354,7 +354,7 @@ def _write(folder, name, body):
 
 
 def test_build_index_across_papers_and_profiles(tmp_path):
-    from fedlib.repro.index import build_index
+    from fedlib.repro.artefacts.index import build_index
 
     root = tmp_path / "figures"
     quick, paper_profile = root / "fedlc" / "quick", root / "fedlc" / "paper"
@@ -456,7 +456,7 @@ def test_partial_regenerations_keep_one_timing_per_notebook():
 def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
     """Rendering again from a filled store (e.g. after recording a spread) trains nothing; the
     index must still say what regenerating costs from an empty store, and only at the same commit."""
-    from fedlib.repro.index import build_index
+    from fedlib.repro.artefacts.index import build_index
     from fedlib.repro.regenerate import cold_timing
 
     nb = lambda name, t, trained: {"name": name, "status": "ok", "wall_time_s": t, "runs": 4,  # noqa: E731

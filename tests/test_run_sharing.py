@@ -9,7 +9,7 @@ import time
 from conftest import REPO
 
 from fedlib import Config
-from fedlib.repro.grid import progress_channel, run_grid
+from fedlib.repro.run.grid import progress_channel, run_grid
 from fedlib.repro.regenerate import _Watcher
 from fedlib.store import Store
 

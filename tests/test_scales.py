@@ -3,8 +3,8 @@ headline at both scales, the budget ladder's finding (a tiny fake figures tree).
 
 import json
 
-from fedlib.repro.index import build_index
-from fedlib.repro.paper import all_papers
+from fedlib.repro.artefacts.index import build_index
+from fedlib.repro.spec.paper import all_papers
 
 
 def _write(folder, name, body):

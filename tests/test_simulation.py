@@ -238,7 +238,7 @@ def test_code_version_covers_training_code_only(tmp_path):
         (pkg / rel).write_text(original)
         return changed
 
-    for rel in ("repro/regenerate.py", "repro/report.py", "repro/compare.py", "repro/index.py", "repro/grid.py",
+    for rel in ("repro/regenerate.py", "repro/artefacts/report.py", "repro/verdict/compare.py", "repro/artefacts/index.py", "repro/run/grid.py",
                 "store.py", "__main__.py", "papers/fedlc/experiments.py",
                 "papers/fedlc/reported.py", "algorithms/fedprox.py", "losses/restricted_softmax.py",
                 "models/resnet.py"):

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from fedlib.repro.spread import load_spread
-from fedlib.repro.spread import folder_spread, main, record, table_spread
+from fedlib.repro.verdict.spread import load_spread
+from fedlib.repro.verdict.spread import folder_spread, main, record, table_spread
 
 
 def _table(values):

@@ -1,4 +1,4 @@
-"""The Study type (fedlib.repro.study) and the one gate (fedlib.repro.gate): options are typed and
+"""The Study type (fedlib.repro.spec.study) and the one gate (fedlib.repro.run.gate): options are typed and
 refused before any work, the driver runs cells → grid → summary → findings, and the gate is the one
 place that turns a profile's cell into "trains here", "from the store" or "not run"."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from fedlib.params import ConfigError
 from fedlib.repro import Option, Study
-from fedlib.repro.gate import decide
-from fedlib.repro.paper import get_paper
+from fedlib.repro.run.gate import decide
+from fedlib.repro.spec.paper import get_paper
 
 
 def _toy(**kw) -> Study:

@@ -17,11 +17,11 @@ import pytest
 
 from fedlib.papers import all_papers
 from fedlib.papers.fedlc import reported as fedlc
-from fedlib.repro.compare import (close_without_std, compare, findings, gains, half_printed_unit, kendall_tau,
+from fedlib.repro.verdict.compare import (close_without_std, compare, findings, gains, half_printed_unit, kendall_tau,
                                   mark_stand_in, render_comparison, summarize, verdict_text, winners)
-from fedlib.repro.seeds import seed_spread
-from fedlib.repro.spread import Spread, record_seed_spread, spread_for
-from fedlib.repro.tables import recount
+from fedlib.repro.verdict.seeds import seed_spread
+from fedlib.repro.verdict.spread import Spread, record_seed_spread, spread_for
+from fedlib.repro.artefacts.tables import recount
 
 
 def _cells(paper: dict, ours: dict, *, dataset="d", used="d", std=math.nan, n=1, paper_std=1.0, **extra):
@@ -193,8 +193,8 @@ def test_seed_spread_of_the_headline_cells_by_hand():
 
 def test_measure_seed_spread_runs_the_headline_cells_with_each_seed(tmp_path):
     import fedlib
-    from fedlib.repro.tables import table_cells
-    from fedlib.repro.seeds import main, measure_seed_spread
+    from fedlib.repro.artefacts.tables import table_cells
+    from fedlib.repro.verdict.seeds import main, measure_seed_spread
 
     prof = all_papers()["fedlc"].profile("smoke")  # Table 4: Synthetic(1,1), FedAvg and FedLC, 2 rounds
     got = measure_seed_spread("fedlc", "smoke", (0, 1), tables=["table4"], out_dir=tmp_path, store=False,
@@ -227,7 +227,7 @@ def test_a_paper_std_over_rounds_is_shown_and_not_judged():
 
 
 def test_ours_over_the_last_rounds_is_the_papers_statistic_and_no_seed_spread():
-    from fedlib.repro.tables import last_rounds, over_last_rounds
+    from fedlib.repro.artefacts.tables import last_rounds, over_last_rounds
 
     assert last_rounds("the last 10 rounds") == 10 and last_rounds("seeds") is None
     # two seeds of one cell; a two-stage run whose last stage's rounds 1..5 end at 50, 52, 54 (window of 3)
@@ -251,7 +251,7 @@ def test_ours_over_the_last_rounds_is_the_papers_statistic_and_no_seed_spread():
 def test_reproduce_table_reads_a_table_over_rounds_from_the_histories(monkeypatch):
     from dataclasses import replace
 
-    from fedlib.repro.tables import reproduce_table
+    from fedlib.repro.artefacts.tables import reproduce_table
 
     pp = all_papers()["fedlc"]  # smoke Table 4: Synthetic(1,1), FedAvg and FedLC, 2 rounds, evaluated every round
     monkeypatch.setitem(pp.tables, "table4", replace(pp.tables["table4"], std_over="the last 2 rounds"))
@@ -323,7 +323,7 @@ def test_captions_and_findings_beside_a_paper_value_name_the_stand_in():
 
 # ------------------------------------------------------------------------------ recount of saved tables
 def test_recount_a_saved_table_and_the_index_says_what_changed(tmp_path):
-    from fedlib.repro.index import build_index
+    from fedlib.repro.artefacts.index import build_index
 
     folder = tmp_path / "figures" / "fedlc" / "quick"
     folder.mkdir(parents=True)
@@ -348,7 +348,7 @@ def test_recount_a_saved_table_and_the_index_says_what_changed(tmp_path):
     text = build_index(tmp_path / "figures").read_text()
     assert ("* Table 1: best method agrees 1/1 → 0/1 (1 spread not measured; 1/1 at face value); headline gain sign "
             "agrees 1/1 → 0/1 (1 spread not measured; 1/1 at face value); within std 1 → 0; outside std 1 → 0")in text
-    assert "python -m fedlib.repro.seeds fedlc --profile quick --seeds 0,1,2 --write" in text
+    assert "python -m fedlib.repro.verdict.seeds fedlc --profile quick --seeds 0,1,2 --write" in text
     # a measured cross-machine spread of this table decides them
     (folder / "_spread.json").write_text(json.dumps({"tables": {"table1": {"max_abs_delta": 0.2}}}))
     s = recount(folder / "table1.csv", fedlc_paper.table("table1"), fedlc_paper)
@@ -444,7 +444,7 @@ def test_fedlc_table3_notes_the_7_2_and_6_01_claim_against_the_table():
 
 
 def test_a_cell_whose_seeds_partly_diverged_keeps_the_mean_of_the_rest_and_the_table_says_so():
-    from fedlib.repro.grid import aggregate
+    from fedlib.repro.run.grid import aggregate
 
     runs = pd.DataFrame([
         {"row": "scaffold", "column": "x", "seed": 0, "status": "ok", "note": "", "value": 96.0},

@@ -1,4 +1,4 @@
-"""A reproduced table as notebooks show it (fedlib.repro.views.comparison_view), on comparisons made by hand."""
+"""A reproduced table as notebooks show it (fedlib.repro.artefacts.views.comparison_view), on comparisons made by hand."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from fedlib.repro.views import comparison_view
+from fedlib.repro.artefacts.views import comparison_view
 
 
 def _cell(row, column, dataset, used, paper, ours, note=""):

@@ -96,7 +96,7 @@ __all__ = ["FedConcatStages", "ConcatenatedModel", "LinearClassifier", "initial_
 
 #: FedConcat's training (not only its setup) draws from torch's process-wide generator: the classifier and
 #: the clusters' initial models are seeded there between stages.  Runs that share a process concurrently
-#: (fedlib.repro.pack's ``streams``) read this declaration and keep it apart.
+#: (fedlib.repro.run.pack's ``streams``) read this declaration and keep it apart.
 SEEDS_GLOBAL_RNG = True
 
 # Streams of the run's seed used by FedConcat (distinct from the engine's 0-3).

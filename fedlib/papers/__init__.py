@@ -1,7 +1,7 @@
 """The paper companions: one package per paper, found by discovery.
 
 Each subpackage ``fedlib/papers/<name>/`` is the companion of one paper and
-defines ``PAPER``, a :class:`fedlib.repro.paper.Paper` (``Paper.from_modules(reported, profiles, ...)``).
+defines ``PAPER``, a :class:`fedlib.repro.spec.paper.Paper` (``Paper.from_modules(reported, profiles, ...)``).
 A companion has the same modules in every paper:
 
 * ``reported`` -- the paper's numbers as data: ``TABLES``, ``METHOD_LABELS``, ``SETUP``, ``SEEDS`` and
@@ -11,13 +11,13 @@ A companion has the same modules in every paper:
   paper, code, fedlib, param) and ``NOTES`` (experiment -> the deviation lines every profile lists;
   ``"*"``: every experiment).  Read the same way in every paper: ``profiles`` imports ``NOTES`` and
   each profile's notes are ``NOTES`` or ``merge_notes(NOTES, {<its own lines>})``;
-* ``profiles`` -- ``smoke``, ``quick``, ``paper`` (:class:`fedlib.repro.profiles.Profile`);
+* ``profiles`` -- ``smoke``, ``quick``, ``paper`` (:class:`fedlib.repro.spec.profiles.Profile`);
 * ``studies`` -- ``STUDIES``: every figure, ablation, sensitivity study and analysis that is not one of
-  the paper's tables, each a :class:`fedlib.repro.study.Study` declared as data (typed options, its
+  the paper's tables, each a :class:`fedlib.repro.spec.study.Study` declared as data (typed options, its
   cells, summary and findings), run by ``ctx.study(name)``; the tables are ``reported``'s and run by
   ``ctx.table(id)``;
 * ``budget`` -- the paper profile's cost model from measured unit costs (``COST``, read by
-  :func:`fedlib.repro.gate.decide`: which cells a CPU affords, the rest "not run: needs a GPU") and its
+  :func:`fedlib.repro.run.gate.decide`: which cells a CPU affords, the rest "not run: needs a GPU") and its
   budget ladder;
 * modules of its own, named after concepts (a study's build functions, its plots, its cell
   configuration ``cell_config``): none over 400 lines.
@@ -29,6 +29,6 @@ Adding a paper is adding one folder in each of those three places: neither the t
 nor the reproduction machinery (:mod:`fedlib.repro`) names a paper.
 """
 
-from ..repro.paper import Paper, all_papers, get_paper
+from ..repro.spec.paper import Paper, all_papers, get_paper
 
 __all__ = ["Paper", "all_papers", "get_paper"]

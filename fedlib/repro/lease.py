@@ -12,12 +12,12 @@ A lent GPU comes for minutes, on a fresh machine, with at most 64 MiB carried in
 
 On the device (``scripts/lease.sh`` runs it): the data parts are checked and joined (``--data-parts``);
 the first minute measures the per-round time of every engine and precision on the queue's first
-setting, then how many runs share the device best (a :mod:`fedlib.repro.pack` of k runs); the queue then
+setting, then how many runs share the device best (a :mod:`fedlib.repro.run.pack` of k runs); the queue then
 trains packed as measured, every run checkpointing (``checkpoint_every``), each stopped at a checkpoint
 before the minutes run out.  ``DIR`` gets ``lease.json`` (device, commit, measurements, how far each run
 got, its learning curve) and the runs' store entries in tar parts (``store-NN.tar``), at most
 ``--max-files`` files of 16 MiB.  ``--import DIR`` on a developer machine unpacks them into the results
-store and writes each table's GPU runs as :func:`fedlib.repro.cells.record` does.
+store and writes each table's GPU runs as :func:`fedlib.repro.run.cells.record` does.
 """
 
 from __future__ import annotations
@@ -95,13 +95,13 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
 
 
 def _profile(paper: str, name: str, device: str):
-    from .paper import get_paper
+    from .spec.paper import get_paper
 
     return dataclasses.replace(get_paper(paper).profile(name), device=device)
 
 
 def _entry_jobs(entry: dict, profile: str, device: str) -> list[Job]:
-    from .cells import cell_jobs
+    from .run.cells import cell_jobs
 
     paper = entry["paper"]
     prof = _profile(paper, profile, device)
@@ -112,7 +112,7 @@ def _entry_jobs(entry: dict, profile: str, device: str) -> list[Job]:
         seeds = entry.get("seeds") or prof.seeds_for(entry["table"])
         cells = [{"row": c["row"], "column": c["column"], "config": c["config"], "note": c["note"]} for c in cells]
     else:
-        from .ladder import ladder_cells, ladder_seeds, spec_for
+        from .budget.ladder import ladder_cells, ladder_seeds, spec_for
 
         spec = spec_for(paper)
         all_cells, _ = ladder_cells(spec, prof)
@@ -132,7 +132,7 @@ def _entry_jobs(entry: dict, profile: str, device: str) -> list[Job]:
 def queue_jobs(entries: list[dict], *, profile: str = "paper", device: str = "cuda") -> list[Job]:
     """The queue's runs in priority order, on ``device``; a run an earlier entry queues already (equal store
     key content) keeps its first place (its later duplicates get a note and no config)."""
-    from .grid import _identity
+    from .run.grid import _identity
 
     seen: dict[str, str] = {}
     out = []
@@ -247,7 +247,7 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 4, measure_s: float = 
     taking the cost model's GPU estimate (measured with 4-12 runs sharing an H100: per run, under sharing);
     a run without one takes the rest of the lease in its slot.  Rows: run, est. GPU-min, start and end
     minute, and ``finishes`` / ``reaches ≈ p %`` / ``not started``."""
-    from .paper import get_paper
+    from .spec.paper import get_paper
 
     horizon = minutes * 60 - measure_s - reserve_s
     free = [measure_s] * slots
@@ -415,7 +415,7 @@ def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.
     from ..config import Config
     from ..precision import CUDA_ONLY, PRECISIONS
     from ..store import Store
-    from .pack import run_pack
+    from .run.pack import run_pack
 
     t0, out = time.perf_counter(), {"rounds": [], "shares": []}
     device = cfg["device"]
@@ -465,12 +465,12 @@ def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.
 
 def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_every: int, slots: int,
           deadline: float, est_round_s: float = 0.0, log=print) -> list[dict]:
-    """Train the queued runs into ``store``, ``slots`` at a time in one process (:func:`fedlib.repro.pack.run_pack`;
+    """Train the queued runs into ``store``, ``slots`` at a time in one process (:func:`fedlib.repro.run.pack.run_pack`;
     streams on CUDA, turns on a CPU; methods refused by streams train in turns after the others, runs of
     another precision apart), each stopped at a checkpoint when the next would end after ``deadline``
     (``time.time()``).  Returns one row per job."""
     from ..config import Config
-    from .pack import run_pack, seeds_global_rng
+    from .run.pack import run_pack, seeds_global_rng
 
     configs = {i: Config.from_dict(_with_lease(j.config, engine, precision, checkpoint_every))
                for i, j in enumerate(jobs) if j.config is not None}
@@ -553,7 +553,7 @@ def write_outputs(out_dir, record: dict, store, *, max_files: int = 7) -> dict:
 
 
 def _curve(store, key: str) -> list[list]:
-    from .cells import _read_checkpoint
+    from .run.cells import _read_checkpoint
 
     result = store.load_result(key)
     if result is not None:
@@ -586,13 +586,13 @@ def unpack_store_parts(lease_dir, store) -> list[str]:
 
 def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
     """On a developer machine: a lease's runs into ``store`` (None: the regeneration store), then, per
-    paper table of the queue with runs in it, the table and curves of :func:`fedlib.repro.cells.record`
+    paper table of the queue with runs in it, the table and curves of :func:`fedlib.repro.run.cells.record`
     into ``figures/<paper>/<profile>/gpu`` (``figures``: the repository's figures folder); ``lease.json``
     beside them.  Runs trained at another engine or precision than the profile's are stored and listed
     in lease.json, not recorded (the profile's tables do not read them)."""
-    from .cells import record as record_cells
-    from .provenance import repo_root
-    from .grid import as_store
+    from .run.cells import record as record_cells
+    from .artefacts.provenance import repo_root
+    from .run.grid import as_store
 
     lease_dir, store = Path(lease_dir), as_store(store)
     rec = json.loads((lease_dir / "lease.json").read_text())
@@ -737,7 +737,7 @@ def main(argv=None) -> int:
         os.environ["FEDLIB_DATA"] = str(a.data_root)
         commit = commit or manifest.get("commit")
         print(f"data: {', '.join(manifest['datasets'])} checked and unpacked in {time.time() - t0:.0f} s")
-    from .grid import as_store
+    from .run.grid import as_store
 
     store = as_store(a.store)
     if a.resume:

@@ -13,11 +13,11 @@ the executed copy goes to ``figures/<paper>/<profile>/executed/`` (the sources
 are never overwritten) and the notebooks write their tables and figures into
 ``figures/<paper>/<profile>/``, one folder per profile, so a regeneration under
 one profile never overwrites another's outputs.  Afterwards the index
-``figures/README.md`` is rebuilt (:func:`fedlib.repro.index.build_index`).
+``figures/README.md`` is rebuilt (:func:`fedlib.repro.artefacts.index.build_index`).
 
 The terminal shows where a long regeneration is: the notebook being run and,
 inside it, each grid's runs done and total and the time left (the grids write
-their progress to a file this process reads, :data:`fedlib.repro.grid.PROGRESS_ENV`).
+their progress to a file this process reads, :data:`fedlib.repro.run.grid.PROGRESS_ENV`).
 
 Runs are cached in the results store: ``$FEDLIB_STORE`` if set, else
 ``<repo>/.fedlib-store``; a second regeneration with the same code takes
@@ -38,7 +38,7 @@ import threading
 import time
 from pathlib import Path
 
-from .notebooks import _repo, notebooks, papers_with_notebooks, select
+from .artefacts.notebooks import _repo, notebooks, papers_with_notebooks, select
 
 __all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings", "cold_timing",
            "papers_with_notebooks"]
@@ -90,7 +90,7 @@ class _Watcher:
             self._thread.start()
 
     def _line(self) -> str:
-        from .grid import progress_channel
+        from .run.grid import progress_channel
 
         lines = list(progress_channel(self.path))
         if not lines:
@@ -122,7 +122,7 @@ class _Watcher:
         failed) over the notebook's grids, and ``trained_again``: runs trained here whose key was already
         trained earlier in this regeneration (``trained_before``, updated; 0 unless the store failed to
         share a run)."""
-        from .grid import progress_channel
+        from .run.grid import progress_channel
 
         lines = list(progress_channel(self.path))
         keys = [ln["run"]["key"] for ln in lines if ln.get("run", {}).get("trained")]
@@ -140,7 +140,7 @@ class _Watcher:
 def _scrub_executed(path: Path, figures_root: Path | None = None) -> None:
     """The executed notebook without machine paths; a figures root outside the repository
     (``--figures``) is named ``figures``, as if it were the repository's."""
-    from .provenance import scrub_paths
+    from .artefacts.provenance import scrub_paths
 
     if path.exists():
         text = path.read_text()
@@ -151,7 +151,7 @@ def _scrub_executed(path: Path, figures_root: Path | None = None) -> None:
 
 def _out_param(out: Path) -> str:
     """The ``out_dir`` given to a notebook: relative to the repository when inside it."""
-    from .provenance import relative_to_repo
+    from .artefacts.provenance import relative_to_repo
 
     rel = relative_to_repo(out)
     return str(out) if rel.startswith("…") else rel
@@ -163,13 +163,13 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                budget_hours: float | None = None, allow_over: bool = False) -> dict:
     """Execute the (selected) notebooks of the (selected) papers under ``profile``; returns
     ``{paper: run record}`` and ``"failed"``.  With ``budget_hours``, a profile without a cost model
-    (quick, smoke) whose estimate (:mod:`fedlib.repro.cold_times`) exceeds it is refused before any
-    output is touched (:class:`fedlib.repro.plan.PlanError`), unless ``allow_over``."""
+    (quick, smoke) whose estimate (:mod:`fedlib.repro.budget.cold_times`) exceeds it is refused before any
+    output is touched (:class:`fedlib.repro.budget.plan.PlanError`), unless ``allow_over``."""
     import papermill as pm
 
-    from .provenance import relative_to_repo
-    from .index import build_index
-    from .paper import get_paper
+    from .artefacts.provenance import relative_to_repo
+    from .artefacts.index import build_index
+    from .spec.paper import get_paper
 
     root = Path(figures_root).resolve() if figures_root is not None else _repo() / "figures"
     env = _environment(store)
@@ -182,13 +182,13 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
             plan.append((name, prof, paths))
     if not plan:
         raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
-    from .cold_times import estimate, read_record
+    from .budget.cold_times import estimate, read_record
 
     text, minutes = estimate(plan, [root, _repo() / "figures"])
     if text:
         print(text, flush=True)
     if text and budget_hours is not None and not allow_over and (minutes is None or minutes > budget_hours * 60):
-        from .plan import PlanError
+        from .budget.plan import PlanError
 
         raise PlanError(f"refused: the estimate ({'unknown' if minutes is None else f'{minutes:.0f} min'}) exceeds "
                         f"--budget-hours {budget_hours:g}; pass --over-budget to run it anyway, or a larger budget")
@@ -238,7 +238,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         record["runs"] = {k: sum(n.get(k, 0) for n in record["notebooks"])
                           for k in ("runs", "trained", "reused", "not_run", "trained_again")}
         record["finished"] = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
-        from .provenance import git_commit
+        from .artefacts.provenance import git_commit
 
         record["git_commit"] = git_commit()
         if old is not None:
@@ -320,8 +320,8 @@ def strip(paths: list[Path] | None = None) -> list[Path]:
 
 def _executor_environment(args: argparse.Namespace) -> int:
     """Pass the executor flags on to the notebooks' grids (through the environment the kernels
-    inherit, :mod:`fedlib.repro.executors`); 2 (after one line on stderr) when they cannot be used."""
-    from .executors import EXECUTOR_ENV, GPUS_ENV, MissingExtraError, check_resources, require_ray
+    inherit, :mod:`fedlib.repro.run.executors`); 2 (after one line on stderr) when they cannot be used."""
+    from .run.executors import EXECUTOR_ENV, GPUS_ENV, MissingExtraError, check_resources, require_ray
 
     try:
         if args.gpus_per_run is not None:
@@ -358,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
                              "it affords run (default $FEDLIB_DEVICE or cpu)")
     parser.add_argument("--budget-hours", type=float, default=None,
                         help="refuse to start when the estimated wall time exceeds this (default: the profile's "
-                             "budget, else fedlib.repro.costs.DEFAULT_BUDGET_HOURS)")
+                             "budget, else fedlib.repro.budget.costs.DEFAULT_BUDGET_HOURS)")
     parser.add_argument("--over-budget", action="store_true", help="start even when the estimate exceeds the budget")
     parser.add_argument("--list", action="store_true", help="list the notebooks and exit")
     parser.add_argument("--strip", action="store_true", help="strip outputs from notebooks/**/*.ipynb and exit")
@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             for p in notebooks(paper):
                 print(f"{paper}/{p.stem}")
         return 0
-    from .paper import all_papers
+    from .spec.paper import all_papers
 
     unknown = [p for p in papers if p not in all_papers()]
     if unknown:
@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fedlib.repro.regenerate: error: --profile must be one of {', '.join(all_papers()[paper].profiles)} "
                   f"for {paper}, got {args.profile!r}", file=sys.stderr)
             return 2
-    from .plan import PlanError, preflight
+    from .budget.plan import PlanError, preflight
 
     try:
         text = preflight(papers or papers_with_notebooks(), args.profile, device=args.device, store=args.store,

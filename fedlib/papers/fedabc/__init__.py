@@ -20,7 +20,7 @@ reported next to it in the notebooks; it mixes the loss with a different archite
 to compare), against one for FedAvg.
 """
 
-from ...repro.paper import Paper
+from ...repro.spec.paper import Paper
 from . import profiles, reported
 
 PAPER = Paper.from_modules(

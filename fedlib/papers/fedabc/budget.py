@@ -1,9 +1,9 @@
 """FedABC at its own scale: the ``paper`` profile's cost model and the headline's budget ladder.
 
 :data:`PAPER_ESTIMATE` is the arithmetic (unit costs measured here, ``benchmarks/unit_costs.py``);
-:data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.costs`);
+:data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.budget.costs`);
 :data:`LADDER` is FedABC − FedAvg at MNIST Dir(0.3), Table 1, from quick's 20 rounds to the
-paper's 100 (:mod:`fedlib.repro.ladder`).
+paper's 100 (:mod:`fedlib.repro.budget.ladder`).
 
 :func:`rungs_text`, :func:`paper_gap_text`, :func:`ladder_title` and :func:`ladder_finding` are what
 notebook 07 prints: the rungs as the plan has them and the paper's gap (never typed into prose), a title
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...repro.costs import CostModel, UnitCost
-from ...repro.ladder import LadderSpec
+from ...repro.budget.costs import CostModel, UnitCost
+from ...repro.budget.ladder import LadderSpec
 
 __all__ = ["COST", "LADDER", "PAPER_ESTIMATE", "CPU_RUN_LIMIT_S", "ladder_title", "rungs_text", "paper_gap_text",
            "ladder_finding"]
@@ -53,7 +53,7 @@ The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 
 * Tables 1-2 CIFAR-10 (108 runs) and Fig. 5 (FedABC_wi on CIFAR-10, 12 runs): not run on this
   CPU, ≈ 1.6 CPU-h each: **≈ 190 CPU-h**, a GPU job; GPU time not measured (no GPU lent).
 
-Total of the paper profile here (``fedlib.repro.plan.plan('fedabc')``): 180 runs fit (Tables 1-2's 108
+Total of the paper profile here (``fedlib.repro.budget.plan.plan('fedabc')``): 180 runs fit (Tables 1-2's 108
 MNIST runs, the sensitivity study's 48 and the budget ladder's 24), ≈ 7.4 CPU-h, ≈ 3.7 h on the profile's
 2 workers; 120 runs need a GPU (≈ 190 CPU-h).  The budget ladder (:data:`LADDER`) under quick: 4 rungs × 2 runs of 20 / 34 /
 58 / 100 rounds ≈ (48 + 68 + 102 + 162) s × 2 ≈ 13 CPU-min, ≈ 6 min on 2 workers (within its
@@ -81,7 +81,7 @@ _SCALED = {"rounds": "rounds", "local_epochs": "local epochs E", "max_train_samp
 
 
 def rungs_text(plan: pd.DataFrame, keys=LADDER.scale_keys) -> str:
-    """The rungs of :func:`fedlib.repro.ladder.plan_frame`'s ``plan`` in words: each scaled setting
+    """The rungs of :func:`fedlib.repro.budget.ladder.plan_frame`'s ``plan`` in words: each scaled setting
     that changes from rung to rung (``rounds 20 → 34 → 58 → 100``), then those that do not ("… at
     every rung"); ``max_train_samples`` 0 is the whole training set."""
     def shown(key, v):
@@ -100,7 +100,7 @@ def rungs_text(plan: pd.DataFrame, keys=LADDER.scale_keys) -> str:
 
 def paper_gap_text(spec=LADDER) -> str:
     """The paper's values of the ladder's cell: ``98.7 − 98.3 = +0.40 pp``."""
-    from ...repro.ladder import paper_values
+    from ...repro.budget.ladder import paper_values
 
     method, baseline = paper_values(spec)
     if method is None or baseline is None:
@@ -110,7 +110,7 @@ def paper_gap_text(spec=LADDER) -> str:
 
 def ladder_title(spec=LADDER) -> str:
     """``Budget ladder: FedABC − FedAvg at MNIST Dir(0.3), Table 1``."""
-    from ...repro.paper import get_paper
+    from ...repro.spec.paper import get_paper
 
     paper = get_paper(spec.paper)
     table = paper.table(spec.table)
@@ -119,9 +119,9 @@ def ladder_title(spec=LADDER) -> str:
 
 
 def ladder_finding(table: pd.DataFrame, profile, spec=LADDER) -> str:
-    """:func:`fedlib.repro.ladder.finding` (toward / away / not at all), except under ``smoke``: its
+    """:func:`fedlib.repro.budget.ladder.finding` (toward / away / not at all), except under ``smoke``: its
     runs only check that the notebook works, so its numbers mean nothing and no trend is read from them."""
-    from ...repro.ladder import finding
+    from ...repro.budget.ladder import finding
 
     if profile.name == "smoke":
         return (f"{ladder_title(spec)}: the smoke profile only checks that the notebook runs; its numbers mean "

@@ -5,7 +5,7 @@ Fig. 4, Fig. 5, the sensitivity study: :mod:`.studies`) reuse Table 1's cells th
 :func:`cell_config`, so the store shares their runs.
 
 * :func:`cell_config` -- a Table 1/2 cell (method × dataset × Dir(β)) under a profile, through
-  :func:`fedlib.repro.gate.decide`; :func:`fedabc_setting` -- the four reconstructed
+  :func:`fedlib.repro.run.gate.decide`; :func:`fedabc_setting` -- the four reconstructed
   hyperparameters a profile uses.
 * :func:`text_claims`, :func:`claim_findings` -- the claims of "Results and analysis", counted on
   the paper's numbers and on ours; :func:`gain_table` -- FedABC − FedAvg and FedABC − FedRoD per column.
@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from ...repro.gate import decide
-from ...repro.profiles import Profile
+from ...repro.run.gate import decide
+from ...repro.spec.profiles import Profile
 from . import PAPER
 from . import reported as paper
 
@@ -157,8 +157,8 @@ def claim_findings(claims: pd.DataFrame, table_id: str) -> list[str]:
 
 def gain_table(comparison: pd.DataFrame) -> pd.DataFrame:
     """FedABC − FedAvg (the headline) and FedABC − FedRoD per column, paper vs ours
-    (:func:`fedlib.repro.compare.gains`), one row per (column, baseline)."""
-    from ...repro.compare import gains
+    (:func:`fedlib.repro.verdict.compare.gains`), one row per (column, baseline)."""
+    from ...repro.verdict.compare import gains
 
     frames = []
     for base in ("fedavg", "fedrod"):

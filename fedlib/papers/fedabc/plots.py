@@ -1,5 +1,5 @@
 """FedABC's figures, drawn from the summaries of its studies (:mod:`.studies`) (the shared style and
-method colours of :mod:`fedlib.repro.figures`)."""
+method colours of :mod:`fedlib.repro.artefacts.figures`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...repro.figure_rules import label_empty_bars
+from ...repro.artefacts.figure_rules import label_empty_bars
 from . import PAPER
 from .experiments import HYPERPARAMETERS
 from .reported import METHOD_LABELS

@@ -1,5 +1,5 @@
 """The FedABC paper's profiles: ``paper`` (its reconstructed setup), ``quick`` (a 2-core CPU
-within the hour) and ``smoke`` (seconds, for CI), as :class:`fedlib.repro.profiles.Profile` data.
+within the hour) and ``smoke`` (seconds, for CI), as :class:`fedlib.repro.spec.profiles.Profile` data.
 
 **The quick budget, from unit costs** (measured 2026-11-21 on the shared 2-core machine, load
 average ≈ 6, so CPU time, ``time.process_time()``, stands for quiet-machine wall time; one run,
@@ -41,7 +41,7 @@ an MNIST run costs 19.7 s + 1.42 s per round ≈ 162 s at 100 rounds, so every M
 
 from __future__ import annotations
 
-from ...repro.profiles import Profile, changed, merge_notes
+from ...repro.spec.profiles import Profile, changed, merge_notes
 from .budget import COST
 from .deviations import DEFAULTS, NOTES, SEEDS, TUNED, TUNED_WHY
 from .reported import BETAS

@@ -5,7 +5,7 @@ Tables 1 and 2 are transcribed below from the paper's text
 dataset and Dirichlet concentration with the nine methods as columns, exactly as printed
 (one number per cell: the paper gives no standard deviations and does not say how many
 runs a cell averages).  :data:`TABLE1` and :data:`TABLE2` hold them transposed into
-fedlib's layout (:class:`~fedlib.repro.reported.PaperTable`: rows are methods, columns are
+fedlib's layout (:class:`~fedlib.repro.spec.reported.PaperTable`: rows are methods, columns are
 dataset × Dir(β)); ``tests/test_fedabc_reported.py`` checks the transcription against the
 paper's text where it is available.
 
@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...algorithms.fedabc import FEDABC_WI
-from ...repro.reported import Cell, Column, PaperTable, Row, parse_columns
+from ...repro.spec.reported import Cell, Column, PaperTable, Row, parse_columns
 
 __all__ = ["Cell", "Column", "Row", "PaperTable", "TABLES", "TABLE1", "TABLE2", "METRICS", "SETUP", "STATED",
            "RECONSTRUCTED", "RECONSTRUCTED_SOURCES", "LR", "ROUNDS", "METHODS", "METHOD_ORDER", "METHOD_LABELS",

@@ -15,7 +15,7 @@ The method itself is :mod:`fedlib.algorithms.fedconcat` (tokens ``fedconcat``, `
 Notebooks: ``notebooks/fedconcat/``; outputs: ``figures/fedconcat/<profile>/``.
 """
 
-from ...repro.paper import Paper
+from ...repro.spec.paper import Paper
 from . import profiles, reported
 
 PAPER = Paper.from_modules(reported, profiles, name="fedconcat", title="FedConcat (AAAI 2024)",

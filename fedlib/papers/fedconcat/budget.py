@@ -1,17 +1,17 @@
 """FedConcat at its own scale: the ``paper`` profile's cost model and the headline's budget ladder.
 
 :data:`PAPER_ESTIMATE` is the arithmetic (unit costs measured here, ``benchmarks/unit_costs.py``);
-:data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.costs`): FedConcat's
+:data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.budget.costs`): FedConcat's
 stage 2 (T_e rounds of every client's E epochs) and stage 3 (T_c rounds on the frozen encoders) are
 priced each by its own unit cost, a baseline by the rounds "same communication cost" gives it
 (:func:`.analysis.with_budget`); :data:`LADDER` is FedConcat − FedAvg at FMNIST #C=2, Table 1,
-from quick's scale to the paper's (:mod:`fedlib.repro.ladder`).
+from quick's scale to the paper's (:mod:`fedlib.repro.budget.ladder`).
 """
 
 from __future__ import annotations
 
-from ...repro.costs import CostModel, UnitCost
-from ...repro.ladder import LadderSpec
+from ...repro.budget.costs import CostModel, UnitCost
+from ...repro.budget.ladder import LadderSpec
 from .analysis import with_budget
 
 __all__ = ["COST", "LADDER", "PAPER_ESTIMATE", "CPU_RUN_LIMIT_S"]
@@ -41,7 +41,7 @@ At the paper's scale (all data, E = 10, 40 clients: 600,000 sample-epochs a roun
 * Centralized (one client, 10 epochs): 600,000 × 0.12 ms ≈ 72 s on FMNIST, 90 s on CIFAR-10: fits.
 
 The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 CPU-min;
-``fedlib.repro.plan.plan('fedconcat')``): the Centralized cells and the budget ladder's lower rungs,
+``fedlib.repro.budget.plan.plan('fedconcat')``): the Centralized cells and the budget ladder's lower rungs,
 27 runs ≈ 2.7 CPU-h; 621 runs need a GPU (≈ 1,190 CPU-h here), 189 more have no measured cost
 (ResNet-18 on CIFAR-100 / Tiny-ImageNet, both absent, and Fig. 4's 5-encoder model).  GPU time: not
 measured (no GPU lent).  The budget ladder (:data:`LADDER`) under quick, one seed: rungs at (T_e, T_c, E,

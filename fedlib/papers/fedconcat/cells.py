@@ -2,7 +2,7 @@
 
 Every study of this companion trains Table 1's configurations (or one of them with one setting
 changed), so the store shares the runs between notebooks: :func:`cell_config` is the one way a
-study asks for a cell, through :func:`fedlib.repro.gate.decide` (trained here, from a GPU's stored
+study asks for a cell, through :func:`fedlib.repro.run.gate.decide` (trained here, from a GPU's stored
 runs, or "not run" with its reason).
 """
 
@@ -12,8 +12,8 @@ from typing import Any, Sequence
 
 from . import PAPER
 from . import reported as paper
-from ...repro.gate import decide
-from ...repro.profiles import Profile
+from ...repro.run.gate import decide
+from ...repro.spec.profiles import Profile
 
 __all__ = ["BASELINES", "FEDCONCAT", "partition_label", "cell_config", "table1_cells", "load_runs",
            "model_params"]
@@ -41,7 +41,7 @@ def cell_config(profile: Profile | str | None, column: str, method: str, experim
 
 def table1_cells(profile: Profile, columns: Sequence[str]) -> list[dict]:
     """Table 1's grid cells (labels row, column, method) in ``columns``, as the table runs them."""
-    from ...repro.tables import table_cells
+    from ...repro.artefacts.tables import table_cells
 
     return [c for c in table_cells("table1", profile) if c["column"] in set(columns)]
 
@@ -50,7 +50,7 @@ def load_runs(cells: Sequence[dict], store: Any = None) -> dict:
     """The :class:`fedlib.Result` of each cell with a config (run if not in the store; default: the
     regeneration store, the notebooks' own), keyed by the cell's ``(column, method)``."""
     from ...api import run
-    from ...repro.grid import default_store
+    from ...repro.run.grid import default_store
 
     store = default_store() if store is None else store
     return {(c["column"], c["method"]): run(c["config"], store=store, progress=False)

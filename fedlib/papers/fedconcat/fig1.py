@@ -12,8 +12,8 @@ import pandas as pd
 
 from . import reported as paper
 from .cells import cell_config
-from ...repro.gate import decide
-from ...repro.profiles import Profile
+from ...repro.run.gate import decide
+from ...repro.spec.profiles import Profile
 
 __all__ = ["FIG1_MODELS", "FIG1_TESTS", "disjoint_pair", "fig1_two_clients"]
 

@@ -1,6 +1,6 @@
 """FedConcat's figures, drawn from its tables and studies (:mod:`.studies`) and saved through the
-notebook's :class:`fedlib.repro.context.Context` (the shared style of :mod:`fedlib.repro.figures`,
-one colour per method from :attr:`fedlib.repro.paper.Paper.method_colors`: FedConcat's table order).
+notebook's :class:`fedlib.repro.artefacts.context.Context` (the shared style of :mod:`fedlib.repro.artefacts.figures`,
+one colour per method from :attr:`fedlib.repro.spec.paper.Paper.method_colors`: FedConcat's table order).
 
 Each function draws one figure of a notebook, saves it (``ctx.save_figure``) and returns it.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...repro import figures as F
-from ...repro.figure_rules import label_cell, label_empty_bars
+from ...repro.artefacts import figures as F
+from ...repro.artefacts.figure_rules import label_cell, label_empty_bars
 from . import PAPER
 from . import reported as paper
 from .cells import BASELINES
@@ -248,7 +248,7 @@ def fig4_communication(ctx, fig4):
 def table2_curves(ctx, comp2: pd.DataFrame, grid2):
     """Table 2 as curves: accuracy against the number of clients, ours solid, the paper dashed, one
     panel per partition run (every partition when none ran)."""
-    from ...repro.compare import add_column_param
+    from ...repro.verdict.compare import add_column_param
     from .cells import partition_label
 
     plot2 = add_column_param(comp2, ctx.paper.table("table2"), "num_clients", "clients")

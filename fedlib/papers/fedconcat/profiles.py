@@ -62,7 +62,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...repro.profiles import Profile, changed, merge_notes
+from ...repro.spec.profiles import Profile, changed, merge_notes
 from . import reported
 from .budget import COST
 from .deviations import NOTES
@@ -75,7 +75,7 @@ __all__ = ["FedConcatProfile", "PAPER_PROFILE", "QUICK", "SMOKE", "PROFILES", "E
 
 @dataclass(frozen=True)
 class FedConcatProfile(Profile):
-    """A :class:`fedlib.repro.profiles.Profile` whose cells also get the rounds Table 1's "same
+    """A :class:`fedlib.repro.spec.profiles.Profile` whose cells also get the rounds Table 1's "same
     communication cost" implies (:func:`.analysis.with_budget`): a cell that sets no
     ``rounds`` gets FedConcat's communication in rounds of its model; a centralized cell (one
     client) 10 epochs in one round."""

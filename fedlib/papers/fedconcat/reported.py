@@ -4,7 +4,7 @@ Tables 1-3 are transcribed from the AAAI 2024 slides
 (``shared/papers/fedconcat_aaai2024_slides.txt``; the paper's own text was not
 available, ``notes/fedconcat.md``), values in %, ``mean±std`` where given.
 The slides print one row per (dataset, partition) and one column per method;
-fedlib's :class:`~fedlib.repro.reported.PaperTable` has methods as rows and settings
+fedlib's :class:`~fedlib.repro.spec.reported.PaperTable` has methods as rows and settings
 as columns, so each block below is written **as printed** (one line per printed
 row, starting with the column key it becomes) and transposed by
 :func:`_transposed`.  ``tests/test_fedconcat_reported.py`` checks every cell
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...repro.reported import Cell, Column, PaperTable, Row, parse_cell
+from ...repro.spec.reported import Cell, Column, PaperTable, Row, parse_cell
 
 __all__ = ["Cell", "Column", "Row", "PaperTable", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_ORDER", "METHOD_LABELS",
            "FIGURE_CLAIMS", "NOTES", "UNSUPPORTED_DATASETS", "table", "PAPER"]

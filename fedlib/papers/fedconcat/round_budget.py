@@ -16,7 +16,7 @@ import pandas as pd
 from . import reported as paper
 from .analysis import budget_of, model_sizes
 from .cells import BASELINES, FEDCONCAT, cell_config
-from ...repro.profiles import Profile
+from ...repro.spec.profiles import Profile
 
 __all__ = ["budget_table", "budget_variants", "accuracy_at_rounds", "budget_sensitivity", "ranking_summary",
            "budget_configs", "budget_rounds"]

@@ -1,6 +1,6 @@
 """FedConcat's studies: every figure and analysis of the companion that is not one of the paper's
 tables (those are :data:`.reported.TABLE1`-3, run by ``ctx.table``), declared as data and run by
-``ctx.study(name)`` (:class:`fedlib.repro.study.Study`).
+``ctx.study(name)`` (:class:`fedlib.repro.spec.study.Study`).
 
 =====================  =========================  ======================================
 study                  notebook                   what it measures
@@ -25,7 +25,7 @@ from __future__ import annotations
 from . import clusters, fig1, final_architecture, reported, round_budget, third_party
 from .cells import BASELINES
 from .profiles import BUDGET_VARIANTS
-from ...repro.study import Option, Study
+from ...repro.spec.study import Option, Study
 
 __all__ = ["STUDIES"]
 

@@ -32,7 +32,7 @@ def fedlc_gaps(comparison: pd.DataFrame | None = None) -> pd.DataFrame:
     """FedLC − FedAvg (pp) per Table 1 setting (dataset, partition): as the FedLC paper claims it
     (its Tables 1-2, at the equivalent skew, :data:`FEDLC_EQUIVALENTS`), as FedConcat's Table 1
     measures it, and, given our Table 1 cells' ``comparison`` (``row``, ``column``, ``ours_mean``: a
-    grid's :meth:`~fedlib.repro.grid.GridResult.aggregate` or :func:`fedlib.repro.tables.reproduce_table`'s
+    grid's :meth:`~fedlib.repro.run.grid.GridResult.aggregate` or :func:`fedlib.repro.artefacts.tables.reproduce_table`'s
     frame), as measured here (NaN where not run).  The FedLC paper's own setting is in ``fedlc_setting``."""
     from ..fedlc import reported as fedlc
 
@@ -113,7 +113,7 @@ def _cells(profile, opts) -> list[dict]:
 def _companion_folder(opts) -> Path | None:
     """The FedLC companion's output folder for this profile: beside ours (``opts.figures_root``) first,
     then the repository's committed one; None when neither holds its stand-in check."""
-    from ...repro.provenance import repo_root
+    from ...repro.artefacts.provenance import repo_root
 
     roots = ([Path(opts.figures_root)] if opts.figures_root else []) + [repo_root() / "figures"]
     candidates = [root / "fedlc" / opts.profile.name for root in roots]

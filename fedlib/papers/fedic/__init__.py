@@ -15,7 +15,7 @@ The method is :mod:`fedlib.algorithms.fedic`; the baselines are ``fedavg``, ``fe
 ``tau_norm`` and ``lws``.  Notebooks: ``notebooks/fedic/``; outputs: ``figures/fedic/<profile>/``.
 """
 
-from ...repro.paper import Paper
+from ...repro.spec.paper import Paper
 from . import profiles, reported
 
 PAPER = Paper.from_modules(reported, profiles, name="fedic", title="FEDIC (ICME 2022)", source="fedic_icme2022.txt",

@@ -1,16 +1,16 @@
 """FEDIC at its own scale: the ``paper`` profile's cost model and the headline's budget ladder.
 
 :data:`PAPER_ESTIMATE` is the arithmetic (unit costs measured here, ``benchmarks/unit_costs.py``);
-:data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.costs`);
+:data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.budget.costs`);
 :data:`LADDER` is FEDIC − FedAvg at CIFAR-10-LT IF = 100, Table 1, on CIFAR-10-LT with ResNet-8, from
 the quick profile's rounds and local epochs toward the paper's, and on a CPU, where quick's scale does not
-fit a run, from a floor of 1 round of E = 1 (:mod:`fedlib.repro.ladder`).
+fit a run, from a floor of 1 round of E = 1 (:mod:`fedlib.repro.budget.ladder`).
 """
 
 from __future__ import annotations
 
-from ...repro.costs import CostModel, UnitCost
-from ...repro.ladder import LadderSpec
+from ...repro.budget.costs import CostModel, UnitCost
+from ...repro.budget.ladder import LadderSpec
 
 __all__ = ["COST", "LADDER", "PAPER_ESTIMATE", "CPU_RUN_LIMIT_S"]
 
@@ -38,7 +38,7 @@ Unit costs (CPU seconds of one single-threaded process; E = 1 so that a round is
   FEDIC's 14 s a round).
 
 The paper profile on this 2-core CPU (a table's run fits when it is estimated at ≤ 30 CPU-min;
-``fedlib.repro.plan.plan('fedic')``): no table run fits (Table 1's cheapest cell, cRT at CIFAR-100-LT IF = 100, is
+``fedlib.repro.budget.plan.plan('fedic')``): no table run fits (Table 1's cheapest cell, cRT at CIFAR-100-LT IF = 100, is
 ≈ 26 CPU-h); 140 runs need a GPU, ≈ 7,223 CPU-h here, 7 more have no measured cost (ResNet-18 on
 ImageNet-LT, absent here).  GPU time: not measured.  CIFAR-100 and ImageNet-LT are absent here.
 
@@ -50,7 +50,7 @@ most 60 CPU-min: rungs (rounds, E) = (1, 1), (2, 1), (4, 2), the paper's (200, 1
 paper's single run); FEDIC ≈ 858, 1,657 and 3,474 s, FedAvg 112, 167 and 494 s: ≈ 113 CPU-min, ≈ 1 h on 2
 workers.  The CPU reaches 0.4 % of the paper's client sample-epochs; a GPU (``--device cuda``) runs every
 rung from quick's scale.  With one seed the finding's tolerance is 6.4 pp: twice the largest std of FEDIC
-− FedAvg over seeds 0-2 measured at quick (3.20 pp, ``python -m fedlib.repro.seeds fedic --profile quick``).
+− FedAvg over seeds 0-2 measured at quick (3.20 pp, ``python -m fedlib.repro.verdict.seeds fedic --profile quick``).
 """
 
 _RESNET8 = UnitCost(s_per_sample_epoch=1.12e-2, fixed_s=57.8,

@@ -2,7 +2,7 @@
 
 * :func:`table_value` -- the run value each cell of Tables 1-3 reads (groups, teachers);
 * :func:`cell_config` -- the paper's CIFAR-10-LT (IF = 100) setting with a study's parameters, through
-  the gate (:func:`fedlib.repro.gate.decide`), so runs shared between a table and a figure run once;
+  the gate (:func:`fedlib.repro.run.gate.decide`), so runs shared between a table and a figure run once;
 * :data:`FIG3_CURVES` -- Fig. 3's curves: FedAvg, FT and FEDIC;
 * :func:`curve` -- a study's runs, each read at its cell's ``metric``, averaged over seeds;
 * :func:`datasets_used`, :func:`gain_lines` -- what a grid trained on; FEDIC's gains in Table 1.
@@ -17,16 +17,16 @@ from typing import Any
 
 import pandas as pd
 
-from ...repro.grid import GridResult, aggregate
-from ...repro.gate import decide
-from ...repro.profiles import Profile
+from ...repro.run.grid import GridResult, aggregate
+from ...repro.run.gate import decide
+from ...repro.spec.profiles import Profile
 from . import reported as paper
 
 __all__ = ["table_value", "cell_config", "FIG3_CURVES", "curve", "datasets_used", "gain_lines"]
 
 
 def table_value(table_id: str) -> Any:
-    """What a table's cells read (``value`` of :func:`fedlib.repro.tables.reproduce_table`): Table 1 the
+    """What a table's cells read (``value`` of :func:`fedlib.repro.artefacts.tables.reproduce_table`): Table 1 the
     global model's accuracy; Table 2 one metric per column (All / Many / Medium / Few); Table 3 one
     per cell (teacher rows read the teacher's values, :func:`.reported.table3_metric`)."""
     return {"table1": "accuracy", "table2": dict(paper.GROUP_COLUMNS), "table3": paper.table3_metric}[table_id]

@@ -1,6 +1,6 @@
 """FEDIC's figures and shown tables, drawn from the results of its studies (:mod:`.studies`) and
-tables, and saved through the notebook's :class:`fedlib.repro.context.Context` (the shared style of
-:mod:`fedlib.repro.figures`).
+tables, and saved through the notebook's :class:`fedlib.repro.artefacts.context.Context` (the shared style of
+:mod:`fedlib.repro.artefacts.figures`).
 
 Each figure function draws one figure of a notebook, saves it (``ctx.save_figure``, with the study's
 findings) and returns it; :func:`values_view` shows a figure study's values as a DataFrame.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...repro import figures as F
-from ...repro.figure_rules import label_cell, label_empty_bars
+from ...repro.artefacts import figures as F
+from ...repro.artefacts.figure_rules import label_cell, label_empty_bars
 from .experiments import datasets_used
 
 __all__ = ["GROUP_COLORS", "values_view", "long_tail_counts", "table3_groups", "fig3_aux_size",
@@ -29,7 +29,7 @@ def _on(ctx, grid) -> str:
 
 def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label) -> int:
     """One line per ``by`` group (mean over seeds; error bars only where >= 2 seeds), its cells
-    that diverged or did not run labelled at the bottom of the data (:mod:`fedlib.repro.figure_rules`);
+    that diverged or did not run labelled at the bottom of the data (:mod:`fedlib.repro.artefacts.figure_rules`);
     ticks at the values of ``x``.  Returns the number of seeds (for the caption)."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 

@@ -1,5 +1,5 @@
 """The FEDIC paper's profiles: ``paper`` (its setup), ``quick`` (a 2-core CPU in under an hour) and
-``smoke`` (seconds, for CI), as :class:`fedlib.repro.profiles.Profile` data.
+``smoke`` (seconds, for CI), as :class:`fedlib.repro.spec.profiles.Profile` data.
 
 **Why quick trains on FashionMNIST-LT.**  The paper's setting (ResNet-8 on CIFAR-10-LT, 200 rounds,
 8 clients × 10 local epochs per round, 300 server Adam steps per round) costs hours per run on a
@@ -24,7 +24,7 @@ of 8 clients × 10 local epochs costs ≈ 30 CPU-h (FEDIC's server steps add 745
 
 from __future__ import annotations
 
-from ...repro.profiles import Profile, changed, merge_notes
+from ...repro.spec.profiles import Profile, changed, merge_notes
 from .budget import COST
 from .deviations import NOTES
 from .reported import SEEDS

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...repro.reported import Cell, Column, PaperTable, Row, parse_rows
+from ...repro.spec.reported import Cell, Column, PaperTable, Row, parse_rows
 
 __all__ = ["PAPER", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_ORDER", "METHOD_LABELS", "DATASET_LABELS", "GROUP_COLUMNS",
            "TABLE3_VALUES", "TABLE3_INFERRED", "table3_metric", "FAMILY", "FIGURE_CLAIMS", "NOTES", "Cell"]
@@ -66,7 +66,7 @@ SETUP: dict[str, Any] = {
 SEEDS = (0,)  # the paper reports single runs (its code seeds everything with 7)
 
 #: Which run value a column reports: the global model's accuracy or a group's (fedlib.metrics; the grid's
-#: ``group_accuracy_<group>``, fedlib.repro.grid.run_metrics).
+#: ``group_accuracy_<group>``, fedlib.repro.run.grid.run_metrics).
 GROUP_COLUMNS = {"all": "accuracy", "many": "group_accuracy_many", "medium": "group_accuracy_medium",
                  "few": "group_accuracy_few"}
 
@@ -79,7 +79,7 @@ def _lt_col(dataset: str, imbalance: int, extra: dict | None = None) -> Column:
 
 def _method_rows(methods=METHODS) -> list[Row]:
     # no row group: the families (FAMILY) are one comparison, so the best method and FEDIC's gain over
-    # FedAvg are judged across all of them (fedlib.repro.compare groups winners and gains by row group)
+    # FedAvg are judged across all of them (fedlib.repro.verdict.compare groups winners and gains by row group)
     return [Row(m, METHOD_LABELS[m], {"method": m}) for m in methods]
 
 
@@ -147,7 +147,7 @@ TABLE3_VALUES = {r: ("teacher_accuracy" if not kd else "accuracy") for r, (_, _,
 
 
 def table3_metric(row: str, column: str) -> str:
-    """The run value a Table 3 cell reads (:func:`fedlib.repro.tables.metric_of`): rows (a)-(d) the
+    """The run value a Table 3 cell reads (:func:`fedlib.repro.artefacts.tables.metric_of`): rows (a)-(d) the
     teacher's (``teacher_accuracy``, ``teacher_group_accuracy_<group>``), rows (e)-(h) the global
     model's (``accuracy``, ``group_accuracy_<group>``)."""
     overall = TABLE3_VALUES[row]

@@ -1,5 +1,5 @@
 """FEDIC's studies: everything the notebooks measure that is not one of the paper's tables, declared as
-:class:`fedlib.repro.study.Study` s and run by ``ctx.study(name)``.
+:class:`fedlib.repro.spec.study.Study` s and run by ``ctx.study(name)``.
 
 * ``long_tail`` (notebook 01) -- §3.1: the long-tailed training set, D_aux, D_ulb and the groups;
 * ``table3_groups`` (04) -- Table 3's runs by row and class group: do FT and LA lift the few-shot classes;
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ...repro import Option, Study
-from ...repro.gate import table_cells
+from ...repro.run.gate import table_cells
 from . import reported as paper
 from .experiments import FIG3_CURVES, cell_config, curve
 
@@ -102,7 +102,7 @@ _GROUPS = ("all", "many", "medium", "few")
 
 
 def _table3_cells(profile, opts) -> list[dict]:
-    """Table 3's cells (:func:`fedlib.repro.gate.table_cells`), each with the run value it reads: the same
+    """Table 3's cells (:func:`fedlib.repro.run.gate.table_cells`), each with the run value it reads: the same
     runs as the table, read from the store."""
     t = paper.TABLES["table3"]
     return [{"row": c["row"], "column": c["column"], "row_label": t.row(c["row"]).label,

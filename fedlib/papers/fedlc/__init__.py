@@ -15,7 +15,7 @@ Calibration", ICML 2022.
 Notebooks: ``notebooks/fedlc/``; outputs: ``figures/fedlc/<profile>/``.
 """
 
-from ...repro.paper import Paper
+from ...repro.spec.paper import Paper
 from . import profiles, reported
 
 PAPER = Paper.from_modules(reported, profiles, name="fedlc", title="FedLC (ICML 2022)", source="fedlc_icml2022.md",

@@ -6,7 +6,7 @@ client biases the classifier, and why calibrated logits help:
 * §3, Definition 2 — the classes of a client are split into majority
   ``j ∈ J``, minority ``r ∈ R`` and missing ``s ∈ S`` classes
   (:func:`~.local_update.client_classes`, by
-  :mod:`fedlib.repro.class_roles`' ``"max_fraction"`` rule).
+  :mod:`fedlib.repro.spec.class_roles`' ``"max_fraction"`` rule).
 * Appendix B, Eq. 9 — one full-batch SGD step of the last layer
   ``f(x) = {w_y^T h}`` under softmax cross-entropy moves ``w_y`` by
   ``Δw_y = η (1 − p̄_y^(y)) h̄^(y) n_y − η Σ_{y'≠y} p̄_y^(y') h̄^(y') n_y'``

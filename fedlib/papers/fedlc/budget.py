@@ -1,15 +1,15 @@
 """FedLC at its own scale: the ``paper`` profile's cost model and the headline's budget ladder.
 
 :data:`PAPER_ESTIMATE` is the arithmetic (unit costs measured here, ``benchmarks/unit_costs.py``);
-:data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.costs`);
+:data:`COST` is what the ``paper`` profile gates its cells with (:mod:`fedlib.repro.budget.costs`);
 :data:`LADDER` is FedLC − FedAvg at CIFAR-10 D(β = 0.5), Table 1, on CIFAR-10 with the Table 9 CNN,
-from the quick profile's scale toward the paper's (:mod:`fedlib.repro.ladder`).
+from the quick profile's scale toward the paper's (:mod:`fedlib.repro.budget.ladder`).
 """
 
 from __future__ import annotations
 
-from ...repro.costs import CostModel, UnitCost
-from ...repro.ladder import LadderSpec
+from ...repro.budget.costs import CostModel, UnitCost
+from ...repro.budget.ladder import LadderSpec
 
 __all__ = ["COST", "LADDER", "PAPER_ESTIMATE", "CPU_RUN_LIMIT_S"]
 
@@ -33,10 +33,10 @@ The paper profile on this 2-core CPU (a run fits when it is estimated at ≤ 30 
   methods with extra state) ≈ **25 CPU-min**: run.  FEMNIST is absent here and its cost not measured.
 * every CIFAR-10 cell (Tables 1, 2, 5, 6, 7; Figs. 1, 2, 5-7; the calibration study): ≈ 21 CPU-h a
   run at E = 1 (Table 5's E = 5 and 10: 5× and 10×): not run, "needs a GPU" (the plan of
-  ``fedlib.repro.plan.plan('fedlc')`` sums them; GPU time not measured, no GPU lent).  SVHN,
+  ``fedlib.repro.budget.plan.plan('fedlc')`` sums them; GPU time not measured, no GPU lent).  SVHN,
   CIFAR-100 and the ImageNet subset are absent here.
 
-``fedlib.repro.plan.plan('fedlc')`` on this CPU: Table 4's 105 Synthetic runs and the budget ladder's
+``fedlib.repro.budget.plan.plan('fedlc')`` on this CPU: Table 4's 105 Synthetic runs and the budget ladder's
 three lower rungs fit.  The ladder runs 3 of the table's 5 seeds on a CPU (``LADDER.cpu_seeds``): its
 rungs (15 / 25 / 41 rounds on 6,000 / 8,322 / 11,542 samples) cost ≈ 6 / 13 / 30 CPU-min a run, so
 2 methods × 3 seeds ≈ 36 + 81 + 180 ≈ **297 CPU-min**, ≈ 2.5 h on the profile's 2 workers by the estimate
@@ -49,7 +49,7 @@ rather than over 2.  ``--only 05`` plans Table 4 alone (≈ 10 min), ``--only 09
 ladder alone.  1,545 runs need a GPU (≈ 97,000 CPU-h here), 175 more have no measured cost (FEMNIST, the
 ImageNet subset).  With a GPU (``--device cuda``) the ladder runs every seed and every rung.
 
-On a GPU (``python -m fedlib.repro.cells --paper fedlc --table table1 --columns cifar10_beta0.5 --rows
+On a GPU (``python -m fedlib.repro.run.cells --paper fedlc --table table1 --columns cifar10_beta0.5 --rows
 fedavg,fedlc --seeds 0,1 --device cuda``, at ff05572, 2026-11-24, one NVIDIA H100 80GB HBM3): the four runs
 shared the GPU with 8 runs of FedConcat and FEDIC for their first 14 min, then with each other; each reached
 round 310 of 400 in ≈ 1,355 s when the session's 30 GPU-min ran out, i.e. ≤ 4.4 s a round

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...config import Config
-from ...repro.grid import diverged_lines
+from ...repro.run.grid import diverged_lines
 from .experiments import cell_config, skew_label
 
 __all__ = ["CALIBRATION_VARIANTS", "CALIBRATION_LABELS"]

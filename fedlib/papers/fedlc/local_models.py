@@ -6,7 +6,7 @@
 
 The global model is a FedAvg run (:func:`.experiments.trained_cell`); the local updates and the
 aggregate are the core's (:func:`.local_update.per_class_accuracy_before_after`).  A client's
-classes are majority / minority / missing by :mod:`fedlib.repro.class_roles`' ``"max_fraction"``
+classes are majority / minority / missing by :mod:`fedlib.repro.spec.class_roles`' ``"max_fraction"``
 rule (fraction ½, fedlib's reading of Definition 2; the role that module calls "absent", FedLC's
 outputs call "missing").  The studies' build functions; :mod:`.studies` declares them.
 """
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ...repro import class_roles
+from ...repro.spec import class_roles
 from ...simulation import prepare
 from .experiments import not_run_frame, trained_cell, trained_model
 from .local_update import per_class_accuracy_before_after
@@ -198,7 +198,7 @@ def fig7_summary(grid, opts) -> dict:
 
 
 def fig7_findings(summary, opts) -> list[str]:
-    from ...repro.figures import _label
+    from ...repro.artefacts.figures import _label
     from . import PAPER
 
     if "not_run" in summary:

@@ -7,7 +7,7 @@
   :func:`fedlib.client.train_locally` and :func:`fedlib.server.server_update`, the functions a
   simulated round calls;
 * :func:`client_classes` / :func:`most_skewed_client` -- a client's majority, minority and missing
-  classes (Definition 2) by :mod:`fedlib.repro.class_roles`' ``"max_fraction"`` rule.
+  classes (Definition 2) by :mod:`fedlib.repro.spec.class_roles`' ``"max_fraction"`` rule.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ...algorithms.fedlc import CalibratedLoss
 from ...client import client_optimizer, train_locally
 from ...config import Config
 from ...engine import ClientOptimizer, ClientTask, client_batches, local_update, train_clients_sequential
-from ...repro import class_roles
+from ...repro.spec import class_roles
 from ...server import server_update
 from ...simulation import Experiment, evaluate, prepare
 from .deviation_bound import deviation_bound, measured_update, predicted_update_signs
@@ -39,7 +39,7 @@ __all__ = ["client_classes", "most_skewed_client", "deviation_experiment", "per_
 def client_classes(class_counts, majority_fraction: float = 0.5) -> tuple[list[int], list[int], list[int]]:
     """Majority ``J``, minority ``R`` and missing ``S`` classes of one client (Definition 2).
 
-    The paper only asks ``n_j ≫ n_r > 0 = n_s``; fedlib's rule (:mod:`fedlib.repro.class_roles`,
+    The paper only asks ``n_j ≫ n_r > 0 = n_s``; fedlib's rule (:mod:`fedlib.repro.spec.class_roles`,
     ``"max_fraction"``): majority ``n_j ≥ majority_fraction · max_y n_y``, minority the other
     present classes, missing ``n_s = 0``.  ``majority_fraction`` in ``(0, 1]``.  How skewed a pair
     really is, is ``n_j/n_r`` (recorded by :func:`deviation_experiment`)."""

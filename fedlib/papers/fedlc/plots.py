@@ -1,7 +1,7 @@
 """FedLC's figures of the motivation and the analysis (Figs. 1-3, the deviation bound, Figs. 6-7),
 drawn from the studies' summaries (:mod:`.studies`) and saved through the notebook's
-:class:`fedlib.repro.context.Context` (the shared style of :mod:`fedlib.repro.figures`, one colour
-per method from :attr:`fedlib.repro.paper.Paper.method_colors`).  The results' figures (the
+:class:`fedlib.repro.artefacts.context.Context` (the shared style of :mod:`fedlib.repro.artefacts.figures`, one colour
+per method from :attr:`fedlib.repro.spec.paper.Paper.method_colors`).  The results' figures (the
 calibration study, the tables as curves, Figs. 4-5, the stand-in check) are in :mod:`.result_plots`.
 
 Each function draws one figure, saves it (``ctx.save_figure``) and returns it.
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...repro import figures as F
-from ...repro.figure_rules import label_empty_bars
+from ...repro.artefacts import figures as F
+from ...repro.artefacts.figure_rules import label_empty_bars
 from . import PAPER
 from . import reported as paper
 from .deviation_study import LOSS_NAMES

@@ -1,7 +1,7 @@
 """The FedLC paper's profiles: ``paper`` (its setup), ``quick`` (a 2-core CPU in under an hour) and
-``smoke`` (seconds, for CI), as :class:`fedlib.repro.profiles.Profile` data.
+``smoke`` (seconds, for CI), as :class:`fedlib.repro.spec.profiles.Profile` data.
 
-The ``quick`` profile is written as "the paper's, with these changes" (:func:`fedlib.repro.profiles.changed`);
+The ``quick`` profile is written as "the paper's, with these changes" (:func:`fedlib.repro.spec.profiles.changed`);
 every table and figure lists the resulting deviations (:meth:`Profile.deviations`).
 
 **The quick budget** (issue 24: the four quick profiles together within two hours on 2 cores).
@@ -27,7 +27,7 @@ profile's device is ``cuda`` (``python -m fedlib.repro.regenerate --profile pape
 
 from __future__ import annotations
 
-from ...repro.profiles import Profile, changed, merge_notes
+from ...repro.spec.profiles import Profile, changed, merge_notes
 from .budget import COST
 from .deviations import NOTES
 from .reported import SEEDS

@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ...repro.reported import Cell, Column, PaperTable, Row, parse_cell, parse_rows
+from ...repro.spec.reported import Cell, Column, PaperTable, Row, parse_cell, parse_rows
 
 __all__ = [
     "Cell", "Column", "Row", "PaperTable", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_ORDER", "METHOD_LABELS",

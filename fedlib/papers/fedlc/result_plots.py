@@ -1,6 +1,6 @@
 """FedLC's figures of the results: the calibration study (§4), the label-skew partitions (Fig. 4),
 the paper's tables as curves, Fig. 5 and the stand-in check, drawn from the studies' summaries and
-the reproduced tables, and saved through the notebook's :class:`fedlib.repro.context.Context`.
+the reproduced tables, and saved through the notebook's :class:`fedlib.repro.artefacts.context.Context`.
 
 Each function draws one figure, saves it (``ctx.save_figure``) and returns it.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...repro import figures as F
-from ...repro.compare import add_column_param
-from ...repro.figure_rules import label_cell
+from ...repro.artefacts import figures as F
+from ...repro.verdict.compare import add_column_param
+from ...repro.artefacts.figure_rules import label_cell
 from . import PAPER
 from .calibration import CALIBRATION_LABELS
 from .experiments import cell_config

@@ -17,7 +17,7 @@ import pandas as pd
 from . import PAPER
 from . import reported as paper
 from .experiments import cell_config, skew_label, skew_params
-from ...repro.profiles import Profile
+from ...repro.spec.profiles import Profile
 
 __all__ = ["STAND_IN", "ON_CIFAR10", "stand_in_cells", "stand_in_comparison", "stand_in_findings"]
 

@@ -1,11 +1,11 @@
 """FedLC's studies: every figure and analysis of the companion that is not one of the paper's tables.
 
-Each :class:`fedlib.repro.study.Study` names its experiment (the profiles' settings key, see
+Each :class:`fedlib.repro.spec.study.Study` names its experiment (the profiles' settings key, see
 :data:`.profiles.EXPERIMENTS`), its typed options (default: the ``paper`` profile's value; a
 profile's setting of the same name overrides it, a notebook's keyword overrides both) and its
 build functions, which live in the module of their concept.  A notebook runs one with
 ``ctx.study("<name>")`` and shows or saves its summary.  Tables 1-7 are
-:class:`fedlib.repro.reported.PaperTable` s (``ctx.table``); the ablations of §5.6 are Tables 5-7.
+:class:`fedlib.repro.spec.reported.PaperTable` s (``ctx.table``); the ablations of §5.6 are Tables 5-7.
 
 =================  ============================================  ===========================
 study              what                                          notebook
@@ -28,7 +28,7 @@ fig7               Fig. 7: t-SNE of missing/minority/majority     07_analysis
 
 from __future__ import annotations
 
-from ...repro.study import Option, Study
+from ...repro.spec.study import Option, Study
 from . import calibration as C
 from . import deviation_study as D
 from . import label_skew as S

@@ -1,6 +1,6 @@
 """FedABC's studies: every figure and analysis that is not Table 1 or 2, declared as data.
 
-``STUDIES`` (read by :attr:`fedlib.repro.paper.Paper.studies`; a notebook runs one with
+``STUDIES`` (read by :attr:`fedlib.repro.spec.paper.Paper.studies`; a notebook runs one with
 ``ctx.study(name)``); each study's id is its experiment in the profiles (its seeds, overrides and
 option values come from the profile's settings of that experiment):
 
@@ -15,7 +15,7 @@ study          what                                                        noteb
                (:mod:`.sensitivity`)
 =============  ==========================================================  ==============================
 
-Tables 1 and 2 are :class:`fedlib.repro.reported.PaperTable` s (``ctx.table``); their claims and
+Tables 1 and 2 are :class:`fedlib.repro.spec.reported.PaperTable` s (``ctx.table``); their claims and
 gains (:mod:`..experiments`) are read from the table's comparison, not a study of their own.
 """
 

@@ -3,7 +3,7 @@
 The paper's Fig. 2 is a schematic ("over-confident predictions for dominated classes, sub-optimal
 performance for minority classes and extremely poor performance for classes that lack positive
 samples"); here it is measured on the client :func:`skewed_client` picks from Table 1's partition,
-its classes split by :func:`fedlib.repro.class_roles.roles` (rule ``"mean"``: FedABC's).
+its classes split by :func:`fedlib.repro.spec.class_roles.roles` (rule ``"mean"``: FedABC's).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ....algorithms.fedabc import FEDABC_WI
-from ....repro.class_roles import ROLES, roles
+from ....repro.spec.class_roles import ROLES, roles
 from ..experiments import cell_config
 
 __all__ = ["FIG2_MODELS", "ROLES", "skewed_client", "role_summary"]
@@ -80,7 +80,7 @@ def build_summary(grid, opts) -> dict:
     when the cells are not run)."""
     from ....api import run
     from ....config import Config
-    from ....repro.grid import as_store
+    from ....repro.run.grid import as_store
     from ....simulation import evaluate, prepare
 
     profile = opts.profile

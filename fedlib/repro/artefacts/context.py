@@ -1,0 +1,201 @@
+"""What a notebook needs, from its parameters cell.
+
+>>> ctx = Context("quick", notebook="fedlc/01_motivation")  # doctest: +SKIP
+>>> ctx.save_figure(fig, "fig1_fedavg_skew", experiment="fig1", title="...")  # doctest: +SKIP
+
+``notebook`` is ``"<paper>/<section>"``: the paper companion
+(:mod:`fedlib.papers`) gives the profile and the experiments.  **Where outputs
+go:** ``figures/<paper>/<profile>/`` unless ``out_dir`` is given, so running a
+notebook under one profile never touches another profile's committed outputs;
+a run with a ``seed`` other than the profile's goes to
+``figures/<paper>/<profile>-seed<k>/``.  ``smoke`` and ``-seed`` folders are not
+committed (``.gitignore``).  A figure or table saved as a ``placeholder`` (its
+dataset is absent) never replaces a real one.
+
+Every notebook computes with one torch thread and one BLAS/OpenMP thread, so
+its numbers do not depend on the machine's core count or on how it was
+launched (papermill, JupyterLab).  Saving returns nothing (cell outputs stay
+the table or figure); the paths are in ``ctx.saved``.  An output of an
+experiment the profile runs on a stand-in dataset says so in its caption, its
+findings and its sidecar (``stand_in``; :func:`fedlib.repro.verdict.compare.mark_stand_in`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from ..verdict.compare import mark_stand_in
+from .provenance import default_output_dir, relative_to_repo, repo_root
+from .saving import save_figure, save_table
+from .style import use_style
+from ..run.grid import GridResult, default_store, run_grid
+from ..spec.paper import get_paper
+from ..verdict.spread import load_spread
+from ..spec.study import StudyResult
+from .tables import reproduce_table
+
+__all__ = ["Context"]
+
+
+def _resolve_out(out_dir: str | os.PathLike) -> Path:
+    """A relative ``out_dir`` is read from the repository root (the kernel runs in notebooks/<paper>/)."""
+    path = Path(out_dir).expanduser()
+    return path if path.is_absolute() else repo_root() / path
+
+
+class Context:
+    def __init__(self, profile: Any = None, *, notebook: str, seed: int | None = None,
+                 out_dir: str | os.PathLike | None = None, store: Any = None, workers: int | None = None,
+                 progress: bool = True, announce: bool = True):
+        paper_name, _, section = notebook.partition("/")
+        if not section:
+            raise ValueError(f"notebook must be '<paper>/<section>' (a companion in fedlib/papers/ and one of its "
+                             f"notebooks, e.g. '<paper>/01_motivation'), got {notebook!r}")
+        self.paper = get_paper(paper_name)
+        prof = self.paper.profile(profile)
+        changes: dict[str, Any] = {}
+        if seed is not None:
+            changes["seeds"] = (int(seed),)
+            changes["experiments"] = {k: {kk: vv for kk, vv in v.items() if kk != "seeds"}
+                                      for k, v in prof.experiments.items()}
+        if workers is not None:
+            changes["workers"] = int(workers)
+        self.profile = dataclasses.replace(prof, **changes) if changes else prof
+        self.notebook = notebook
+        folder = prof.name if seed is None or (int(seed),) == tuple(prof.seeds) else f"{prof.name}-seed{int(seed)}"
+        self.out_dir = _resolve_out(out_dir) if out_dir else default_output_dir(self.paper.name, folder)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.store = default_store() if store is None else store
+        self.progress = progress
+        self.spread = load_spread(self.out_dir)
+        self.saved: dict[str, dict] = {}
+        os.environ.setdefault("FEDLIB_NOTEBOOK", notebook)
+        _one_thread()
+        use_style()
+        if announce:
+            print(self.expected_time())
+
+    def __repr__(self) -> str:
+        store = getattr(self.store, "root", self.store)
+        return (f"Context(paper={self.paper.name!r}, profile={self.profile.name!r}, seeds={self.profile.seeds}, "
+                f"notebook={self.notebook!r}, out_dir='{relative_to_repo(self.out_dir)}', "
+                f"store='{relative_to_repo(store) if store else store}')")
+
+    def deviations(self, experiment: str) -> list[str]:
+        return self.profile.deviations(experiment)
+
+    def _meta(self, experiment: str | None, meta: dict) -> dict:
+        meta.setdefault("profile", self.profile)
+        meta.setdefault("paper", self.paper.name)
+        meta.setdefault("notebook", self.notebook)
+        if experiment is not None:
+            meta.setdefault("experiment", experiment)
+            meta.setdefault("deviations", self.profile.deviations(experiment))
+            if self.profile.setting(experiment, "uses_seeds", True):
+                meta.setdefault("seeds", self.profile.seeds_for(experiment))
+        meta.setdefault("deviations", [])
+        return mark_stand_in(meta, self.profile, self.paper) if experiment is not None else meta
+
+    def save_figure(self, fig, name: str, *, experiment: str | None = None, placeholder: bool = False,
+                    **meta: Any) -> None:
+        """:func:`fedlib.repro.artefacts.saving.save_figure` into this notebook's folder; ``placeholder=True`` for a figure
+        made without its data (it never replaces a real one).  Every axes plotting data must name the
+        profile's stand-ins among ``datasets`` (:meth:`stand_ins`), unless it declared its own."""
+        from .figure_rules import declare_stand_ins
+
+        meta = self._meta(experiment, meta)
+        declare_stand_ins(fig, self.stand_ins(meta.get("datasets")))
+        self.saved[name] = save_figure(fig, name, self.out_dir, placeholder=placeholder, **meta) or {}
+
+    def stand_ins(self, datasets) -> list[str]:
+        """The datasets among ``datasets`` that this profile uses in place of a paper's dataset
+        (``profile.datasets``): a figure showing them must name them (:mod:`fedlib.repro.artefacts.figure_rules`)."""
+        subs = {used for ds, used in self.profile.datasets.items() if used is not None and used != ds}
+        return sorted(subs & {str(d) for d in (datasets if datasets is not None else [])})
+
+    def save_table(self, frame, name: str, *, experiment: str | None = None, placeholder: bool = False,
+                   **meta: Any) -> None:
+        self.saved[name] = save_table(frame, name, self.out_dir, placeholder=placeholder,
+                                      **self._meta(experiment, meta)) or {}
+
+    def table(self, table_id: str, **kwargs: Any) -> tuple[pd.DataFrame, GridResult]:
+        """:func:`fedlib.repro.artefacts.tables.reproduce_table` under this context (saved as ``table<N>``)."""
+        kwargs.setdefault("progress", self.progress)
+        return reproduce_table(table_id, self.profile, store=self.store, out_dir=self.out_dir,
+                               notebook=self.notebook, **kwargs)
+
+    def study(self, name: str, **options: Any) -> StudyResult:
+        """Run one of the companion's studies (:class:`fedlib.repro.spec.study.Study`) under this context:
+        its options (the profile's, then ``options``), its cells through the gate and the store, its
+        summary and findings."""
+        study = self.paper.study(name)
+        opts = study.options_for(self.profile, **options).bound(self.store)
+        grid = self.grid(study.cells(self.profile, opts), study.id) if study.trains else None
+        summary = study.summarize(grid, opts)
+        return StudyResult(study, opts, summary, study.findings(summary, opts), grid)
+
+    def save_study(self, result: StudyResult, name: str, frame: Any = None, *, caption: str | None = None,
+                   **meta: Any) -> None:
+        """Save a study's table (``frame``, default its summary): titled by the study, captioned by its
+        ``doc`` unless ``caption`` is given, with its findings and the datasets its grid trained on."""
+        if result.grid is not None and "dataset_used" in result.grid.runs:
+            meta.setdefault("datasets", result.grid.runs.dataset_used.dropna().unique())
+        meta.setdefault("title", result.study.title)
+        self.save_table(result.summary if frame is None else frame, name, experiment=result.study.id,
+                        caption=result.study.doc if caption is None else caption, findings=result.findings, **meta)
+
+    def comparison_view(self, comparison: pd.DataFrame, **kwargs: Any):
+        """A reproduced table (:meth:`table`'s comparison) as a styled DataFrame
+        (:func:`fedlib.repro.artefacts.views.comparison_view`), stand-in datasets named by this paper's labels."""
+        from .views import comparison_view
+
+        return comparison_view(comparison, self.paper.dataset_label, **kwargs)
+
+    def expected_time(self) -> str:
+        """This notebook's expected wall time under the profile, from the committed record of the last
+        cold regeneration (``figures/<paper>/<profile>/_run.json``), else unknown; printed when the
+        context is made, before anything trains."""
+        from ..budget.cold_times import estimate_minutes
+
+        section = self.notebook.partition("/")[2]
+        roots = [self.out_dir.parent.parent, repo_root() / "figures"]
+        minutes, how = estimate_minutes(self.paper.name, self.profile, [section], roots)
+        if minutes is None or how.startswith("the profile's budget"):
+            return (f"Expected time for {self.notebook} under the {self.profile.name!r} profile: unknown "
+                    f"(no cold regeneration of it is recorded); runs already in the store take seconds.")
+        shown = f"{minutes * 60:.0f} s" if minutes < 1.5 else f"{minutes:.0f} min"
+        return (f"Expected time for {self.notebook} under the {self.profile.name!r} profile: about {shown} on "
+                f"2 CPU cores from an empty store ({how}); runs already in the store take seconds.")
+
+    def grid(self, cells: Iterable[dict], experiment: str, **kwargs: Any) -> GridResult:
+        """:func:`fedlib.repro.run.grid.run_grid` with this profile's seeds (for ``experiment``), workers and
+        resources per run."""
+        kwargs.setdefault("seeds", self.profile.seeds_for(experiment))
+        kwargs.setdefault("workers", self.profile.workers)
+        kwargs.setdefault("cpus_per_run", self.profile.cpus_per_run)
+        kwargs.setdefault("gpus_per_run", self.profile.gpus_per_run)
+        kwargs.setdefault("progress", self.progress)
+        kwargs.setdefault("desc", f"{self.paper.name} {experiment} ({self.profile.name})")
+        return run_grid(cells, store=self.store, **kwargs)
+
+
+_LIMITS: list = []
+
+
+def _one_thread() -> None:
+    """One torch thread and one BLAS/OpenMP thread for this process (see the module docstring)."""
+    import torch
+
+    torch.set_num_threads(1)
+    if not _LIMITS:
+        try:
+            from threadpoolctl import threadpool_limits
+
+            _LIMITS.append(threadpool_limits(limits=1))
+        except ImportError:  # pragma: no cover - scikit-learn brings threadpoolctl
+            pass

@@ -1,0 +1,246 @@
+"""The plots the companions share: paper vs ours, training curves, count heatmaps, effect bars.
+
+Each draws in the shared style (:mod:`fedlib.repro.artefacts.style`) and obeys the figure rules
+(:mod:`fedlib.repro.artefacts.figure_rules`); :mod:`fedlib.repro.artefacts.saving` writes them with their sidecars.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .figure_rules import std_caption
+from .style import PALETTE, method_colors
+
+__all__ = ["plot_paper_vs_ours", "plot_histories", "heatmap_counts", "plot_effects", "seeds_of", "std_caption"]
+
+
+def _method_of(row: str) -> str:
+    return str(row).split("/")[-1]
+
+
+def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: str = "", x_log: bool = False,
+                       series: str = "method", title: str = "", ylabel: str = "test accuracy (%)",
+                       panel_labels: dict | None = None, sharey: bool = False, paper=None):
+    """One panel per ``panel`` value; in each, accuracy against ``x`` (a column of
+    ``comparison`` holding numbers) for every method: ours solid with filled
+    markers (error bars: std over seeds, only where a cell has >= 2), the paper dashed with
+    open markers.  Every panel obeys :mod:`.figure_rules`: its title names the dataset a
+    stand-in ran on ("run on FMNIST") or says "paper only"; a cell of ours that diverged or was
+    not run is labelled at the paper's value, a suspect paper value (†) marked.
+    ``paper`` (a :class:`fedlib.repro.spec.paper.Paper`) gives the methods' colours and labels.
+    The caption of a figure with error bars needs :func:`.figure_rules.std_caption` of
+    ``seeds_of(comparison)``.  Returns the figure."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    from .figure_rules import declare, label_cell
+
+    df = comparison.copy()
+    if "method" not in df:
+        df["method"] = df["row"].map(_method_of)
+    panels = list(dict.fromkeys(df[panel]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False, sharey=sharey)
+    colors = _colors(paper, df[series].unique())
+    seeds = seeds_of(df)
+    shown = []
+    for ax, pv in zip(axes[0], panels):
+        sub = df[df[panel] == pv].sort_values(x)
+        ours_here = sub.ours_mean.notna().any()
+        unrun: list[str] = []
+        # values of x where no method of ours ran: one "not run" label each, at the bottom
+        empty_x = [v for v, g in sub.groupby(x, sort=True) if g.ours_mean.isna().all()
+                   and (g.get("run_status", pd.Series("", index=g.index)) != "diverged").all()] if ours_here else []
+        for v in empty_x:
+            label_cell(ax, v, 0.03, "not run", key=f"every method @ {v}", transform=ax.get_xaxis_transform(),
+                       va="bottom", rotation=90)
+        for m in dict.fromkeys(sub[series]):
+            s = sub[sub[series] == m]
+            c = colors.get(m)
+            if s.ours_mean.notna().any():
+                yerr = s.ours_std.where(s.n_seeds >= 2) if seeds >= 2 and {"ours_std", "n_seeds"} <= set(s) else None
+                ax.errorbar(s[x], s.ours_mean, yerr=None if yerr is None or yerr.isna().all() else yerr.fillna(0),
+                            color=c, marker="o", lw=1.6, ms=4, capsize=2)
+            if s.paper_mean.notna().any():
+                ax.plot(s[x], s.paper_mean, color=c, ls="--", marker="o", mfc="none", lw=1, ms=4)
+            missing = s[s.ours_mean.isna()]
+            if ours_here and len(missing) == len(s) and (missing.get("run_status", "") != "diverged").all():
+                unrun.append(m)  # a method of the paper's not run in this panel at all: one label below
+            elif ours_here:
+                own = ~missing[x].isin(empty_x) | (missing.get("run_status", "") == "diverged")
+                for r in missing[own].itertuples():
+                    word = "diverged" if getattr(r, "run_status", "") == "diverged" else "not run"
+                    y = r.paper_mean if pd.notna(r.paper_mean) else sub.ours_mean.min()
+                    label_cell(ax, getattr(r, x), y, word, key=f"{m} @ {getattr(r, x)}", color=c, va="top")
+            for r in s[_suspect(s)].itertuples():
+                label_cell(ax, getattr(r, x), r.paper_mean, "suspect", key=f"{m} @ {getattr(r, x)} (paper)",
+                           text=" †", color=c, ha="left", va="center")
+            if m not in shown:
+                shown.append(m)
+        if unrun:
+            label_cell(ax, 0.5, -0.38, "not run", key=", ".join(unrun) + " (every cell)", transform=ax.transAxes,
+                       text="not run here: " + ", ".join(_label(m, paper) for m in unrun), ha="center", va="top",
+                       wrap=True)
+        name = (panel_labels or {}).get(pv, str(pv))
+        used = _stand_in_labels(sub, paper)
+        if not ours_here:
+            declare(ax, ours=False, stand_in=[])
+            name += " (paper only)"
+        elif used:
+            declare(ax, stand_in=used)
+            name += f"\n(run on {', '.join(used)})"
+        else:
+            declare(ax, stand_in=[])
+        if ours_here:
+            declare(ax, seeds=seeds)
+        ax.set_title(name)
+        ax.set_xlabel(x_label or x)
+        if x_log:
+            ax.set_xscale("log")
+        ticks = sorted(float(v) for v in sub[x].dropna().unique())
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    axes[0][0].set_ylabel(ylabel)
+    handles = [Line2D([], [], color=colors.get(m), lw=2) for m in shown]
+    labels = [_label(m, paper) for m in shown]
+    handles += [Line2D([], [], color="0.3", marker="o", lw=1.6), Line2D([], [], color="0.3", ls="--", marker="o",
+                                                                         mfc="none", lw=1)]
+    labels += ["ours", "paper"]
+    if _suspect(df).any():
+        handles.append(Line2D([], [], ls="none"))
+        labels.append("†: a paper value flagged as a probable typo")
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _suspect(frame):
+    """Rows whose paper value is flagged as a probable typo (``suspect`` text, or the status)."""
+    import pandas as pd
+
+    flag = pd.Series(False, index=frame.index)
+    if "suspect" in frame:
+        flag |= frame["suspect"].fillna("").astype(str).str.len() > 0
+    if "status" in frame:
+        flag |= frame["status"] == "suspect"
+    return flag & frame["paper_mean"].notna()
+
+
+def seeds_of(comparison) -> int:
+    """The most seeds any cell of ``comparison`` (its ``n_seeds``) was run with (1 when unknown)."""
+    if "n_seeds" not in comparison or comparison["n_seeds"].isna().all():
+        return 1
+    return int(comparison["n_seeds"].max())
+
+
+def _stand_in_labels(frame, paper) -> list[str]:
+    """The labels of the datasets ``frame``'s cells ran on in place of the paper's."""
+    if not {"dataset", "dataset_used"} <= set(frame):
+        return []
+    pairs = frame[["dataset", "dataset_used"]].dropna()
+    used = [u for d, u in zip(pairs.dataset, pairs.dataset_used) if d != u]
+    from ...data import DATASETS
+
+    return [paper.dataset_label(u) if paper is not None else DATASETS[u].label if u in DATASETS else str(u)
+            for u in dict.fromkeys(used)]
+
+
+def _colors(paper, methods) -> dict:
+    """The methods' colours: the paper's (its method order), else the registration order."""
+    return method_colors(paper.method_order if paper is not None else (), methods)
+
+
+def _label(method: str, paper=None) -> str:
+    """A method's label in ``paper`` (without " (ours)"); the token itself without a paper."""
+    return paper.method_label(method).replace(" (ours)", "") if paper is not None else method
+
+
+def plot_histories(histories, *, panel: str = "setting", hue: str = "method", title: str = "",
+                   ylabel: str = "test accuracy (%)", paper=None):
+    """Test accuracy per round, one panel per ``panel`` value, one line per ``hue``
+    (mean over seeds, band = min..max); ``paper`` gives the colours and labels."""
+    import matplotlib.pyplot as plt
+
+    panels = list(dict.fromkeys(histories[panel]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.0), squeeze=False, sharey=False)
+    colors = _colors(paper, histories[hue].unique())
+    for ax, pv in zip(axes[0], panels):
+        sub = histories[histories[panel] == pv]
+        for m in dict.fromkeys(sub[hue]):
+            s = sub[sub[hue] == m].groupby("round").test_accuracy.agg(["mean", "min", "max"])
+            ax.plot(s.index, s["mean"], color=colors.get(m), label=_label(m, paper), lw=1.6)
+            if len(sub[sub[hue] == m].seed.unique()) > 1:
+                ax.fill_between(s.index, s["min"], s["max"], color=colors.get(m), alpha=0.2, lw=0)
+        ax.set_title(str(pv))
+        ax.set_xlabel("communication round")
+    axes[0][0].set_ylabel(ylabel)
+    handles, labels = axes[0][-1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def heatmap_counts(counts, ax=None, *, title: str = "", class_names=None, cmap: str = "Blues"):
+    """FedLC Fig. 4: clients × classes sample counts, annotated."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import seaborn as sns
+
+    counts = np.asarray(counts)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.6 * counts.shape[1] + 1.5, 0.45 * counts.shape[0] + 1.2))
+    sns.heatmap(counts, annot=True, fmt="d", cmap=cmap, cbar=False, ax=ax, linewidths=0.5, linecolor="white",
+                annot_kws={"fontsize": 7}, xticklabels=class_names if class_names is not None else "auto",
+                yticklabels=[str(i) for i in range(counts.shape[0])])
+    ax.set_xlabel("class")
+    ax.set_ylabel("client")
+    ax.grid(False)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: str = "setting", title: str = "",
+                 ylabel: str = "difference (pp)", missing: str = "n/a"):
+    """Grouped bars: one panel per ``panel`` value (an effect such as FedLC −
+    FedAvg), bars per ``x`` value, one bar per source column of ``effects``
+    (e.g. paper / stand-in / CIFAR-10); a missing value is labelled ``missing``, a zero "0"."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import seaborn as sns
+
+    from .figure_rules import label_empty_bars
+
+    sources = list(sources)
+    panels = list(dict.fromkeys(effects[panel]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.2), squeeze=False, sharey=False)
+    colors = dict(zip(sources, sns.color_palette(PALETTE, len(sources))))
+    width = 0.8 / max(len(sources), 1)
+    for ax, pv in zip(axes[0], panels):
+        sub = effects[effects[panel] == pv]
+        xs = list(dict.fromkeys(sub[x]))
+        for i, src in enumerate(sources):
+            vals = [float(sub.loc[sub[x] == v, src].mean()) if sub.loc[sub[x] == v, src].notna().any() else np.nan
+                    for v in xs]
+            ax.bar(np.arange(len(xs)) + (i - (len(sources) - 1) / 2) * width, vals, width, color=colors[src],
+                   label=src)
+        ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+        ax.axhline(0, color="0.3", lw=0.8)
+        label_empty_bars(ax, missing=missing)
+        ax.set_title(str(pv))
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+    axes[0][0].set_ylabel(ylabel)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) for s in sources]
+    fig.legend(handles, sources, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(sources))
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

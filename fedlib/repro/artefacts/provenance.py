@@ -1,0 +1,122 @@
+"""Where an artefact came from, and where it goes: paths relative to the repository, the git
+commit, and the body of the JSON sidecar written beside every table and figure.
+
+* :func:`provenance` -- the sidecar's body: profile and its deviations from the paper,
+  parameters, seeds, datasets, the fedlib version and the git commit (:func:`git_commit`:
+  ``git rev-parse HEAD``, with ``-dirty`` when the tree has uncommitted changes, ``unknown``
+  outside git);
+* :func:`scrub_paths`, :func:`relative_to_repo` -- no machine paths in committed outputs;
+* :func:`default_output_dir` -- ``figures/<paper>/<profile>``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import math
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, Iterable
+
+from ...data import repo_root
+
+__all__ = ["repo_root", "default_output_dir", "relative_to_repo", "git_commit", "provenance", "scrub_paths"]
+
+
+def default_output_dir(paper: str, profile: str) -> Path:
+    """``<repo>/figures/<paper>/<profile>``: where a profile's tables and figures go.
+
+    Each profile has its own folder, so a run of one profile never overwrites
+    another's outputs (``smoke`` outputs are not committed: ``.gitignore``)."""
+    return repo_root() / "figures" / paper / profile
+
+
+def relative_to_repo(path: str | os.PathLike) -> str:
+    """``path`` relative to the repository when it lies inside it (no machine paths in outputs),
+    else its last two parts prefixed with ``…/``."""
+    p = Path(path).resolve()
+    try:
+        return p.relative_to(repo_root()).as_posix() or "."
+    except ValueError:
+        return "…/" + "/".join(p.parts[-2:])
+
+
+@functools.lru_cache(maxsize=8)
+def _git_commit(root: str) -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return "unknown"
+        # generated artefacts (figures/) do not make the tree dirty; untracked sources do
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":(exclude)figures"], cwd=root,
+                               capture_output=True, text=True, timeout=30)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def git_commit(root: str | os.PathLike | None = None) -> str:
+    """``git rev-parse HEAD`` of the repository, ``-dirty`` appended when the tree has
+    uncommitted changes (modified or untracked, not ignored, files outside
+    ``figures/``); ``"unknown"`` outside git (or without git)."""
+    return _git_commit(str(Path(root) if root is not None else repo_root()))
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "item") and callable(obj.item) and getattr(obj, "ndim", 1) == 0:
+        obj = obj.item()  # numpy / torch scalars
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    if hasattr(obj, "to_dict"):
+        return _jsonable(obj.to_dict())
+    return str(obj)
+
+
+def provenance(*, profile: Any = None, experiment: str | None = None, parameters: dict | None = None,
+               seeds: Iterable[int] | None = None, datasets: Iterable[str] | None = None,
+               notebook: str | None = None, deviations: Iterable[str] | None = None, **extra: Any) -> dict:
+    """The sidecar body: everything known about how an artefact was made, the CPU that made it included
+    (vendor and model, :func:`fedlib.repro.run.machine.cpu`: in a regeneration, the one that trained its runs)."""
+    from ... import __version__
+    from ..run.machine import cpu
+
+    prof_name = getattr(profile, "name", profile)
+    if deviations is None and experiment is not None and hasattr(profile, "deviations"):
+        deviations = profile.deviations(experiment)
+    body = {
+        "paper": getattr(profile, "paper", None),
+        "profile": prof_name,
+        "experiment": experiment,
+        "notebook": notebook or os.environ.get("FEDLIB_NOTEBOOK"),
+        "deviations": list(deviations or []),
+        "parameters": parameters or {},
+        "seeds": sorted(set(int(s) for s in seeds)) if seeds is not None else [],
+        "datasets": sorted(set(datasets)) if datasets is not None else [],
+        "fedlib_version": __version__,
+        "git_commit": git_commit(),
+        "cpu": {k: v for k, v in cpu().items() if k in ("vendor", "model")},  # the machine that made it
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    body.update(extra)
+    return _jsonable(body)
+
+
+def scrub_paths(text: str) -> str:
+    """``text`` without this machine's paths: the repository becomes ``.``, the data root
+    ``<data root>``, the home folder ``~`` (committed outputs name no machine)."""
+    from ...data import data_root
+
+    for path, name in ((data_root().resolve(), "<data root>"), (repo_root(), "."), (Path.home(), "~")):
+        p = str(path)
+        if len(p) > 1:
+            text = text.replace(p, name)
+    return text

@@ -1,0 +1,19 @@
+"""The reporting machinery in one import (each piece lives in its own module):
+
+* :mod:`fedlib.repro.run.grid` -- :func:`run_grid`, :class:`GridResult`, :func:`aggregate`;
+* :mod:`fedlib.repro.verdict.compare` -- paper vs ours: :func:`compare`, :func:`winners`,
+  :func:`gains`, :func:`summarize`, :func:`findings`;
+* :mod:`fedlib.repro.artefacts.tables` -- a paper table run and saved: :func:`reproduce_table`, :func:`table_cells`;
+* :mod:`fedlib.repro.artefacts.context` -- :class:`Context`, what a notebook needs;
+* :mod:`fedlib.repro.artefacts.index` -- :func:`build_index`, ``figures/README.md`` across papers.
+"""
+
+from ..verdict.compare import MARK, STATUS, add_column_param, compare, findings, gains, render_comparison, summarize, winners
+from .context import Context
+from ..run.grid import GridResult, aggregate, default_store, run_grid
+from .index import build_index
+from .tables import reproduce_table, table_cells
+
+__all__ = ["Context", "GridResult", "default_store", "run_grid", "aggregate", "compare", "winners", "gains",
+           "render_comparison", "findings", "add_column_param", "table_cells", "reproduce_table", "build_index",
+           "summarize", "STATUS", "MARK"]

@@ -1,0 +1,156 @@
+"""Tables and figures written with their sidecars.
+
+* :func:`save_figure` -- ``<name>.pdf`` + ``<name>.png`` + ``<name>.json``, once the figure obeys
+  the figure rules (:mod:`fedlib.repro.artefacts.figure_rules`);
+* :func:`save_table` -- ``<name>.csv`` + ``<name>.md`` + ``<name>.json``.
+
+The JSON sidecar (:func:`fedlib.repro.artefacts.provenance.provenance`) records what the index
+(:mod:`fedlib.repro.artefacts.index`) needs and what makes the artefact reproducible: title, caption,
+kind, notebook, profile and its deviations from the paper, parameters, seeds, datasets, the
+fedlib version and the git commit.  A placeholder (an artefact made without its data) never
+replaces a real one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from .provenance import provenance, scrub_paths
+from .style import RC
+
+__all__ = ["save_figure", "save_table", "frame_to_markdown", "read_sidecar", "is_placeholder"]
+
+
+def _write_sidecar(path: Path, body: dict) -> Path:
+    path.write_text(scrub_paths(json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False)) + "\n")
+    return path
+
+
+def read_sidecar(path: str | os.PathLike) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+# ------------------------------------------------------------------------ saving
+#: sidecar path -> kind ("figure" / "table") of every artefact saved by this process
+_SAVED: dict[Path, str] = {}
+
+
+def _claim(out: Path, name: str, kind: str) -> Path:
+    """The sidecar path of ``name``; refuses (before any file is written) a name that
+    this process already used for an artefact of the other kind in the same folder,
+    whose sidecar would otherwise be silently replaced."""
+    sidecar = (out / f"{name}.json").resolve()
+    earlier = _SAVED.get(sidecar)
+    if earlier is not None and earlier != kind:
+        raise ValueError(f"name {name!r} is already used by a {earlier} saved in {out}; "
+                         f"give this {kind} another name")
+    _SAVED[sidecar] = kind
+    return out / f"{name}.json"
+
+
+def _existing_is_real(sidecar: Path) -> bool:
+    try:
+        return sidecar.exists() and not json.loads(sidecar.read_text()).get("placeholder", False)
+    except (OSError, json.JSONDecodeError):
+        return False
+
+
+def is_placeholder(sidecar: str | os.PathLike) -> bool:
+    """Whether a saved artefact is a placeholder (made without its data)."""
+    try:
+        return bool(json.loads(Path(sidecar).read_text()).get("placeholder", False))
+    except (OSError, json.JSONDecodeError):
+        return False
+
+
+def _out(out_dir) -> Path:
+    if out_dir is None:
+        raise ValueError("out_dir is required: figures/<paper>/<profile> (fedlib.repro.artefacts.provenance.default_output_dir)")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, title: str = "", caption: str = "",
+                close: bool = False, placeholder: bool = False, waive: dict[str, str] | None = None,
+                **meta: Any) -> dict[str, Path] | None:
+    """Write ``fig`` as ``<out_dir>/<name>.pdf`` and ``.png`` (vector and raster) plus the
+    ``.json`` sidecar, once it obeys the figure rules (:mod:`fedlib.repro.artefacts.figure_rules`):
+    a figure that breaks one raises the rule's :class:`~fedlib.repro.artefacts.figure_rules.FigureRuleError`
+    before any file is written; ``waive`` (``{rule: reason}``) lets a known break through,
+    recorded in the sidecar.
+
+    ``meta`` goes to :func:`provenance` (profile, experiment, parameters, seeds,
+    datasets, deviations, ...).  ``placeholder=True`` marks a figure made without
+    its data (e.g. the dataset is absent): it never replaces a real artefact of
+    the same name, and returns None when it was not written.  Returns the three
+    paths by suffix.
+    """
+    from .figure_rules import check_figure
+
+    out = _out(out_dir)
+    sidecar = _claim(out, name, "figure")
+    if placeholder and _existing_is_real(sidecar):
+        return None
+    checks = check_figure(fig, name=name, caption=caption, seeds=meta.get("seeds"), waive=waive)
+    import matplotlib
+
+    with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
+        paths = {"pdf": out / f"{name}.pdf", "png": out / f"{name}.png"}
+        fig.savefig(paths["pdf"], bbox_inches="tight")
+        fig.savefig(paths["png"], bbox_inches="tight", dpi=RC["savefig.dpi"])
+    body = provenance(**meta)
+    body.update({"name": name, "kind": "figure", "title": title, "caption": caption, "placeholder": placeholder,
+                 "files": {k: p.name for k, p in paths.items()}, "figure_checks": checks})
+    if waive:
+        body["figure_waivers"] = dict(waive)
+    paths["json"] = _write_sidecar(sidecar, body)
+    if close:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    return paths
+
+
+def _fmt(value: Any, floatfmt: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return format(value, floatfmt)
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def frame_to_markdown(frame, floatfmt: str = ".2f", index: bool = False) -> str:
+    """A pipe table (GitHub Markdown) without needing the ``tabulate`` package."""
+    df = frame.reset_index() if index else frame
+    header = [_fmt(str(c), floatfmt) for c in df.columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(_fmt(v, floatfmt) for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def save_table(frame, name: str, out_dir: str | os.PathLike | None = None, *, title: str = "", caption: str = "",
+               markdown: str | None = None, floatfmt: str = ".2f", placeholder: bool = False,
+               **meta: Any) -> dict[str, Path] | None:
+    """Write a DataFrame as ``<name>.csv`` (full precision), ``<name>.md`` (``markdown``
+    if given, else the frame as a pipe table, with title and caption) and the sidecar.
+    ``placeholder`` as in :func:`save_figure`."""
+    out = _out(out_dir)
+    sidecar = _claim(out, name, "table")
+    if placeholder and _existing_is_real(sidecar):
+        return None
+    paths = {"csv": out / f"{name}.csv", "md": out / f"{name}.md"}
+    frame.to_csv(paths["csv"], index=False)
+    body_md = markdown if markdown is not None else frame_to_markdown(frame, floatfmt)
+    head = (f"**{title}**\n\n" if title else "") + (f"{caption}\n\n" if caption else "")
+    paths["md"].write_text(head + body_md)
+    body = provenance(**meta)
+    body.update({"name": name, "kind": "table", "title": title, "caption": caption, "placeholder": placeholder,
+                 "files": {k: p.name for k, p in paths.items()}})
+    paths["json"] = _write_sidecar(sidecar, body)
+    return paths

@@ -1,0 +1,205 @@
+"""What a run costs, from measured unit costs, and which runs a CPU can afford.
+
+A paper's ``paper`` profile can be GPU-days; on a machine without a GPU it should still run the
+cells a CPU affords, say what every other cell would cost, and never start a regeneration that
+runs for days by surprise.  This module holds the pieces:
+
+* :class:`UnitCost` -- measured costs of one model (optionally one method on it): CPU seconds per
+  client *sample-epoch* (one training sample seen once by a client), a fixed cost per run and a
+  cost per round that does not scale with the clients' data (server steps; or, for a dataset
+  whose clients come with it, the whole round).  Measured by ``benchmarks/unit_costs.py``;
+* :class:`CostModel` -- a profile's unit costs and its CPU limit per run;
+  :meth:`CostModel.seconds` estimates one run, :meth:`CostModel.gate` decides it: run it (on
+  the device), or "not run: needs a GPU (est. …)";
+* :func:`plan` / :func:`check_budget` -- every run a regeneration of a paper would train (its
+  tables' cells and its experiments' cell lists, less what the store already holds), their
+  estimated CPU time, and a refusal when that exceeds the stated budget.
+
+The device is the profile's (``Profile.device``), else ``$FEDLIB_DEVICE`` (what
+``python -m fedlib.repro.regenerate --device cuda`` sets), else ``cpu``.  On ``cuda`` every cell
+runs (``device="cuda"`` in each configuration).  Times are CPU seconds of one core
+(``time.process_time``): one run trains single-threaded, a grid runs ``workers`` at once.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "resolve_device", "stored_gpu_runs", "gpu_note", "train_size",
+           "client_samples_per_round",
+           "ungated", "format_hours", "DEFAULT_BUDGET_HOURS"]
+
+#: Environment variable naming the device of paper-profile runs (``cpu`` or ``cuda``).
+DEVICE_ENV = "FEDLIB_DEVICE"
+#: The wall-time budget of a regeneration whose profile states none (``Profile.budget_minutes``).
+DEFAULT_BUDGET_HOURS = 8.0
+
+
+def resolve_device(device: str | None = None) -> str:
+    """``device``, else ``$FEDLIB_DEVICE``, else ``"cpu"``; anything but ``cpu`` / ``cuda[:n]`` is an error."""
+    value = device or os.environ.get(DEVICE_ENV) or "cpu"
+    if value != "cpu" and not value.startswith("cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda' (or 'cuda:<n>'), got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class UnitCost:
+    """Measured costs of one model's runs (CPU seconds on one core)."""
+
+    s_per_sample_epoch: float = 0.0  # a client trains one sample once
+    fixed_s: float = 0.0  # per run: loading, evaluation, the personalized evaluation
+    s_per_round: float = 0.0  # per round, not proportional to the clients' data (server steps, or a whole round)
+    gpu_s_per_sample_epoch: float | None = None  # measured on a GPU (None: not measured)
+    measured: str = ""  # how: the case of benchmarks/unit_costs.py, when, the load
+
+
+def format_hours(seconds: float) -> str:
+    """``"3.2 CPU-h"``-style amounts: minutes below an hour."""
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
+
+
+def train_size(cfg: dict) -> int | None:
+    """The training samples a configuration's clients hold together (None: not known before the
+    data are made, e.g. Synthetic): the dataset's size, less a balanced D_aux
+    (``server_aux_per_class``), after the long tail (``long_tail_if``: class k keeps
+    n_max·IF^(−k/(K−1))), capped by ``max_train_samples``, less ``validation_fraction``."""
+    from ...data import DATASETS
+
+    spec = DATASETS.get(cfg.get("dataset", "synthetic"))
+    if spec is None or spec.num_train is None:
+        return None
+    k = spec.num_classes
+    per_class = spec.num_train / k - int(cfg.get("server_aux_per_class", 0) or 0)
+    factor = float(cfg.get("long_tail_if", 1.0) or 1.0)
+    if factor > 1.0 and k > 1:
+        n = sum(math.floor(per_class * factor ** (-i / (k - 1))) for i in range(k))
+    else:
+        n = per_class * k
+    cap = int(cfg.get("max_train_samples", 0) or 0)
+    if cap:
+        n = min(n, cap)
+    return int(n * (1.0 - float(cfg.get("validation_fraction", 0.0) or 0.0)))
+
+
+def client_samples_per_round(cfg: dict) -> float | None:
+    """Client sample-epochs of one round: ``participation · N_train · E`` (None: N_train unknown)."""
+    n = train_size(cfg)
+    if n is None:
+        return None
+    return float(cfg.get("participation", 1.0)) * n * int(cfg.get("local_epochs", 1))
+
+
+def _default_stages(cfg: dict) -> list[tuple[int, str]]:
+    return [(int(cfg.get("rounds", 400)), "")]
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """A profile's unit costs (by model, ``"<model>"``, or model and method, ``"<model>+<method>"``,
+    either optionally on one dataset, ``"<model>@<dataset>"``, and for one stage, ``"<model>:<stage>"``;
+    the most specific key wins) and the CPU time one run may take on a
+    machine without a GPU (``cpu_run_limit_s``).  ``stages(cfg)`` lists a run's ``(rounds,
+    stage)`` parts (default: ``cfg["rounds"]`` of one stage ``""``); a multi-stage method
+    lists each stage, priced by its own unit cost where there is one."""
+
+    units: dict[str, UnitCost]
+    cpu_run_limit_s: float
+    stages: Callable[[dict], list[tuple[int, str]]] = _default_stages
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def unit(self, cfg: dict, stage: str = "") -> UnitCost | None:
+        from ...config import default_model
+
+        dataset = cfg.get("dataset", "synthetic")
+        model = cfg.get("model", "auto")
+        if model in (None, "auto"):
+            model = default_model(dataset)
+        method = str(cfg.get("method", "fedavg"))
+        suffix = f":{stage}" if stage else ""
+        for head in (f"{model}+{method}", f"{model}+{method.split('+')[0]}", model):
+            for key in (f"{head}@{dataset}{suffix}", f"{head}{suffix}"):
+                if key in self.units:
+                    return self.units[key]
+        return None
+
+    def seconds(self, cfg: dict, gpu: bool = False) -> float | None:
+        """Estimated seconds of one run (CPU on one core; ``gpu=True``: on a GPU); None where a
+        unit cost is missing (or, for ``gpu``, not measured)."""
+        total, fixed = 0.0, None
+        samples = client_samples_per_round(cfg)
+        for rounds, stage in self.stages(cfg):
+            u = self.unit(cfg, stage) or (self.unit(cfg) if stage else None)
+            if u is None:
+                return None
+            per_sample = u.gpu_s_per_sample_epoch if gpu else u.s_per_sample_epoch
+            if per_sample is None or (samples is None and u.s_per_sample_epoch and not u.s_per_round):
+                return None
+            if gpu and u.s_per_round:  # server steps were not timed on a GPU either
+                return None
+            total += rounds * ((per_sample * samples if samples else 0.0) + u.s_per_round)
+            fixed = u.fixed_s if fixed is None else fixed
+        return total + (fixed or 0.0)
+
+    def fits_cpu(self, cfg: dict, limit_s: float | None = None) -> bool:
+        """One run's estimate is within ``limit_s`` CPU seconds (None: ``cpu_run_limit_s``)."""
+        s = self.seconds(cfg)
+        return s is not None and s <= (self.cpu_run_limit_s if limit_s is None else limit_s)
+
+    def not_run_note(self, cfg: dict) -> str:
+        cpu, gpu = self.seconds(cfg), self.seconds(cfg, gpu=True)
+        if cpu is None:
+            return (f"not run on this CPU: its cost is not measured (no unit cost for {cfg.get('model', 'auto')} on "
+                    f"{cfg.get('dataset')}); with device='cuda' it runs")
+        gpu_text = f"{gpu / 60:.0f} GPU-min" if gpu is not None else "GPU time not measured"
+        return f"not run: needs a GPU (est. {gpu_text} / {cpu / 3600:.1f} CPU-h on one core per run)"
+
+    def gate(self, cfg: dict, device: str | None = None) -> tuple[dict | None, str]:
+        """``(cfg, "")`` for a run to train here (on ``cuda``: with ``device`` set), else
+        ``(None, "not run: needs a GPU (est. …)")``."""
+        device = resolve_device(device)
+        if device != "cpu":
+            return {**cfg, "device": device}, ""
+        if math.isinf(self.cpu_run_limit_s) or self.fits_cpu(cfg):
+            return cfg, ""
+        return None, self.not_run_note(cfg)
+
+
+def stored_gpu_runs(cfg: dict, seeds, store=None) -> dict[int, str]:
+    """The seeds whose run of ``cfg`` on ``cuda`` is finished in ``store`` (None: the regeneration store,
+    :func:`fedlib.repro.run.grid.default_store`), each with the device it trained on: what a CPU shows of a
+    cell it cannot afford, once a GPU (``python -m fedlib.repro.run.cells``) has trained it."""
+    from ...config import Config
+    from ..run.grid import as_store
+
+    store = as_store(store)
+    found = {}
+    for seed in seeds:
+        result = store.load_result(store.key(Config.from_dict({**cfg, "device": "cuda", "seed": int(seed)})))
+        if result is not None:
+            found[int(seed)] = result["summary"].get("device_name") or "a GPU"
+    return found
+
+
+def gpu_note(found: dict[int, str], seeds) -> str:
+    """The note of a cell shown from GPU runs in the store: which seeds, on which device."""
+    names, total = ", ".join(sorted(set(found.values()))), len(tuple(seeds))
+    return (f"trained on a GPU ({names}): {len(found)} of {total} seeds, read from the store"
+            + ("; the others need a GPU" if len(found) < total else ""))
+
+
+def ungated(profile):
+    """``profile`` with every cell configured, on its own device (its cost model's limit lifted): what
+    a plan or a ladder estimates before deciding."""
+    import dataclasses
+
+    cost = getattr(profile, "cost", None)
+    if cost is None:
+        return profile
+    return dataclasses.replace(profile, cost=dataclasses.replace(cost, cpu_run_limit_s=math.inf))
+
+
+# --------------------------------------------------------------------------- plans

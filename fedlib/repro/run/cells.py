@@ -1,0 +1,258 @@
+"""Train chosen cells of a paper's table into the store: the GPU cells of a paper profile, a few at a time.
+
+A paper-profile regeneration on a CPU marks the cells it cannot afford "not run: needs a GPU".  On a
+machine with a GPU, this command trains a chosen few of them (rows × columns × seeds of one table) on
+that device, into the results store, exactly as the regeneration would configure them::
+
+    python -m fedlib.repro.run.cells --paper fedlc --table table1 --columns cifar10_beta0.5 \\
+        --rows fedavg,fedlc --seeds 0,1 --device cuda --store results/ --workers 4
+
+A later regeneration that reads the same store, on any machine, shows those cells with the trained
+numbers and the device they ran on (:meth:`fedlib.repro.spec.profiles.Profile.config` looks up a cell the CPU
+cannot afford with :func:`fedlib.repro.budget.costs.stored_gpu_runs` before marking it "not run").  Each run's
+time and device are printed, and written into the store folder as ``cells-<paper>-<table>.json``.
+``--status`` says how far each run has got, ``--record DIR`` writes its table and learning curves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+from .gate import decide
+
+__all__ = ["cell_jobs", "train_cells", "progress", "record", "main"]
+
+
+def _split(text: str | None) -> list[str] | None:
+    return None if text is None else [t for t in text.split(",") if t]
+
+
+def cell_jobs(paper: str, table: str, *, profile: str = "paper", rows=None, columns=None, device: str = "cuda"
+              ) -> list[dict]:
+    """The table's cells (``rows`` × ``columns``; None: all) as the ``profile`` configures them on
+    ``device``: dicts of row, column, config.  An unknown row or column is an error naming the known ones."""
+    from ..spec.paper import get_paper
+
+    pp = get_paper(paper)
+    if table not in pp.tables:
+        raise ValueError(f"table must be one of {', '.join(pp.tables)} for {paper}, got {table!r}")
+    t = pp.table(table)
+    known_rows, known_cols = [r.key for r in t.rows], [c.key for c in t.columns]
+    for name, asked, known in (("rows", rows, known_rows), ("columns", columns, known_cols)):
+        bad = [a for a in asked or () if a not in known]
+        if bad:
+            raise ValueError(f"{name} must be among {', '.join(known)} ({paper} {table}), got {', '.join(bad)}")
+    prof = dataclasses.replace(pp.profile(profile), device=device)
+    out = []
+    for r in rows or known_rows:
+        for c in columns or known_cols:
+            cfg, note = decide(prof, t.config(r, c), table)
+            out.append({"row": r, "column": c, "config": cfg, "note": note})
+    return out
+
+
+def train_cells(paper: str, table: str, *, seeds, profile: str = "paper", rows=None, columns=None,
+                device: str = "cuda", store=None, workers: int = 1, progress: bool = True):
+    """Train the chosen cells (each seed in ``seeds``) into ``store``; returns the grid's runs
+    (:class:`fedlib.repro.run.grid.GridResult`)."""
+    from .grid import run_grid
+
+    seeds = [int(s) for s in seeds]
+    if not seeds or any(s < 0 for s in seeds):
+        raise ValueError(f"seeds must be one or more integers ≥ 0, got {seeds!r}")
+    jobs = cell_jobs(paper, table, profile=profile, rows=rows, columns=columns, device=device)
+    return run_grid(jobs, seeds=seeds, store=store, workers=workers, progress=progress,
+                    desc=f"{paper} {table} on {device}")
+
+
+def _read_checkpoint(entry: Path) -> dict | None:
+    """A run's checkpoint, read on this machine's CPU (a GPU's tensors mapped to it), or None where there
+    is none or its checksum fails.  Read only: unlike the store's own reader, which a run resumes from,
+    it never removes an entry (a GPU checkpoint is not corrupted because this machine has no GPU)."""
+    import hashlib
+    import io
+
+    import torch
+
+    path, sums = entry / "checkpoint.pt", entry / "checkpoint.sha256"
+    if not (path.exists() and sums.exists()):
+        return None
+    blob = path.read_bytes()
+    if hashlib.sha256(blob).hexdigest() != sums.read_text().strip():
+        return None
+    return torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
+
+
+def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None, columns=None,
+             device: str = "cuda", store=None, device_name: str | None = None):
+    """How far each chosen run has got in ``store``: ``(runs, curves)``.
+
+    ``runs``: one row per cell and seed with ``state`` (``finished``, ``interrupted`` -- a checkpoint,
+    no result -- or ``not started``), the ``round`` reached of ``rounds`` (of a method with several
+    stages: the round within ``stage``, the index of the stage it stopped in), the last evaluated test
+    ``accuracy`` (%), the training seconds so far (``elapsed_s``), the ``device_name`` (from the result's
+    summary; ``device_name`` for runs whose summary is not written yet) and the training code version of
+    the store key.  ``curves``: every evaluated round of every run (row, column, seed, round, test_accuracy %).
+    An interrupted run resumes from its checkpoint when the same command trains it again with this store."""
+    import pandas as pd
+
+    from ...config import Config
+    from ...store import code_version
+    from .grid import as_store
+
+    store = as_store(store)
+    runs, curves = [], []
+    for job in cell_jobs(paper, table, profile=profile, rows=rows, columns=columns, device=device):
+        if job["config"] is None:
+            continue
+        for seed in seeds:
+            cfg = Config.from_dict({**job["config"], "seed": int(seed)})
+            key = store.key(cfg)
+            result = store.load_result(key)
+            row = {"row": job["row"], "column": job["column"], "seed": int(seed), "rounds": cfg.rounds,
+                   "device_name": device_name, "code_version": code_version(cfg), "key": key}
+            if result is not None:
+                history, summary = result["history"], result["summary"]
+                row.update(state="finished", round=cfg.rounds, elapsed_s=summary.get("wall_time_s"),
+                           device_name=summary.get("device_name") or device_name)
+            else:
+                ckpt = _read_checkpoint(store.entry(key))
+                stage = (ckpt or {}).get("stage_state") or {}
+                history = list((ckpt or {}).get("history") or []) + list(stage.get("history") or [])
+                row.update(state="interrupted" if ckpt else "not started", round=stage.get("round", 0),
+                           elapsed_s=(ckpt or {}).get("elapsed_s"), stage=(ckpt or {}).get("stage", 0))
+            evaluated = [h for h in history if h.get("test_accuracy") is not None]
+            row["accuracy"] = 100.0 * evaluated[-1]["test_accuracy"] if evaluated else None
+            runs.append(row)
+            curves += [{"row": job["row"], "column": job["column"], "seed": int(seed), "round": h["round"],
+                        "test_accuracy": 100.0 * h["test_accuracy"]} for h in evaluated]
+    return pd.DataFrame(runs), pd.DataFrame(curves, columns=["row", "column", "seed", "round", "test_accuracy"])
+
+
+def _gain_text(pp, runs) -> str:
+    """With two rows in one column: the second's gain over the first, seed by seed, where both runs reached
+    the same round, beside the paper's gain ("" otherwise)."""
+    import pandas as pd
+
+    rows, cols = list(dict.fromkeys(runs.row)), set(runs.column)
+    if len(rows) != 2 or len(cols) != 1:
+        return ""
+    a, b = (runs[runs.row == r].set_index("seed") for r in rows)
+    seeds = [s for s in a.index if s in b.index and a.loc[s, "round"] == b.loc[s, "round"]
+             and pd.notna(a.loc[s, "accuracy"]) and pd.notna(b.loc[s, "accuracy"])]
+    if not seeds:
+        return ""
+    gains = [float(b.loc[s, "accuracy"] - a.loc[s, "accuracy"]) for s in seeds]
+    at = sorted({int(a.loc[s, "round"]) for s in seeds})
+    paper = b.paper.iloc[0] - a.paper.iloc[0] if pd.notna(b.paper.iloc[0]) and pd.notna(a.paper.iloc[0]) else None
+    text = (f"{pp.gain_label(rows[1], rows[0])} at round {', '.join(map(str, at))}: {sum(gains) / len(gains):+.2f} pp "
+            f"(seed by seed {', '.join(f'{g:+.2f}' for g in gains)})")
+    return text + (f"; the paper: {paper:+.2f} pp at round {int(runs.rounds.max())}. " if paper is not None else ". ")
+
+
+def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", rows=None, columns=None,
+           device: str = "cuda", store=None, device_name: str | None = None, trained_at: str | None = None) -> dict:
+    """Write what the chosen GPU runs have reached (:func:`progress`) into ``out_dir``:
+    ``<table>_gpu_runs`` (a table: state, round, accuracy, device; beside the paper's value) and
+    ``<table>_gpu_curves`` (test accuracy against rounds, the paper's final value dashed), each with
+    its sidecar (``trained_at``: the commit the runs trained at, where it is not this one).  Returns the
+    two tables."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..artefacts.saving import save_figure, save_table
+    from ..spec.paper import get_paper
+
+    pp = get_paper(paper)
+    t = pp.table(table)
+    runs, curves = progress(paper, table, seeds=seeds, profile=profile, rows=rows, columns=columns, device=device,
+                            store=store, device_name=device_name)
+    if runs.empty:
+        raise ValueError(f"no run of {paper} {table} is configured for the chosen rows and columns")
+    reported = {(r, c): t.value(r, c) for r, c in set(zip(runs.row, runs.column))}
+    runs["paper"] = [getattr(reported[(r, c)], "mean", None) for r, c in zip(runs.row, runs.column)]
+    runs["gap_pp"] = runs.accuracy - runs.paper
+    devices = sorted({d for d in runs.device_name if d})
+    states = ", ".join(f"{n} {s}" for s, n in runs.state.value_counts().items())
+    meta = {"profile": profile, "experiment": table, "seeds": [int(s) for s in seeds], "datasets": sorted(
+        {job["config"]["dataset"] for job in cell_jobs(paper, table, profile=profile, rows=rows, columns=columns,
+                                                       device=device) if job["config"]}),
+            "device": device, "device_names": devices, "code_versions": sorted(set(runs.code_version)),
+            "parameters": {"rows": sorted(set(runs.row)), "columns": sorted(set(runs.column))},
+            "trained_at": trained_at, "command": "python -m fedlib.repro.run.cells"}
+    caption = (f"{paper} {table} on {', '.join(devices) or device}, {profile} profile: {states}. "
+               + _gain_text(pp, runs)
+               + 
+               "An interrupted run's accuracy is its last evaluation before the interruption, not the cell's "
+               "result; the same command resumes it from its checkpoint.")
+    cols = ["row", "column", "seed", "state", "round", "rounds", "accuracy", "paper", "gap_pp", "elapsed_s",
+            "device_name"]
+    save_table(runs[cols], f"{table}_gpu_runs", out_dir, title=f"{paper} {table}: the runs trained on a GPU",
+               caption=caption, **meta)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    if not curves.empty:
+        curves = curves.assign(method=[pp.method_label(r) for r in curves.row])
+        palette = {pp.method_label(r): pp.method_colors.get(r, "0.4") for r in set(curves.row)}
+        sns.lineplot(data=curves, x="round", y="test_accuracy", hue="method", style="seed", units="seed",
+                     estimator=None, ax=ax, lw=1.0, palette=palette)
+        for (r, c), cell in reported.items():
+            if cell is not None:
+                ax.axhline(cell.mean, ls=":", lw=1.2, color=pp.method_colors.get(r, "0.4"),
+                           label=f"{pp.method_label(r)}: paper (round {int(runs.rounds.max())})")
+        ax.set_xlim(0, int(runs.rounds.max()))
+    ax.set_xlabel("communication round")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title(f"{paper} {table} on a GPU ({', '.join(devices) or device})", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    save_figure(fig, f"{table}_gpu_curves", out_dir, title=f"{paper} {table}: GPU learning curves",
+                caption=caption, close=True, **meta)
+    return {"runs": runs, "curves": curves}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fedlib.repro.run.cells", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--paper", required=True)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--rows", help="comma-separated row keys (default: all)")
+    ap.add_argument("--columns", help="comma-separated column keys (default: all)")
+    ap.add_argument("--seeds", default="0", help="comma-separated seeds (default: 0)")
+    ap.add_argument("--profile", default="paper")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--store", help="results store folder (default: $FEDLIB_STORE or the regeneration store)")
+    ap.add_argument("--workers", type=int, default=1, help="runs trained at once (on one GPU they share it)")
+    ap.add_argument("--status", action="store_true", help="train nothing: print how far each run has got")
+    ap.add_argument("--record", metavar="DIR", help="train nothing: write the runs' table and curves into DIR")
+    ap.add_argument("--device-name", help="with --status/--record: the device of runs whose summary is unwritten")
+    ap.add_argument("--trained-at", help="with --record: the git commit the runs trained at")
+    a = ap.parse_args(argv)
+    if a.status or a.record:
+        kw = dict(seeds=_split(a.seeds), profile=a.profile, rows=_split(a.rows), columns=_split(a.columns),
+                  device=a.device, store=a.store, device_name=a.device_name)
+        if a.record:
+            runs = record(a.paper, a.table, a.record, trained_at=a.trained_at, **kw)["runs"]
+        else:
+            runs = progress(a.paper, a.table, **kw)[0]
+        print(runs.drop(columns=["code_version", "key"], errors="ignore").to_string(index=False))
+        return 0
+    t0 = time.time()
+    grid = train_cells(a.paper, a.table, seeds=_split(a.seeds), profile=a.profile, rows=_split(a.rows),
+                       columns=_split(a.columns), device=a.device, store=a.store, workers=a.workers)
+    cols = [c for c in ("row", "column", "seed", "status", "accuracy", "wall_time_s", "device_name", "note")
+            if c in grid.runs]
+    print(grid.runs[cols].to_string(index=False))
+    print(f"{len(grid.runs)} runs in {time.time() - t0:.0f} s")
+    if a.store:
+        trained = {"paper": a.paper, "table": a.table, "profile": a.profile, "device": a.device,
+                  "wall_s": time.time() - t0, "runs": json.loads(grid.runs[cols].to_json(orient="records"))}
+        Path(a.store).mkdir(parents=True, exist_ok=True)
+        (Path(a.store) / f"cells-{a.paper}-{a.table}.json").write_text(json.dumps(trained, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

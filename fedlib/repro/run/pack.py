@@ -1,0 +1,212 @@
+"""A pack: several runs trained in one process, each exactly as it would train alone.
+
+On a GPU, runs too small to fill the chip train faster together.  Separate processes share a GPU by
+time-slicing, each with its own CUDA context and its own copy of the data; a pack keeps them in one
+process, one thread per run (``slots`` at a time, taking the next configuration of the list as one
+finishes), in one of two modes:
+
+* ``turns`` -- round-robin: the runs take turns, one round each, so only one run computes at a time.
+  Nothing is shared but the loaded data, which no run writes.  Deterministic interleaving; the mode
+  for a CPU and the reference for the other.
+* ``streams`` -- the runs compute at once, each on its own CUDA stream (on a GPU), so one run's kernels
+  fill the gaps of another's.  A run's setup (loading, splitting, seeding the model from the process's
+  random generator) is serialised; methods whose training draws from the process's global generator
+  (their module declares ``SEEDS_GLOBAL_RNG = True``: :func:`seeds_global_rng`) are refused.
+
+A run's numbers never depend on the pack: every run trains single-threaded in its own scope, the runs
+of one pack share one precision (the TF32 switches are process-wide), and a key appears once.
+``tests/test_lease.py`` checks a packed run against the same run alone, bit for bit, in both modes.
+A run can be stopped at a checkpointed round (``stop``): it resumes from there when trained again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+__all__ = ["MODES", "seeds_global_rng", "PackRun", "StopRun", "run_pack"]
+
+MODES = ("turns", "streams")
+
+
+def seeds_global_rng(config) -> list[str]:
+    """The method tokens of ``config`` whose training (not only their setup) seeds the process's global
+    random generator, as their module declares (``SEEDS_GLOBAL_RNG``): never run beside another in
+    ``streams`` mode."""
+    import importlib
+
+    from ...algorithms import METHODS
+
+    return [t for t in config.method_tokens
+            if getattr(importlib.import_module(METHODS[t].module), "SEEDS_GLOBAL_RNG", False)]
+
+
+class StopRun(Exception):
+    """Raised inside a run's round hook to stop it after a checkpoint."""
+
+
+@dataclass
+class PackRun:
+    """One run of a pack: ``state`` is ``finished`` (result stored), ``stopped`` (checkpointed at
+    ``round``; resumes there), ``failed`` (``error``) or ``not started`` (stopped before it began)."""
+
+    index: int
+    config: object  # fedlib.Config
+    state: str = "not started"
+    round: int = 0
+    round_times: list = field(default_factory=list)  # wall seconds between this run's successive rounds
+    wall_s: float = 0.0
+    error: str = ""
+    summary: dict | None = None
+
+
+class _Turns:
+    """Round-robin among the pack's slots: a slot computes only while it holds the turn."""
+
+    def __init__(self, slots: int):
+        self.cond = threading.Condition()
+        self.ring = list(range(slots))
+        self.pos = 0
+
+    def wait(self, slot: int) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.ring[self.pos] == slot)
+
+    def give(self, slot: int) -> None:
+        with self.cond:
+            self.pos = (self.ring.index(slot) + 1) % len(self.ring)
+            self.cond.notify_all()
+
+    def leave(self, slot: int) -> None:
+        with self.cond:
+            i = self.ring.index(slot)
+            self.ring.pop(i)
+            if self.ring:
+                self.pos = (self.pos - 1 if i < self.pos else self.pos) % len(self.ring)
+            self.cond.notify_all()
+
+
+class _Free:
+    """``streams`` mode: no turns."""
+
+    def wait(self, slot: int) -> None:
+        pass
+
+    give = leave = wait
+
+
+def _check(configs, mode: str, slots: int) -> None:
+    from ...store import Store
+
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+        raise ValueError(f"slots must be an integer ≥ 1, got {slots!r}")
+    precisions = {c.precision for c in configs}
+    if len(precisions) > 1:
+        raise ValueError(f"the runs of a pack must share one precision (process-wide switches), got "
+                         f"{sorted(precisions)}")
+    keys = [Store("/").key(c) for c in configs]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise ValueError(f"a pack trains each configuration once; store key(s) {', '.join(twice)} appear twice")
+    if mode == "streams":
+        bad = sorted({t for c in configs for t in seeds_global_rng(c)})
+        if bad:
+            raise ValueError(f"mode='streams' cannot pack method token(s) {', '.join(bad)}: their training seeds "
+                             "the process's global random generator; use mode='turns'")
+
+
+def run_pack(configs, store, *, slots: int = 2, mode: str = "turns",
+             stop: Callable[[PackRun], bool] | None = None,
+             on_event: Callable[[str, PackRun], None] | None = None) -> list[PackRun]:
+    """Train ``configs`` (:class:`fedlib.Config`, in priority order) into ``store``, ``slots`` at a time
+    in one process.  ``stop(run)`` is asked at each checkpointed round (``round`` a multiple of the run's
+    ``checkpoint_every``, not its last; of a method with stages, the round within the stage) and before a run starts: True stops it there (``stopped``; ``not started``).
+    ``on_event(event, run)``: ``"start"``, ``"round"``, ``"end"``.  Returns one :class:`PackRun` per
+    configuration, in order; a run that raises is ``failed`` and the pack goes on."""
+    from ...simulation import simulate
+
+    configs = list(configs)
+    _check(configs, mode, slots)
+    runs = [PackRun(i, c) for i, c in enumerate(configs)]
+    slots = min(slots, len(runs)) or 1
+    turns = _Turns(slots) if mode == "turns" else _Free()
+    setup = threading.Lock()  # streams: one run's setup at a time (it seeds the global generator)
+    lock, queue = threading.Lock(), list(runs)
+    emit = on_event or (lambda event, run: None)
+
+    def next_run() -> PackRun | None:
+        with lock:
+            return queue.pop(0) if queue else None
+
+    def train(run: PackRun, slot: int) -> None:
+        cfg = run.config
+        last = [time.perf_counter()]
+
+        def hook(round_: int, _state) -> None:
+            now = time.perf_counter()
+            run.round, run.wall_s = round_, run.wall_s + now - last[0]
+            run.round_times.append(now - last[0])
+            emit("round", run)
+            checkpointed = round_ % cfg.checkpoint_every == 0 and round_ != cfg.rounds  # (the last: the result)
+            if checkpointed and stop is not None and stop(run):
+                raise StopRun
+            turns.give(slot)
+            turns.wait(slot)
+            last[0] = time.perf_counter()
+
+        experiment = None
+        if mode == "streams" and not store.has_result(cfg):
+            from ...experiment import prepare
+
+            with setup:
+                experiment = prepare(cfg)
+        out = simulate(cfg, store=store, progress=False, on_round_end=hook, experiment=experiment)
+        run.state, run.summary = "finished", out["summary"]
+        run.round = cfg.rounds
+
+    def slot_loop(slot: int) -> None:
+        device = None
+        try:
+            while (run := next_run()) is not None:
+                turns.wait(slot)
+                if stop is not None and stop(run):
+                    turns.give(slot)
+                    continue
+                device = run.config.device
+                emit("start", run)
+                t0 = time.perf_counter()
+                stream = torch.cuda.Stream(torch.device(device)) if device.startswith("cuda") else None
+                try:
+                    with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
+                        train(run, slot)
+                    if stream is not None:
+                        stream.synchronize()
+                except StopRun:
+                    run.state = "stopped"
+                except Exception as err:  # noqa: BLE001 -- recorded, the pack goes on
+                    run.state, run.error = "failed", f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=6)}"
+                run.wall_s = max(run.wall_s, time.perf_counter() - t0)
+                emit("end", run)
+                turns.give(slot)
+        finally:
+            turns.leave(slot)
+
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        workers = [threading.Thread(target=slot_loop, args=(s,), name=f"fedlib-pack-{s}") for s in range(slots)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    finally:
+        torch.set_num_threads(threads_before)
+    return runs

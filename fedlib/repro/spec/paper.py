@@ -1,0 +1,147 @@
+"""A paper companion's descriptor (:class:`Paper`) and the registry that finds them.
+
+Each subpackage ``fedlib/papers/<name>/`` is the companion of one paper and
+defines ``PAPER``, a :class:`Paper`: the reported values (:mod:`fedlib.repro.spec.reported`
+tables), the paper's profiles (``smoke``, ``quick``, ``paper``), its
+experiments, labels, the method order and colours of its figures, and the method whose gain
+the summary reports.  The registry finds them by discovery (:func:`all_papers`), by
+package name only: the reproduction machinery imports no paper, and lists none.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Paper", "all_papers", "get_paper", "COMPANIONS"]
+
+#: The package whose subpackages are the paper companions.
+COMPANIONS = "fedlib.papers"
+
+
+@dataclass(frozen=True)
+class Paper:
+    name: str  # the folder name in fedlib/papers/, notebooks/ and figures/
+    title: str  # short, for the index: "FedLC (ICML 2022)"
+    citation: str  # the full reference
+    source: str  # the paper's text, relative to the shared papers folder
+    tables: dict  # table id -> fedlib.repro.spec.reported.PaperTable
+    profiles: dict  # profile name -> fedlib.repro.spec.profiles.Profile (smoke, quick, paper)
+    experiments: dict[str, str]  # experiment id (a table or figure) -> what it is
+    method_labels: dict[str, str]
+    dataset_labels: dict[str, str] = field(default_factory=dict)
+    setup: dict = field(default_factory=dict)  # the paper's common setting
+    seeds: tuple[int, ...] = (0,)
+    headline: tuple[str, str] | None = None  # (method, baseline): the gain the summary reports, e.g. FedLC − FedAvg
+    experiment_datasets: dict[str, tuple[str, ...]] = field(default_factory=dict)  # for experiments that are not tables
+    model_labels: dict[str, str] = field(default_factory=dict)  # dataset -> the paper's model, for deviation lines
+    unsupported: dict[str, str] = field(default_factory=dict)  # dataset -> why its cells are never run
+    metric: str = "test accuracy (%)"  # what the tables report
+    notes: tuple[str, ...] = ()
+    method_order: tuple[str, ...] = ()  # the paper's methods in its row order: their order and colours in figures
+
+    @classmethod
+    def from_modules(cls, reported, profiles, **fields) -> "Paper":
+        """A companion's descriptor from its two conventional modules, so that each
+        ``__init__.py`` names only what is its own (``name``, ``title``, ``source``,
+        ``headline``, …; any field given here wins).
+
+        From ``reported``: ``PAPER`` (the citation), ``TABLES``, ``METHOD_LABELS``,
+        ``DATASET_LABELS``, ``SETUP``, ``SEEDS``, ``UNSUPPORTED_DATASETS``, ``NOTES``, ``METHOD_ORDER``;
+        from ``profiles``: ``PROFILES``, ``EXPERIMENTS``, ``EXPERIMENT_DATASETS``,
+        ``MODEL_LABELS``.  Names a module lacks take the field's default."""
+        names = {"citation": (reported, "PAPER"), "tables": (reported, "TABLES"),
+                 "method_labels": (reported, "METHOD_LABELS"), "dataset_labels": (reported, "DATASET_LABELS"),
+                 "setup": (reported, "SETUP"), "seeds": (reported, "SEEDS"),
+                 "unsupported": (reported, "UNSUPPORTED_DATASETS"), "notes": (reported, "NOTES"),
+                 "method_order": (reported, "METHOD_ORDER"),
+                 "profiles": (profiles, "PROFILES"), "experiments": (profiles, "EXPERIMENTS"),
+                 "experiment_datasets": (profiles, "EXPERIMENT_DATASETS"), "model_labels": (profiles, "MODEL_LABELS")}
+        found = {f: getattr(module, attr) for f, (module, attr) in names.items() if hasattr(module, attr)}
+        return cls(**{**found, **fields})
+
+    def table(self, table_id: Any):
+        """A table by id (``"table1"``) or number (``1``)."""
+        key = f"table{table_id}" if isinstance(table_id, int) or str(table_id).isdigit() else str(table_id)
+        if key not in self.tables:
+            raise KeyError(f"{self.name}: unknown table {table_id!r}; known: {', '.join(self.tables)}")
+        return self.tables[key]
+
+    @property
+    def studies(self) -> dict:
+        """The companion's studies (:class:`fedlib.repro.spec.study.Study`), by name: ``STUDIES`` of its
+        ``studies`` module, read when first asked for (its studies import the companion, so the
+        descriptor cannot hold them at construction); ``{}`` for a companion without one."""
+        try:
+            module = importlib.import_module(f"{COMPANIONS}.{self.name}.studies")
+        except ModuleNotFoundError as err:
+            if err.name != f"{COMPANIONS}.{self.name}.studies":
+                raise
+            return {}
+        return {s.name: s for s in getattr(module, "STUDIES", ())}
+
+    def study(self, name: str):
+        """A study by name (:attr:`studies`)."""
+        studies = self.studies
+        if name not in studies:
+            raise KeyError(f"{self.name}: unknown study {name!r}; known: {', '.join(studies) or 'none'}")
+        return studies[name]
+
+    def profile(self, name: str | None = None):
+        """A profile by name (None: ``$FEDLIB_PROFILE`` or ``quick``); a
+        :class:`fedlib.repro.spec.profiles.Profile` (anything not a name) passes through."""
+        import os
+
+        if name is not None and not isinstance(name, str):
+            return name
+        name = name or os.environ.get("FEDLIB_PROFILE") or "quick"
+        if name not in self.profiles:
+            raise KeyError(f"{self.name}: unknown profile {name!r}; known: {', '.join(self.profiles)}")
+        return self.profiles[name]
+
+    @property
+    def method_colors(self) -> dict:
+        """A fixed colour per method in every figure of this paper: :attr:`method_order` first,
+        then every other registered method (:func:`fedlib.repro.artefacts.style.method_colors`)."""
+        from ..artefacts.style import method_colors
+
+        return method_colors(self.method_order)
+
+    def dataset_label(self, name: str) -> str:
+        from ...data import DATASETS
+
+        if name in self.dataset_labels:
+            return self.dataset_labels[name]
+        return DATASETS[name].label if name in DATASETS else name
+
+    def method_label(self, method: str) -> str:
+        return self.method_labels.get(method, method)
+
+    def gain_label(self, method: str, baseline: str, sep: str = " − ") -> str:
+        """"FedLC − FedAvg": a gain's name (the paper's own method without its "(ours)")."""
+        return f"{self.method_label(method).replace(' (ours)', '')}{sep}{self.method_label(baseline)}"
+
+
+def all_papers() -> dict[str, Paper]:
+    """Every companion package's ``PAPER``, by name (sorted)."""
+    out = {}
+    companions = importlib.import_module(COMPANIONS)
+    for info in sorted(pkgutil.iter_modules(companions.__path__), key=lambda m: m.name):
+        if not info.ispkg or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{COMPANIONS}.{info.name}")
+        paper = getattr(module, "PAPER", None)
+        if paper is not None:
+            out[paper.name] = paper
+    return out
+
+
+def get_paper(name: str | Paper) -> Paper:
+    if isinstance(name, Paper):
+        return name
+    papers = all_papers()
+    if name not in papers:
+        raise KeyError(f"unknown paper {name!r}; known: {', '.join(papers)}")
+    return papers[name]
