@@ -348,3 +348,185 @@ def test_plot_paper_vs_ours_obeys_the_rules_it_can_see(tmp_path):
     with pytest.raises(fr.ErrorBarsWithoutSeeds):
         save_figure(fig, "c", tmp_path, caption="ours vs paper")
     save_figure(fig, "c", tmp_path, caption="ours vs paper. " + std_caption(seeds_of(comp)))
+
+
+# ------------------------------------------------------------------ issue 34: what the audit found
+@pytest.fixture
+def strict(monkeypatch):
+    """Every rule raises (none only reported)."""
+    monkeypatch.setattr(fr, "REPORT_ONLY", set())
+
+
+def test_a_line_drawn_exactly_under_another_is_refused(tmp_path, strict):
+    rounds = np.arange(1, 21)
+    acc = 60 - 40 * np.exp(-rounds / 5)
+    fig, ax = plt.subplots()
+    ax.plot(rounds, acc, color="C0", label="FedAvg")
+    ax.plot(rounds, acc, color="C1", label="FedNova")  # FedNova == FedAvg: only FedNova is seen
+    ax.legend(loc="lower right")
+    err = _refused(fig, fr.SeriesHidden, tmp_path)
+    assert "'FedAvg' is drawn under line 'FedNova'" in str(err)
+    ax.lines[1].set_ydata(acc + 0.02)  # closer than the line width: still hidden
+    with pytest.raises(fr.SeriesHidden):
+        fr.check_figure(fig)
+    ax.lines[1].set_ydata(acc + 5)  # apart
+    ax.relim()
+    ax.autoscale_view()
+    assert fr.check_figure(fig)["series_visible"]
+    ax.lines[1].set_ydata(np.where(rounds < 15, acc, acc + 5))  # the same only for a while: both seen
+    assert fr.check_figure(fig)["series_visible"]
+    ax.lines[1].set_ydata(acc)
+    ax.lines[0].set_marker("s")  # the lower line's markers show
+    assert fr.check_figure(fig)["series_visible"]
+
+
+def test_merge_coinciding_gives_identical_series_one_legend_entry(strict):
+    x = np.arange(5)
+    fig, ax = plt.subplots()
+    ax.plot(x, x * 2.0, color="C0", label="FedAvg")
+    ax.plot(x, x * 2.0, color="C1", label="FedNova")
+    ax.plot(x, x * 3.0, color="C2", label="FedLC")
+    assert fr.merge_coinciding(ax) == ["FedNova = FedAvg"]
+    with pytest.raises(fr.SeriesHidden):  # declared but the entry is not shown anywhere yet
+        fr.check_figure(fig)
+    ax.legend(loc="upper left")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["FedNova = FedAvg", "FedLC"]
+    assert fr.check_figure(fig)["series_visible"]
+    fig, ax = plt.subplots()
+    ax.plot(x, x, color="C0")
+    ax.plot(x, x, color="C1")
+    with pytest.raises(ValueError, match="names: lines"):
+        fr.merge_coinciding(ax)
+    assert fr.merge_coinciding(ax, names={ax.lines[0]: "paper", ax.lines[1]: "ours"}) == ["ours = paper"]
+
+
+def test_an_empty_axes_is_refused_unless_it_says_why(tmp_path, strict):
+    fig, (a, b) = plt.subplots(1, 2, figsize=(8, 3))
+    a.plot([1, 2], [3, 4])
+    b.set_title("SVHN")
+    err = _refused(fig, fr.AxesBlank, tmp_path)
+    assert [ax_ for _, ax_, _ in err.violations] == ["axes 2 'SVHN'"]
+    b.plot([1, 2], [np.nan, np.nan])  # a series with no finite value draws nothing: still blank
+    with pytest.raises(fr.AxesBlank):
+        fr.check_figure(fig)
+    fr.mark_empty(b, "FEDIC on SVHN", "not run under this profile")
+    assert fr.check_figure(fig)["axes_not_blank"]
+    assert "not run under this profile" in b.texts[-1].get_text()
+    fig, (a, b) = plt.subplots(1, 2)
+    a.plot([1, 2], [3, 4])
+    b.axis("off")  # an unused slot of the grid, nothing shown: not an empty plot
+    assert fr.check_figure(fig)["axes_not_blank"]
+    with pytest.raises(ValueError, match="why must say"):
+        fr.mark_empty(a, "x", " ")
+
+
+def test_text_below_7_pt_is_refused(tmp_path, strict):
+    fig, ax = plt.subplots()
+    ax.bar([0, 1], [3, 4])
+    ax.text(0, 3, "3.0", fontsize=6)
+    err = _refused(fig, fr.TextIllegible, tmp_path)
+    assert "'3.0' is 6 pt" in str(err)
+    ax.texts[0].set_fontsize(7)
+    assert fr.check_figure(fig)["text_legible"]
+    ax.tick_params(axis="y", labelsize=5)  # tick labels count too
+    with pytest.raises(fr.TextIllegible, match="5 pt"):
+        fr.check_figure(fig)
+
+
+def test_overlapping_tick_labels_and_a_too_wide_figure_are_refused(strict):
+    names = [f"Dir(β={b:.2f}) × #C={c}" for b, c in zip(np.linspace(0.1, 1, 12), range(12))]
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar(range(12), np.arange(12) + 1.0)
+    ax.set_xticks(range(12), names)
+    with pytest.raises(fr.TextIllegible, match="tick labels .* overlap"):
+        fr.check_figure(fig)
+    ax.set_xticks(range(12), names, rotation=90)
+    assert fr.check_figure(fig)["text_legible"]
+    ax.set_xticks(range(12), names, rotation=45, ha="right")
+    assert fr.check_figure(fig)["text_legible"]
+    fig, ax = plt.subplots(figsize=(19, 2))
+    ax.plot([1, 2], [1, 2])
+    with pytest.raises(fr.TextIllegible, match="px wide when saved at 200 dpi"):
+        fr.check_figure(fig)
+    assert fr.check_figure(fig, dpi=100)["text_legible"]
+
+
+def test_every_declared_group_is_named_and_one_without_our_value_labelled(strict):
+    fig, ax = plt.subplots()
+    ax.bar([0], [61.0])
+    ax.set_xticks([0], ["CIFAR-10"])
+    fr.declare(ax, groups=["CIFAR-10", "SVHN"])  # the paper's columns; SVHN dropped
+    with pytest.raises(fr.GroupDropped, match=r"\['SVHN'\]"):
+        fr.check_figure(fig)
+    fig, ax = plt.subplots()
+    ax.bar([0], [61.0])
+    pos = fr.label_groups(ax, ["CIFAR-10", "SVHN"], without=["SVHN"])
+    assert pos == {"CIFAR-10": 0, "SVHN": 1} and [t.get_text() for t in ax.texts] == ["not run"]
+    assert fr.check_figure(fig)["groups_shown"] and fr.facts(ax).cells == {"SVHN": "not run"}
+    ax.texts[0].remove()  # its label in place is required (cells_labelled)
+    with pytest.raises(fr.CellUnlabelled, match="SVHN"):
+        fr.check_figure(fig)
+    with pytest.raises(ValueError, match="without: .* not among groups"):
+        fr.label_groups(ax, ["a"], without=["b"])
+
+
+def test_the_saver_stamps_the_datasets_trained_on(tmp_path, strict):
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [3, 4])
+    ax.set_title("CIFAR-10")
+    with pytest.raises(fr.DatasetUnnamed, match="fmnist"):
+        fr.check_figure(fig, datasets=["fmnist"])
+    fig.legend(["FedAvg"], loc="upper center", bbox_to_anchor=(0.5, 0.0))
+    paths = save_figure(fig, "s", tmp_path, datasets=["fmnist"], stand_in={"cifar10": "fmnist"})
+    stamps = [t for t in fig.texts if t.get_gid() == "fedlib-datasets"]
+    assert [t.get_text() for t in stamps] == ["Trained on: FMNIST (in place of CIFAR-10)."]
+    r = fig.canvas.get_renderer()
+    assert stamps[0].get_window_extent(r).y1 <= fig.legends[0].get_window_extent(r).y0  # under everything
+    assert json.loads(paths["json"].read_text())["figure_checks"]["dataset_named"]
+    save_figure(fig, "s", tmp_path, datasets=["mnist"])  # saved again: one stamp, the new one
+    assert [t.get_text() for t in fig.texts if t.get_gid() == "fedlib-datasets"] == ["Trained on: MNIST."]
+
+
+def test_a_series_over_fewer_seeds_than_the_caption_says_is_marked(strict):
+    fig, ax = plt.subplots()
+    ax.errorbar([1, 2], [50, 55], yerr=[1, 1], label="FedAvg")
+    ax.plot([1, 2], [52, 58], label="FedLC")
+    fr.declare(ax, seeds=3, series_seeds={"FedLC": 1})
+    ax.legend(loc="lower right")
+    caption = fr.std_caption(3)
+    with pytest.raises(fr.SeedsUnmarked, match="'FedLC' is over 1 seed"):
+        fr.check_figure(fig, caption=caption)
+    ax.lines[-1].set_label(fr.seeds_label("FedLC", 1, 3))
+    ax.legend(loc="lower right")
+    assert "FedLC (1 of 3 seeds)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert fr.check_figure(fig, caption=caption)["seeds_marked"]
+    assert fr.seeds_label("FedLC", 3, 3) == "FedLC"
+
+
+def test_a_baseline_at_chance_accuracy_is_flagged(strict):
+    fig, ax = plt.subplots()
+    ax.bar([0, 1], [10.4, 62.0])  # FedAvg at 10.4 % on a 10-class dataset: a 52 pp "gap" over chance
+    ax.set_xticks([0, 1], ["FedAvg", "FedLC"])
+    fr.declare(ax, chance=10.0)
+    with pytest.raises(fr.ChanceUnflagged, match="10.4"):
+        fr.check_figure(fig)
+    fr.mark_chance(ax, 10.0)
+    assert fr.check_figure(fig)["chance_flagged"]
+    fig, ax = plt.subplots()
+    ax.bar([0, 1], [40.0, 62.0])
+    fr.declare(ax, chance=10.0)  # nothing near chance: nothing to flag
+    assert fr.check_figure(fig)["chance_flagged"]
+    with pytest.raises(ValueError, match="chance must be"):
+        fr.declare(ax, chance=float("nan"))
+
+
+def test_a_report_only_rule_warns_records_and_saves(tmp_path, monkeypatch):
+    monkeypatch.setattr(fr, "REPORT_ONLY", {"axes_not_blank"})
+    log = tmp_path / "report.jsonl"
+    monkeypatch.setenv("FEDLIB_FIGURE_REPORT", str(log))
+    fig, (a, b) = plt.subplots(1, 2)
+    a.plot([1, 2], [3, 4])
+    with pytest.warns(fr.FigureRuleWarning, match="axes_not_blank"):
+        paths = save_figure(fig, "r", tmp_path / "out")
+    assert json.loads(paths["json"].read_text())["figure_checks"]["axes_not_blank"] is False
+    assert [json.loads(line)["axes"] for line in log.read_text().splitlines()] == ["axes 2"]

@@ -35,6 +35,38 @@ The rules (:data:`RULES`, in the order they are checked):
     Error bars are drawn only where the values are means over >= 2 seeds (``seeds``
     from ``declare(ax, seeds=N)``, else the figure's), and the caption then says
     "std over N seeds".
+``series_visible``
+    No line series is drawn under another: where every drawn point of a line lies within
+    the line width of a line drawn over it, the two are told apart by the lower one's
+    markers (shape or fill differ), by a dashed upper line of another colour, or by one
+    legend entry naming both (:func:`merge_coinciding`: "FedNova = FedAvg").
+``axes_not_blank``
+    An axes with its axis shown and nothing plotted (no finite point, bar, area, image)
+    says what it would show and why it is empty (:func:`mark_empty`), or labels its
+    declared cells.
+``text_legible``
+    At the saved size: no text below 7 pt, no two tick labels of an axis overlapping,
+    the saved image at most 3,000 px wide.
+``groups_shown``
+    Every group (column, panel, setting) the plot declares it shows
+    (``declare(ax, groups=…)``, :func:`label_groups`) is named in the axes (a tick
+    label, text, title or legend) -- a group with no value of ours is labelled, not dropped.
+``dataset_named``
+    Every dataset the figure's runs trained on (``datasets`` of the sidecar) is named in
+    the figure; :func:`save_figure <fedlib.repro.artefacts.saving.save_figure>` stamps
+    "Trained on: …" under every figure (:func:`stamp_datasets`), so no plot can forget it.
+``seeds_marked``
+    A series declared with fewer seeds than the caption's "std over N seeds"
+    (``declare(ax, series_seeds={name: n})``) is marked as such in the figure
+    (:func:`seeds_label`: "FedLC (2 of 3 seeds)").
+``chance_flagged``
+    In an axes declared with a chance accuracy (``declare(ax, chance=10)``), a value at
+    or below chance (+ ``chance_margin``) is flagged by a text saying "chance"
+    (:func:`mark_chance` draws the level and says so).
+
+Rules in :data:`REPORT_ONLY` warn (:class:`FigureRuleWarning`) instead of raising and are
+recorded false in the sidecar; ``FEDLIB_FIGURE_REPORT`` (a path) also appends each such
+violation to that file as a JSON line.
 
 Declaring what an axes shows (the checker cannot see it in the artists)::
 
@@ -45,20 +77,30 @@ Declaring what an axes shows (the checker cannot see it in the artists)::
     label_cell(ax, 400, 10, "diverged")              # draws the label (and declares the cell)
     declare(ax, ours=False); ax.set_title("SVHN (paper only)")
     mark_broken_axis(ax, "y")                        # bars may start below the visible range
+    merge_coinciding(ax); ax.legend()                # "FedNova = FedAvg": one legend entry
+    mark_empty(ax, "FEDIC on SVHN", "not run under this profile")
+    label_groups(ax, ["CIFAR-10", "SVHN"], without=["SVHN"])
+    mark_chance(ax, 10.0)                            # a baseline at chance is flagged
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import numpy as np
 
-__all__ = ["RULES", "CELL_STATUSES", "FigureRuleError", "ValueOutsideAxes", "StandInUnnamed", "CellUnlabelled",
-           "SeriesAlike", "LegendCoversData", "ErrorBarsWithoutSeeds", "declare", "declare_stand_ins", "facts",
-           "label_cell", "label_empty_bars", "std_caption", "mark_broken_axis", "check_figure"]
+__all__ = ["RULES", "REPORT_ONLY", "CELL_STATUSES", "MIN_FONT_PT", "MAX_WIDTH_PX", "FigureRuleError",
+           "FigureRuleWarning", "ValueOutsideAxes", "StandInUnnamed", "CellUnlabelled", "SeriesAlike",
+           "LegendCoversData", "ErrorBarsWithoutSeeds", "SeriesHidden", "AxesBlank", "TextIllegible", "GroupDropped",
+           "DatasetUnnamed", "SeedsUnmarked", "ChanceUnflagged", "declare", "declare_stand_ins", "facts",
+           "label_cell", "label_empty_bars", "std_caption", "mark_broken_axis", "merge_coinciding", "mark_empty",
+           "label_groups", "seeds_label", "mark_chance", "stamp_datasets", "check_figure"]
 
 
 class FigureRuleError(ValueError):
@@ -100,9 +142,48 @@ class ErrorBarsWithoutSeeds(FigureRuleError):
     rule = "error_bars_seeds"
 
 
-_ERRORS = (ValueOutsideAxes, StandInUnnamed, CellUnlabelled, SeriesAlike, LegendCoversData, ErrorBarsWithoutSeeds)
+class SeriesHidden(FigureRuleError):
+    rule = "series_visible"
+
+
+class AxesBlank(FigureRuleError):
+    rule = "axes_not_blank"
+
+
+class TextIllegible(FigureRuleError):
+    rule = "text_legible"
+
+
+class GroupDropped(FigureRuleError):
+    rule = "groups_shown"
+
+
+class DatasetUnnamed(FigureRuleError):
+    rule = "dataset_named"
+
+
+class SeedsUnmarked(FigureRuleError):
+    rule = "seeds_marked"
+
+
+class ChanceUnflagged(FigureRuleError):
+    rule = "chance_flagged"
+
+
+class FigureRuleWarning(UserWarning):
+    """A rule of :data:`REPORT_ONLY` is broken: reported, not raised."""
+
+
+_ERRORS = (ValueOutsideAxes, StandInUnnamed, CellUnlabelled, SeriesAlike, LegendCoversData, ErrorBarsWithoutSeeds,
+           SeriesHidden, AxesBlank, TextIllegible, GroupDropped, DatasetUnnamed, SeedsUnmarked, ChanceUnflagged)
 #: The rules, in the order they are checked.
 RULES = tuple(e.rule for e in _ERRORS)
+#: Rules that warn instead of raising (figures the companions made before the rule existed).
+REPORT_ONLY: set[str] = set()
+#: The smallest font size (pt) of any text at the saved size.
+MIN_FONT_PT = 7.0
+#: The widest saved image (px).
+MAX_WIDTH_PX = 3000
 #: A cell's status -> what its label in the figure must contain ("zero": a number reading 0).
 CELL_STATUSES = {"not run": "not run", "diverged": "diverged", "zero": None, "suspect": "†"}
 _OK_STATUSES = {"ok", "value", ""}
@@ -122,6 +203,12 @@ class AxesFacts:
     ours: bool = True  # False: the axes plots only the paper's values
     seeds: int | None = None  # the number of seeds its means are taken over
     broken: set[str] = field(default_factory=set)  # "x" / "y": axes marked as broken
+    coinciding: list[tuple[tuple, str]] = field(default_factory=list)  # (lines drawn as one, their legend text)
+    empty: str = ""  # the text saying what an axes without data would show and why it is empty
+    groups: tuple[str, ...] = ()  # the groups (columns, settings) the axes shows
+    series_seeds: dict[str, int] = field(default_factory=dict)  # series name -> seeds its means are over
+    chance: float | None = None  # chance accuracy of the axes' dataset (same unit as the values)
+    chance_margin: float = 1.0  # a value <= chance + margin "sits at chance"
 
 
 _ATTR = "_fedlib_figure_facts"
@@ -143,14 +230,19 @@ def _names(datasets: str | Iterable[str] | None) -> tuple[str, ...]:
 
 
 def declare(ax, *, stand_in: str | Iterable[str] | None = None, cells: dict[str, str] | None = None,
-            ours: bool | None = None, seeds: int | None = None):
+            ours: bool | None = None, seeds: int | None = None, groups: Iterable[str] | None = None,
+            series_seeds: dict[str, int] | None = None, chance: float | None = None,
+            chance_margin: float | None = None):
     """Declare what ``ax`` shows, for the rules.
 
     ``stand_in``: the dataset(s) (a token such as ``"fmnist"`` or a label) actually used
     for the axes' cells in place of the paper's; ``cells``: ``{cell: status}`` with a status
     of :data:`CELL_STATUSES` (or ``"ok"``); ``ours=False``: the axes has no result of ours;
-    ``seeds``: the number of seeds its means (and error bars) are taken over.  Repeated calls
-    add to earlier ones.  Returns ``ax``."""
+    ``seeds``: the number of seeds its means (and error bars) are taken over; ``groups``: the
+    groups (the paper's columns, settings) it shows, each to be named in it;
+    ``series_seeds``: ``{series: seeds}`` of series over fewer seeds than the rest;
+    ``chance``: the chance accuracy of its dataset, ``chance_margin`` how close to it a value
+    "sits at chance" (default 1).  Repeated calls add to earlier ones.  Returns ``ax``."""
     f = facts(ax)
     if stand_in is not None:
         f.stand_in = tuple(dict.fromkeys(f.stand_in + _names(stand_in)))
@@ -166,6 +258,20 @@ def declare(ax, *, stand_in: str | Iterable[str] | None = None, cells: dict[str,
         if int(seeds) < 1:
             raise ValueError(f"seeds must be an integer >= 1, got {seeds!r}")
         f.seeds = int(seeds)
+    if groups is not None:
+        f.groups = tuple(dict.fromkeys(f.groups + tuple(str(g) for g in groups)))
+    for key, n in (series_seeds or {}).items():
+        if int(n) < 1:
+            raise ValueError(f"series_seeds[{key!r}] must be an integer >= 1, got {n!r}")
+        f.series_seeds[str(key)] = int(n)
+    if chance is not None:
+        if not (math.isfinite(chance) and chance >= 0):
+            raise ValueError(f"chance must be a finite number >= 0, got {chance!r}")
+        f.chance = float(chance)
+    if chance_margin is not None:
+        if not (math.isfinite(chance_margin) and chance_margin >= 0):
+            raise ValueError(f"chance_margin must be a finite number >= 0, got {chance_margin!r}")
+        f.chance_margin = float(chance_margin)
     return ax
 
 
@@ -208,7 +314,7 @@ def label_empty_bars(ax, missing: str = "not run", *, fmt: str = "0", **text_kw:
     """Label every bar of ``ax`` that draws nothing: a bar of height 0 with ``fmt`` ("0"),
     a bar whose height is not a number with ``missing`` ("not run", "diverged", …), at the
     bar's base.  Returns how many bars were labelled."""
-    kw = {"fontsize": 6, "color": "0.25", "clip_on": False}
+    kw = {"fontsize": 7, "color": "0.25", "clip_on": False}
     kw.update(text_kw)
     n = 0
     for c, orient in _bars(ax):
@@ -244,6 +350,134 @@ def mark_broken_axis(ax, axis: str = "y"):
         else:
             ax.plot([off + 0.02 - d, off + 0.02 + d], [-2 * d, 2 * d], **kw)
     return ax
+
+
+def merge_coinciding(ax, names: dict | None = None, *, sep: str = " = ") -> list[str]:
+    """Give every group of line series of ``ax`` drawn within a line width of one another over
+    their whole length and not told apart (the ``series_visible`` test) one legend entry naming them all, e.g.
+    "FedNova = FedAvg": the top line takes it as its label, the others' labels are hidden,
+    and the group is declared.  ``names``: ``{line: name}`` for lines without a public
+    label.  Returns the entries (a plot that builds its legend by hand must show them)."""
+    ax.figure.canvas.draw()
+    lines = _drawn_lines(ax)
+    parent = list(range(len(lines)))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(lines):
+        for j in range(i + 1, len(lines)):
+            if not _told_apart(a, lines[j]) and (_covered(a, lines[j], ax) or _covered(lines[j], a, ax)):
+                parent[root(j)] = root(i)
+    groups: dict[int, list] = {}
+    for i, ln in enumerate(lines):
+        groups.setdefault(root(i), []).append(ln)
+    texts = []
+    for group in (g for g in groups.values() if len(g) > 1):
+        named = [(names or {}).get(ln, ln.get_label()) for ln in group]
+        unnamed = [i for i, n in enumerate(named) if not _public(n)]
+        if unnamed:
+            raise ValueError(f"names: lines {unnamed} of a coinciding group have no public label; "
+                             f"pass names={{line: name}}")
+        text = sep.join(dict.fromkeys(reversed(named)))  # the top line first
+        group[-1].set_label(text)
+        for ln in group[:-1]:
+            ln.set_label("_" + ln.get_label().lstrip("_"))
+        facts(ax).coinciding.append((tuple(group), text))
+        texts.append(text)
+    return texts
+
+
+def mark_empty(ax, shows: str, why: str, **text_kw: Any):
+    """Write in an axes without data what it would show and why it is empty
+    ("FEDIC on SVHN: not run under the quick profile") and declare it.  Returns the Text."""
+    for param, value in (("shows", shows), ("why", why)):
+        if not str(value).strip():
+            raise ValueError(f"{param} must say what the axes would show and why it is empty, got {value!r}")
+    text = f"{shows}:\n{why}"
+    kw = {"ha": "center", "va": "center", "fontsize": 8, "color": "0.3", "wrap": True, "transform": ax.transAxes}
+    kw.update(text_kw)
+    facts(ax).empty = text
+    return ax.text(0.5, 0.5, text, **kw)
+
+
+def label_groups(ax, groups: Iterable[str], without: Iterable[str] = (), *, axis: str = "x",
+                 status: str = "not run", **text_kw: Any) -> dict[str, int]:
+    """Put every group of ``groups`` (the paper's columns or settings) on ``axis`` at 0, 1, …
+    and label each of ``without`` (no value of ours) in place with ``status``; declares the
+    groups.  Returns ``{group: position}``."""
+    from matplotlib.transforms import blended_transform_factory
+
+    groups = [str(g) for g in groups]
+    missing = [str(g) for g in without if str(g) not in groups]
+    if missing:
+        raise ValueError(f"without: {missing} are not among groups {groups}")
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
+    pos = {g: i for i, g in enumerate(groups)}
+    (ax.set_xticks if axis == "x" else ax.set_yticks)(range(len(groups)), groups)
+    for g in without:
+        if axis == "x":
+            kw = {"transform": blended_transform_factory(ax.transData, ax.transAxes), "rotation": 90,
+                  "va": "bottom"}
+            xy = (pos[str(g)], 0.03)
+        else:
+            kw = {"transform": blended_transform_factory(ax.transAxes, ax.transData), "ha": "left",
+                  "va": "center"}
+            xy = (0.03, pos[str(g)])
+        kw.update(text_kw)
+        label_cell(ax, *xy, status, key=str(g), **kw)
+    declare(ax, groups=groups)
+    return pos
+
+
+def seeds_label(name: str, n: int, total: int) -> str:
+    """A series' legend label saying it has fewer seeds than the rest ("FedLC (2 of 3 seeds)")."""
+    if n < 1 or total < 1:
+        raise ValueError(f"n and total must be >= 1, got n={n!r}, total={total!r}")
+    return f"{name} ({n} of {total} seeds)" if n < total else name
+
+
+def mark_chance(ax, level: float, *, margin: float | None = None, text: str | None = None, **text_kw: Any):
+    """Draw the chance accuracy ``level`` of ``ax``'s dataset (a dotted line, labelled "chance")
+    and declare it, so that a value sitting at chance is seen as such.  Returns the Text."""
+    declare(ax, chance=level, chance_margin=margin)
+    ax.axhline(level, color="0.5", ls=":", lw=1.0, zorder=0.5)
+    kw = {"ha": "right", "va": "bottom", "fontsize": 7, "color": "0.35",
+          "transform": ax.get_yaxis_transform()}
+    kw.update(text_kw)
+    return ax.text(0.99, level, text if text is not None else f"chance ({level:g})", **kw)
+
+
+_STAMP = "fedlib-datasets"
+
+
+def stamp_datasets(fig, datasets: Iterable[str] | None, stand_in: dict[str, str] | None = None):
+    """Write "Trained on: …" (the datasets' labels; a stand-in followed by "in place of" the
+    paper's) under everything else in ``fig``, replacing an earlier stamp.  Nothing for no
+    datasets.  Returns the Text or None."""
+    from matplotlib.text import Text
+
+    from ...data import DATASETS
+
+    for t in fig.findobj(Text):
+        if t.get_gid() == _STAMP:
+            t.remove()
+    names = sorted(dict.fromkeys(str(d) for d in (datasets if datasets is not None else []) if d is not None))
+    if not names:
+        return None
+    instead = {}
+    for paper_ds, used in (stand_in or {}).items():
+        instead.setdefault(str(used), []).append(DATASETS[paper_ds].label if paper_ds in DATASETS else str(paper_ds))
+    label = [(DATASETS[d].label if d in DATASETS else d) + (f" (in place of {', '.join(instead[d])})"
+                                                            if d in instead else "") for d in names]
+    fig.canvas.draw()
+    box = fig.get_tightbbox(fig.canvas.get_renderer())  # inches
+    w, h = fig.get_size_inches()
+    return fig.text(box.x0 / w, (box.y0 - 0.04) / h, "Trained on: " + ", ".join(label) + ".", ha="left", va="top",
+                    fontsize=7, color="0.3", gid=_STAMP)
 
 
 # ------------------------------------------------------------------------ what an axes draws
@@ -534,22 +768,25 @@ def _series_distinct(ax, name) -> list[str]:
     return out
 
 
+def _densify(xy: np.ndarray, connected: bool) -> np.ndarray:
+    """The finite points of ``xy`` (display coordinates) and, if ``connected``, points every
+    2 px along the segments between them."""
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    if len(xy) < 2 or not connected:
+        return xy
+    out = [xy[:1]]
+    for a, b in zip(xy[:-1], xy[1:]):
+        n = int(min(max(np.hypot(*(b - a)) / 2.0, 1), 500))
+        t = np.linspace(0, 1, n + 1)[1:, None]
+        out.append(a + t * (b - a))
+    return np.vstack(out)
+
+
 def _display_points(ax) -> list[np.ndarray]:
     """The axes' data in display coordinates: line vertices and points along each segment
     (every 2 px), scatter points, error-bar segments; only what lies inside the axes."""
     pts = []
-
-    def densify(xy: np.ndarray, connected: bool) -> np.ndarray:
-        xy = xy[np.isfinite(xy).all(axis=1)]
-        if len(xy) < 2 or not connected:
-            return xy
-        out = [xy[:1]]
-        for a, b in zip(xy[:-1], xy[1:]):
-            n = int(min(max(np.hypot(*(b - a)) / 2.0, 1), 500))
-            t = np.linspace(0, 1, n + 1)[1:, None]
-            out.append(a + t * (b - a))
-        return np.vstack(out)
-
+    densify = _densify
     for ln in _data_lines(ax):
         xy = np.asarray(ln.get_xydata(), dtype=float)
         if xy.size:
@@ -623,22 +860,261 @@ def _error_bars(ax, name, caption: str, seeds: int | None) -> list[str]:
     return []
 
 
+def _connected(ln) -> bool:
+    return ln.get_linestyle() not in ("None", "", " ")
+
+
+def _marker_look(ln) -> tuple | None:
+    """A line's markers as the reader sees them: (shape, filled), None without markers."""
+    m = ln.get_marker()
+    if m in (None, "None", "none", "", " ", ",") or not ln.get_markersize():
+        return None
+    mfc = ln.get_markerfacecolor()
+    return str(m), not (isinstance(mfc, str) and mfc.lower() == "none")
+
+
+def _drawn_lines(ax) -> list:
+    """The data lines with a finite point, in drawing order (z-order, then order added)."""
+    lines = [ln for ln in _data_lines(ax) if np.isfinite(np.asarray(ln.get_xydata(), dtype=float)).all(axis=1).any()]
+    return sorted(lines, key=lambda ln: ln.get_zorder())
+
+
+def _covered(low, high, ax) -> bool:
+    """Whether every drawn point of line ``low`` (inside the axes) lies within the line width
+    (markers only: the marker size) of line ``high``."""
+    px = ax.figure.dpi / 72.0
+    with np.errstate(all="ignore"):
+        a = _densify(ax.transData.transform(np.asarray(low.get_xydata(), dtype=float)), _connected(low))
+        b = ax.transData.transform(np.asarray(high.get_xydata(), dtype=float))
+    box = ax.bbox
+    a = a[(a[:, 0] >= box.x0) & (a[:, 0] <= box.x1) & (a[:, 1] >= box.y0) & (a[:, 1] <= box.y1)]
+    if not len(a):
+        return False
+    width = [ln.get_linewidth() if _connected(ln) else ln.get_markersize() for ln in (low, high)]
+    tol = max(max(width) * px / 2.0, 1.0)
+    ok = np.isfinite(b).all(axis=1)
+    if _connected(high):
+        pairs = ok[:-1] & ok[1:]
+        p0, p1 = b[:-1][pairs], b[1:][pairs]
+    else:
+        p0 = p1 = b[ok]
+    if not len(p0):
+        p0 = p1 = b[ok]
+    if not len(p0):
+        return False
+    for chunk in np.array_split(a, max(1, len(a) * len(p0) // 200_000 + 1)):
+        d = p1 - p0  # (m, 2): point-to-segment distances, every point against every segment
+        len2 = np.maximum((d ** 2).sum(axis=1), 1e-12)
+        t = np.clip(((chunk[:, None, :] - p0[None]) * d[None]).sum(axis=2) / len2[None], 0.0, 1.0)
+        near = p0[None] + t[..., None] * d[None]
+        if (np.hypot(*(chunk[:, None, :] - near).transpose(2, 0, 1)).min(axis=1) > tol).any():
+            return False
+    return True
+
+
+def _told_apart(low, high) -> bool:
+    """Whether a line drawn under another still shows: its own markers, or through the
+    gaps of a dashed upper line of another colour and another line style."""
+    mine = _marker_look(low)
+    if mine is not None and mine != _marker_look(high):
+        return True
+    return high.get_linestyle() not in ("-", "solid") and _connected(high) and _connected(low) \
+        and low.get_linestyle() != high.get_linestyle() and _rgba(low.get_color()) != _rgba(high.get_color())
+
+
+def _all_texts(fig) -> list[str]:
+    from matplotlib.text import Text
+
+    return [t.get_text() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+def _line_name(ln, ax) -> str:
+    label = ln.get_label()
+    return repr(label) if _public(label) else f"line {ax.lines.index(ln) + 1} (colour {_rgba(ln.get_color())[:3]})"
+
+
+def _series_visible(ax, name, fig) -> list[str]:
+    lines = _drawn_lines(ax)
+    shown = _all_texts(fig)
+    declared = [(set(map(id, group)), text) for group, text in facts(ax).coinciding if any(text in t for t in shown)]
+    out = []
+    for i, low in enumerate(lines):
+        for high in lines[i + 1:]:
+            if _public(low.get_label()) and low.get_label() == high.get_label():
+                continue  # one series
+            if _told_apart(low, high) or any({id(low), id(high)} <= ids for ids, _ in declared):
+                continue
+            if _covered(low, high, ax):
+                out.append(f"line {_line_name(low, ax)} is drawn under line {_line_name(high, ax)} (every point within "
+                           f"the line width): tell them apart by markers or an offset, or merge_coinciding(ax) "
+                           f"for one legend entry 'A = B'")
+                break
+    return out
+
+
+def _is_blank(ax) -> bool:
+    """No finite line point, bar, scatter point, area, mesh, image, patch or table in ``ax``."""
+    if any(np.isfinite(np.asarray(ln.get_xydata(), dtype=float)).all(axis=1).any()
+           for ln in ax.lines if _visible(ln) and id(ln) not in _errorbar_parts(ax)[0]):
+        return False
+    if _bars(ax) or ax.get_images() or ax.tables:
+        return False
+    if any(_visible(c) and (len(c.get_paths()) if hasattr(c, "get_paths") else True) for c in ax.collections):
+        return False
+    return not any(_visible(p) for p in ax.patches)
+
+
+def _axes_not_blank(ax, name) -> list[str]:
+    f = facts(ax)
+    if not ax.axison or getattr(ax, "_colorbar", None) is not None or not _is_blank(ax):
+        return []
+    if f.empty and any(t.get_visible() and t.get_text() == f.empty for t in ax.texts):
+        return []
+    if f.cells:
+        return []  # its cells' labels say why (cells_labelled checks them)
+    return ["has no data and does not say what it would show and why it is empty (mark_empty(ax, shows, why))"]
+
+
+def _shown_tick_labels(axis) -> list:
+    lo, hi = sorted(axis.get_view_interval())
+    tol = 1e-9 * max(hi - lo, 1e-12)
+    out = []
+    for locs, labels in ((axis.get_majorticklocs(), axis.get_majorticklabels()),
+                         (axis.get_minorticklocs(), axis.get_minorticklabels())):
+        out += [t for v, t in zip(locs, labels) if lo - tol <= v <= hi + tol and t.get_visible() and t.get_text().strip()]
+    return out
+
+
+def _text_legible(fig, renderer, dpi: float) -> list[tuple[str, str]]:
+    from matplotlib.text import Text
+
+    out = []
+    owner = {id(t): _axes_name(ax, fig) for ax in reversed(fig.axes) for t in ax.findobj(Text)}
+    small: dict[tuple[str, float], list[str]] = {}
+    for t in fig.findobj(Text):
+        if t.get_visible() and t.get_text().strip() and t.get_fontsize() < MIN_FONT_PT - 1e-9:
+            small.setdefault((owner.get(id(t), "the figure"), t.get_fontsize()), []).append(t.get_text().strip()[:40])
+    for (who, size), texts in small.items():
+        shown = ", ".join(map(repr, texts[:3])) + (f" and {len(texts) - 3} more" if len(texts) > 3 else "")
+        out.append((who, f"text {shown} is {size:g} pt, below {MIN_FONT_PT:g} pt"))
+    for ax in fig.axes:
+        for axis, along in ((ax.xaxis, 0), (ax.yaxis, 1)):
+            labels = _shown_tick_labels(axis)
+            boxes = sorted(((t.get_window_extent(renderer), t) for t in labels), key=lambda bt: bt[0].get_points()[:, along].mean())
+            for (b0, t0), (b1, t1) in zip(boxes, boxes[1:]):
+                rot = math.radians(t0.get_rotation() % 180)
+                if min(abs(math.sin(rot)), abs(math.cos(rot))) < 1e-6:  # horizontal or vertical text: its box
+                    w = min(b0.x1, b1.x1) - max(b0.x0, b1.x0)
+                    h = min(b0.y1, b1.y1) - max(b0.y0, b1.y0)
+                    overlap = w > 0.5 and h > 0.5
+                else:  # slanted text: the gap across the text's direction against its height
+                    shift = abs(b1.get_points()[:, along].mean() - b0.get_points()[:, along].mean())
+                    across = shift * (abs(math.sin(rot)) if along == 0 else abs(math.cos(rot)))
+                    overlap = across < 0.9 * renderer.points_to_pixels(t0.get_fontsize())
+                if overlap:
+                    out.append((_axes_name(ax, fig), f"{'x' if along == 0 else 'y'} tick labels {t0.get_text()!r} and "
+                                                     f"{t1.get_text()!r} overlap"))
+                    break
+    box = fig.get_tightbbox(renderer)
+    width = (box.width + 2 * 0.1) * dpi  # bbox_inches="tight" pads 0.1 in
+    if width > MAX_WIDTH_PX:
+        out.append(("the figure", f"is {width:.0f} px wide when saved at {dpi:g} dpi, above {MAX_WIDTH_PX} px"))
+    return out
+
+
+def _groups_shown(ax, name, fig) -> list[str]:
+    groups = facts(ax).groups
+    if not groups:
+        return []
+    words = [t.get_text() for t in ax.get_xticklabels() + ax.get_yticklabels()] + \
+        [t.get_text() for t in ax.texts if t.get_visible()] + _titles(ax) + _legend_texts(ax.get_legend())
+    shown = _norm(" ".join(words))
+    dropped = [g for g in groups if _norm(g) not in shown]
+    return [f"declares the group(s) {dropped} but names them nowhere in it (a tick label, text, title or legend; "
+            f"label_groups)"] if dropped else []
+
+
+def _dataset_named(fig, datasets) -> list[tuple[str, str]]:
+    names = [str(d) for d in (datasets if datasets is not None else []) if d is not None]
+    if not names:
+        return []
+    shown = _norm(" ".join(_all_texts(fig)))
+    return [("the figure", f"trained on {d} but does not name it (stamp_datasets)")
+            for d in dict.fromkeys(names) if not any(n in shown for n in _dataset_names(d))]
+
+
+def _seeds_marked(ax, name, fig, caption: str) -> list[str]:
+    m = re.search(r"std over (\d+) seeds", caption or "")
+    f = facts(ax)
+    if not m or not f.series_seeds:
+        return []
+    total = int(m.group(1))
+    texts = _all_texts(fig)
+    out = []
+    for series, n in f.series_seeds.items():
+        if n >= total:
+            continue
+        mark = re.compile(rf"\b{n} (?:of {total} )?seeds?\b")
+        if not any(series in t and mark.search(t) for t in texts):
+            out.append(f"series {series!r} is over {n} seed(s), the caption says 'std over {total} seeds', and no "
+                       f"text names it with '{n} of {total} seeds' (seeds_label)")
+    return out
+
+
+def _chance_flagged(ax, name, fig) -> list[str]:
+    f = facts(ax)
+    if f.chance is None:
+        return []
+    values = [y for ln in _data_lines(ax) for y in np.asarray(ln.get_xydata(), dtype=float)[:, 1] if math.isfinite(y)]
+    for c, orient in _bars(ax):
+        values += [(p.get_y() + p.get_height()) if orient == "vertical" else (p.get_x() + p.get_width())
+                   for p in c.patches]
+    low = [v for v in values if math.isfinite(v) and v <= f.chance + f.chance_margin]
+    if not low:
+        return []
+    said = " ".join([t.get_text() for t in ax.texts if t.get_visible()] + _titles(ax) + _legend_texts(ax.get_legend())
+                    + _figure_texts(fig)).lower()
+    if "chance" in said:
+        return []
+    return [f"a value ({min(low):g}) sits at chance ({f.chance:g} + {f.chance_margin:g}) and nothing in the axes says "
+            f"'chance' (mark_chance)"]
+
+
+def _report(name: str, rule: str, violations: list[tuple[str, str]]) -> None:
+    lines = "; ".join(f"{a}: {w}" for a, w in violations)
+    warnings.warn(f"figure {name!r} breaks the rule {rule!r} (reported, not raised): {lines}", FigureRuleWarning,
+                  stacklevel=3)
+    path = os.environ.get("FEDLIB_FIGURE_REPORT")
+    if path:
+        with open(path, "a") as fh:
+            for a, w in violations:
+                fh.write(json.dumps({"figure": name, "notebook": os.environ.get("FEDLIB_NOTEBOOK", ""), "rule": rule,
+                                     "axes": a, "what": w}) + "\n")
+
+
 # ------------------------------------------------------------------------ the check
 def check_figure(fig, *, name: str = "figure", caption: str = "", seeds: int | Iterable[int] | None = None,
+                 datasets: Iterable[str] | None = None, dpi: float | None = None,
                  waive: dict[str, str] | None = None) -> dict[str, bool]:
     """Check ``fig`` against :data:`RULES` (drawing it once); raise the
     :class:`FigureRuleError` subclass of the first rule broken, listing every violation.
 
     ``caption``: the caption the figure is saved with; ``seeds``: the figure's seeds (a
-    number or the seeds themselves) for axes that declare none; ``waive``: ``{rule:
-    reason}`` for a rule this figure is known to break (its violations are not raised and
-    the rule is recorded as false).  Returns ``{rule: passed}``."""
+    number or the seeds themselves) for axes that declare none; ``datasets``: the datasets
+    its runs trained on; ``dpi``: the resolution it is saved at (default the style's);
+    ``waive``: ``{rule: reason}`` for a rule this figure is known to break (its violations
+    are not raised and the rule is recorded as false).  A rule of :data:`REPORT_ONLY` warns
+    instead.  Returns ``{rule: passed}``."""
     waive = dict(waive or {})
     unknown = [r for r in waive if r not in RULES]
     if unknown:
         raise ValueError(f"waive: unknown rule(s) {unknown}; rules: {', '.join(RULES)}")
     if seeds is not None and not isinstance(seeds, (int, np.integer)):
         seeds = len(set(seeds)) or None
+    if dpi is None:
+        from .style import RC
+
+        dpi = RC["savefig.dpi"]
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     found: dict[str, list[tuple[str, str]]] = {r: [] for r in RULES}
@@ -648,11 +1124,22 @@ def check_figure(fig, *, name: str = "figure", caption: str = "", seeds: int | I
                          ("stand_in_named", lambda: _stand_in_named(ax, name_ax, fig)),
                          ("cells_labelled", lambda: _cells_labelled(ax, name_ax)),
                          ("series_distinct", lambda: _series_distinct(ax, name_ax)),
-                         ("error_bars_seeds", lambda: _error_bars(ax, name_ax, caption, seeds))):
+                         ("error_bars_seeds", lambda: _error_bars(ax, name_ax, caption, seeds)),
+                         ("series_visible", lambda: _series_visible(ax, name_ax, fig)),
+                         ("axes_not_blank", lambda: _axes_not_blank(ax, name_ax)),
+                         ("groups_shown", lambda: _groups_shown(ax, name_ax, fig)),
+                         ("seeds_marked", lambda: _seeds_marked(ax, name_ax, fig, caption)),
+                         ("chance_flagged", lambda: _chance_flagged(ax, name_ax, fig))):
             found[rule] += [(name_ax, w) for w in fn()]
     found["legend_clear"] = _legend_clear(fig, renderer)
+    found["text_legible"] = _text_legible(fig, renderer, float(dpi))
+    found["dataset_named"] = _dataset_named(fig, datasets)
+    raised = [r for r in RULES if r not in waive and r not in REPORT_ONLY]
     for rule, error in zip(RULES, _ERRORS):
-        if found[rule] and rule not in waive:
-            violations = [(r, a, w) for r in RULES if r not in waive for a, w in found[r]]
+        if found[rule] and rule in raised:
+            violations = [(r, a, w) for r in raised for a, w in found[r]]
             raise error(name, violations)
+    for rule in RULES:
+        if found[rule] and rule in REPORT_ONLY and rule not in waive:
+            _report(name, rule, found[rule])
     return {rule: not found[rule] for rule in RULES}

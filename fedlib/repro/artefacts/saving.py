@@ -79,7 +79,8 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
                 close: bool = False, placeholder: bool = False, waive: dict[str, str] | None = None,
                 **meta: Any) -> dict[str, Path] | None:
     """Write ``fig`` as ``<out_dir>/<name>.pdf`` and ``.png`` (vector and raster) plus the
-    ``.json`` sidecar, once it obeys the figure rules (:mod:`fedlib.repro.artefacts.figure_rules`):
+    ``.json`` sidecar, once it obeys the figure rules (:mod:`fedlib.repro.artefacts.figure_rules`),
+    stamped "Trained on: …" with ``meta``'s ``datasets`` (and ``stand_in``):
     a figure that breaks one raises the rule's :class:`~fedlib.repro.artefacts.figure_rules.FigureRuleError`
     before any file is written; ``waive`` (``{rule: reason}``) lets a known break through,
     recorded in the sidecar.
@@ -90,13 +91,15 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
     the same name, and returns None when it was not written.  Returns the three
     paths by suffix.
     """
-    from .figure_rules import check_figure
+    from .figure_rules import check_figure, stamp_datasets
 
     out = _out(out_dir)
     sidecar = _claim(out, name, "figure")
     if placeholder and _existing_is_real(sidecar):
         return None
-    checks = check_figure(fig, name=name, caption=caption, seeds=meta.get("seeds"), waive=waive)
+    stamp_datasets(fig, meta.get("datasets"), meta.get("stand_in"))
+    checks = check_figure(fig, name=name, caption=caption, seeds=meta.get("seeds"), datasets=meta.get("datasets"),
+                          dpi=RC["savefig.dpi"], waive=waive)
     import matplotlib
 
     with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
