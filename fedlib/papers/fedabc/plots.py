@@ -43,7 +43,7 @@ def bubble_plot(counts: pd.DataFrame, *, title: str = "", max_size: float = 60.0
         ax.scatter(sub.client, sub["class"], s=max_size * sub["count"] / top, color="tab:red", alpha=0.6, lw=0)
         ax.set_ylabel(f"Dir({beta:g})\nclass")
         ax.set_yticks(range(classes))
-        ax.tick_params(axis="y", labelsize=6)
+        ax.tick_params(axis="y", labelsize=7)
         ax.set_ylim(-0.7, classes - 0.3)
         ax.grid(True, alpha=0.2)
     axes[-1, 0].set_xlabel("client")

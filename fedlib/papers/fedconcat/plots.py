@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...repro.artefacts import figures as F
-from ...repro.artefacts.figure_rules import label_cell, label_empty_bars
+from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, merge_coinciding
 from . import PAPER
 from . import reported as paper
 from .cells import BASELINES
@@ -113,6 +113,7 @@ def budget_curves(ctx, budget):
                 index=False):
             ax.axvline(r, color="0.5", ls="--", lw=0.7)
             ax.text(r, ax.get_ylim()[0], f" {r}", fontsize=7, color="0.4", va="bottom")
+        merge_coinciding(ax)  # baselines with identical curves: one legend entry "A = B"
         ax.set_title(paper.TABLE1.column(column).label)
         ax.set_xlabel("baseline round")
     axes[0][0].set_ylabel("test accuracy (%)")
@@ -235,6 +236,7 @@ def fig4_communication(ctx, fig4):
         ax.axvline(point.communication_M.iloc[0], color="0.5", ls="--", lw=0.7)
     ax.set_xlabel("parameters sent and received per client (millions)")
     ax.set_ylabel("test accuracy (%)")
+    merge_coinciding(ax)  # curves drawn over one another: one legend entry "A = B"
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     ctx.save_figure(fig, "fig4_communication_curves", experiment="fig4",
                     title="Fig. 4 against communication: accuracy per parameter sent and received",

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ...repro.artefacts import figures as F
-from ...repro.artefacts.figure_rules import label_empty_bars
+from ...repro.artefacts.figure_rules import label_empty_bars, merge_coinciding
 from . import PAPER
 from . import reported as paper
 from .deviation_study import LOSS_NAMES
@@ -164,6 +164,7 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
     axes[2].axvline(1, color="k", ls="--", lw=0.8)
     axes[2].set(xscale="log", xlabel="(n_j/n_r) / D_jr", ylabel="updates that deviated (%)",
                 title="Theorem 1: deviation rate")
+    merge_coinciding(axes[2])  # equal rates: one legend entry "A = B"
     axes[2].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=2)
     cfg = start.config
     fig.suptitle(f"Deviation bound on {_dataset(cfg.dataset)}")

@@ -35,7 +35,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
-    from .figure_rules import declare, label_cell
+    from .figure_rules import declare, label_cell, merge_coinciding
 
     df = comparison.copy()
     if "method" not in df:
@@ -44,7 +44,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False, sharey=sharey)
     colors = _colors(paper, df[series].unique())
     seeds = seeds_of(df)
-    shown = []
+    shown, merged, names = [], [], {}
     for ax, pv in zip(axes[0], panels):
         sub = df[df[panel] == pv].sort_values(x)
         ours_here = sub.ours_mean.notna().any()
@@ -60,10 +60,12 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
             c = colors.get(m)
             if s.ours_mean.notna().any():
                 yerr = s.ours_std.where(s.n_seeds >= 2) if seeds >= 2 and {"ours_std", "n_seeds"} <= set(s) else None
-                ax.errorbar(s[x], s.ours_mean, yerr=None if yerr is None or yerr.isna().all() else yerr.fillna(0),
-                            color=c, marker="o", lw=1.6, ms=4, capsize=2)
+                bars = ax.errorbar(s[x], s.ours_mean, yerr=None if yerr is None or yerr.isna().all() else
+                                   yerr.fillna(0), color=c, marker="o", lw=1.6, ms=4, capsize=2)
+                names[bars.lines[0]] = f"{_label(m, paper)} (ours)"
             if s.paper_mean.notna().any():
-                ax.plot(s[x], s.paper_mean, color=c, ls="--", marker="o", mfc="none", lw=1, ms=4)
+                line, = ax.plot(s[x], s.paper_mean, color=c, ls="--", marker="o", mfc="none", lw=1, ms=4)
+                names[line] = f"{_label(m, paper)} (paper)"
             missing = s[s.ours_mean.isna()]
             if ours_here and len(missing) == len(s) and (missing.get("run_status", "") != "diverged").all():
                 unrun.append(m)  # a method of the paper's not run in this panel at all: one label below
@@ -104,11 +106,18 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_minor_formatter(NullFormatter())
     axes[0][0].set_ylabel(ylabel)
+    fig.tight_layout()  # the final geometry, where curves drawn as one are found
+    for ax in axes[0]:
+        merged += [t for t in merge_coinciding(ax, {ln: n for ln, n in names.items() if ln.axes is ax})
+                   if t not in merged]  # identical curves: said once, in the legend
     handles = [Line2D([], [], color=colors.get(m), lw=2) for m in shown]
     labels = [_label(m, paper) for m in shown]
     handles += [Line2D([], [], color="0.3", marker="o", lw=1.6), Line2D([], [], color="0.3", ls="--", marker="o",
                                                                          mfc="none", lw=1)]
     labels += ["ours", "paper"]
+    for text in merged:
+        handles.append(Line2D([], [], ls="none"))
+        labels.append(text)
     if _suspect(df).any():
         handles.append(Line2D([], [], ls="none"))
         labels.append("†: a paper value flagged as a probable typo")
