@@ -41,20 +41,23 @@ CALIBRATION_LABELS = {
 BASELINES = ("fedavg", "fedrs")
 
 
-def _params(name: str) -> dict:
-    return {"method": name} if name in BASELINES else {"method": "fedlc", **CALIBRATION_VARIANTS[name]}
+def _params(name: str, variants: dict = CALIBRATION_VARIANTS) -> dict:
+    return {"method": "fedlc", **variants[name]} if name in variants else {"method": name}
 
 
 # ----------------------------------------------------------------------------- the variants
-def variant_cells(profile, opts) -> list[dict]:
-    """FedAvg, FedRS and every FedLC loss variant of ``variants`` in each setting of ``settings``."""
+def variant_cells(profile, opts, *, variants: dict | None = None, labels: dict = CALIBRATION_LABELS,
+                  baselines: tuple = BASELINES) -> list[dict]:
+    """The ``baselines`` (FedAvg, FedRS) and every FedLC loss variant of ``variants`` (default: those of
+    ``opts.variants``; a name -> FedLC parameters mapping) in each setting of ``settings``."""
+    variants = {v: CALIBRATION_VARIANTS[v] for v in opts.variants} if variants is None else variants
     cells = []
     for key in opts.settings:
-        for name in (*BASELINES, *opts.variants):
-            cfg, note = cell_config(profile, "calibration", key, **_params(name))
+        for name in (*baselines, *variants):
+            cfg, note = cell_config(profile, "calibration", key, **_params(name, variants))
             tau = cfg.get("tau", Config.tau) if cfg and cfg["method"] == "fedlc" else float("nan")
             cells.append({"setting": skew_label(key), "column": key, "variant": name,
-                          "label": CALIBRATION_LABELS[name], "tau": tau, "config": cfg, "note": note})
+                          "label": labels[name], "tau": tau, "config": cfg, "note": note})
     return cells
 
 

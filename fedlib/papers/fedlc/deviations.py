@@ -17,8 +17,13 @@ DEVIATIONS: tuple[dict, ...] = (
      "param": "fedlc_denominator='exclude_true' for Eq. 7 as printed"},
     {"what": "τ", "paper": "not given", "code": "—", "fedlib": "1.0, with a sensitivity sweep (§4 notebook)",
      "param": "tau"},
-    {"what": "classes with n_y = 0", "paper": "n^(−1/4) is infinite", "code": "—",
-     "fedlib": "n_y := 1 (a finite shift)", "param": "fedlc_missing='mask', fedlc_min_count"},
+    {"what": "classes with n_y = 0", "paper": "n_s = 0 (Def. 2): Eq. 7's offset −τ·n^(−1/4) is −∞, the class leaves "
+     "the softmax",
+     "code": "Flower's FedLC baseline, fluke, FedDecorr: the class leaves the softmax; FL-bench: n := 1e-8 (offset "
+             "−100τ, in float32 the same); PFLlib: counts over all clients (FedAvg on balanced data)",
+     "fedlib": "n_y := 1 (offset −τ; no public code does this), in every table; the absent_classes study runs the "
+               "mask (the reading that faces the paper) and FL-bench's 1e-8 beside it",
+     "param": "fedlc_missing='mask' (Eq. 7 literal), fedlc_min_count=1e-8 (FL-bench)"},
     {"what": "Table 8 CNN pooling", "paper": "pooling stride 2, padding 2", "code": "—",
      "fedlib": "2×2 max-pool, stride 2, padding 0 (the only choice giving fc1 its 320 inputs)", "param": ""},
     {"what": "Table 9 CNN padding", "paper": "conv padding 0 (flattens to 512, contradicting fc1 [2048, 10])",
@@ -45,7 +50,10 @@ NOTES: dict[str, tuple[str, ...]] = {
     "fig3": ("Fig. 3 is a schematic in the paper; here it is measured on a two-client toy problem "
              "(2-D Gaussian classes, linear softmax model).",),
     "fig5": ("ImageNet-subset is not available: CIFAR-10 (or its stand-in) with FedLC vs FedRS is shown instead.",),
-    "calibration": ("τ is not given in the paper; the sweep shows its effect.",),
+    "calibration": ("τ is not given in the paper; the sweep shows its effect.",
+                    "A class a client lacks (n_y = 0): fedlib clamps n_y to 1 (offset −τ); Eq. 7 read literally and "
+                    "Flower's, fluke's and FedDecorr's code leave it out of the softmax (fedlc_missing='mask', the "
+                    "reading that faces the paper); the absent_classes table runs both.",),
 }
 _TAU_NOTE = "τ = 1.0 (not given in the paper; fedlib's default), local epochs E = 1 (not stated)"
 for _exp in ("table1", "table2", "table4", "table6", "table7", "fig1", "fig5"):

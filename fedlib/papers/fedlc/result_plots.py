@@ -14,7 +14,6 @@ from ...repro.artefacts import figures as F
 from ...repro.verdict.compare import add_column_param
 from ...repro.artefacts.figure_rules import label_cell
 from . import PAPER
-from .calibration import CALIBRATION_LABELS
 from .experiments import cell_config
 from .label_skew import FIG4_SETTINGS
 from .plots import _dataset, _palette, _std
@@ -26,9 +25,10 @@ __all__ = ["calibration_bars", "tau_curve", "partitions", "profile_partitions", 
 _OURS_VS_PAPER = "Ours: solid, filled markers; the paper: dashed, open markers."
 
 
-def calibration_bars(ctx, calib: dict):
+def calibration_bars(ctx, calib: dict, name: str = "calibration_variants_bars",
+                     title: str = "§4: FedLC loss variants in federated runs", heading: str = "FedLC loss variants"):
     """§4: accuracy of every loss variant per setting (horizontal bars; dashed: FedAvg), from the
-    ``calibration`` study's summary."""
+    ``calibration`` study's summary (or the ``absent_classes`` study's, saved as ``name``)."""
     import matplotlib.pyplot as plt
 
     plot = calib["var"].copy()
@@ -44,7 +44,7 @@ def calibration_bars(ctx, calib: dict):
             if pd.isna(d.ours_mean.iloc[i]):
                 label_cell(ax, 0, i, "diverged" if st == "diverged" else "not run", key=str(d.index[i]),
                            ha="left", va="center")
-        ax.axvline(d.loc[CALIBRATION_LABELS["fedavg"], "ours_mean"], color="k", ls="--", lw=0.8)
+        ax.axvline(d.loc[plot.label[plot.variant == "fedavg"].iloc[0], "ours_mean"], color="k", ls="--", lw=0.8)
         ax.set_yticks(range(len(d)), d.index if ax is axes[0][0] else [""] * len(d))
         ax.invert_yaxis()
         ax.set_title(setting)
@@ -52,10 +52,9 @@ def calibration_bars(ctx, calib: dict):
         ax.set_xlim(0, max(100.0, float(np.nanmax(d.ours_mean + (d.ours_std.fillna(0) if n >= 2 else 0)))
                            if d.ours_mean.notna().any() else 100.0) * 1.12)
     used = calib["datasets"]
-    fig.suptitle("FedLC loss variants, " + ", ".join(_dataset(u) for u in used))
+    fig.suptitle(f"{heading}, " + ", ".join(_dataset(u) for u in used))
     fig.tight_layout()
-    ctx.save_figure(fig, "calibration_variants_bars", experiment="calibration",
-                    title="§4: FedLC loss variants in federated runs",
+    ctx.save_figure(fig, name, experiment="calibration", title=title,
                     caption=f"Dashed: FedAvg. {calib['tau_text']}. " + F.std_caption(F.seeds_of(calib["var"])),
                     datasets=calib["datasets"])
     return fig

@@ -17,6 +17,7 @@ fig3               Fig. 3 measured: the two-client toy            01_motivation
 deviation          §3-4: the deviation bound D_jr, Theorems 1, 3  02_deviation_bound
 calibration        §4: FedLC's loss variants                      03_logit_calibration
 calibration_tau    §4: τ sensitivity                              03_logit_calibration
+absent_classes     §4: classes with n_y = 0, each reading         03_logit_calibration
 fig4               Fig. 4: Q(α=4), D(β=0.5) partitions            04_label_skew
 synthetic_alpha    Synthetic(α, β): does α change the data?       05_federated_datasets
 fig5               Fig. 5: accuracy per round, FedLC vs FedRS     06_real_world_datasets
@@ -29,6 +30,7 @@ fig7               Fig. 7: t-SNE of missing/minority/majority     07_analysis
 from __future__ import annotations
 
 from ...repro.spec.study import Option, Study
+from . import absent_classes as A
 from . import calibration as C
 from . import deviation_study as D
 from . import label_skew as S
@@ -122,6 +124,18 @@ STUDIES = (
                    Option("tau_variants", ("standard", "log_prior"), tuple, "the variants swept (full softmax)",
                           check=lambda v: set(v) <= set(C.CALIBRATION_VARIANTS),
                           allowed="names of CALIBRATION_VARIANTS", source="fedlib's choice"))),
+    Study("calibration", "§4: classes a client lacks (n_y = 0) in FedLC's loss, each reading beside FedAvg",
+          A.absent_cells, C.variant_summary, A.absent_findings, name="absent_classes",
+          doc="Eq. 7 with n_y = 0: masked out of the softmax (the literal reading, and Flower's FedLC baseline, "
+              "fluke and FedDecorr; it faces the paper), n_y := 1e-8 (FL-bench), n_y := 1 (fedlib's default, the "
+              "tables' FedLC); PFLlib's counts over all clients make FedLC FedAvg on balanced data.",
+          options=(Option("settings", ("cifar10_alpha2", "cifar10_beta0.1", "cifar10_beta0.5"), tuple,
+                          "the skew settings (the calibration study's)", check=_settings, allowed=_SETTINGS,
+                          source="fedlib's choice"),
+                   Option("readings", tuple(A.READINGS), tuple, "the readings of n_y = 0",
+                          check=lambda v: len(v) >= 1 and set(v) <= set(A.READINGS),
+                          allowed="names of absent_classes.READINGS",
+                          source="paper Eq. 7 and Def. 2; Flower, fluke, FedDecorr, FL-bench (issue 35)"))),
     Study("fig4", "Fig. 4: Q(α=4) and D(β=0.5) partitions of CIFAR-10 on 5 clients", lambda profile, opts: [],
           S.fig4_summary, trains=False,
           options=(Option("seed", 0, int, "the partition seed (the notebook passes the profile's first)",
