@@ -36,7 +36,7 @@ from dataclasses import field, fields, make_dataclass
 from typing import Any
 
 from .algorithms.registry import all_method_params, method_params, parse_method, token_default
-from .data import DATASETS
+from .data import DATASETS, INPUT_NORMALIZATIONS
 from .models import model_names
 from .metrics import GROUP_PARAMS
 from .params import ConfigError, Param
@@ -55,7 +55,7 @@ KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every", "group_rule", "group_
                           "group_few_below"})
 # Parameters added after runs were stored: at these values they stay out of the key's content, so a
 # configuration at the value every earlier run had keeps the same content (the code version still moves).
-KEY_OMITTED_AT = {"precision": "float32"}
+KEY_OMITTED_AT = {"precision": "float32", "input_normalization": "per_channel"}
 
 
 def _ge(low):
@@ -87,6 +87,12 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
               check=_ge(0), allowed="an integer ≥ 0", source=_FEDLIB_CHOICE),
         Param("max_test_samples", 0, int, "seeded random subset of the test set (0 = all)", check=_ge(0),
               allowed="an integer ≥ 0", source=_FEDLIB_CHOICE),
+        Param("input_normalization", "per_channel", str, "image inputs: 'per_channel' standardises each channel "
+              "with the training images' mean and std, (x/255 − μ)/σ; 'unit_interval' only scales pixels to [0, 1], "
+              "x/255 (torchvision's ToTensor alone). Sets that are not images (Synthetic, FEMNIST) are used as "
+              "stored: 'per_channel' only", choices=INPUT_NORMALIZATIONS,
+              source=_FEDLIB_CHOICE + " ('unit_interval' = FedConcat's code for FMNIST, SVHN and CIFAR-10, "
+              "utils.py:832-868)"),
     )),
     ("partition", (
         Param("partition", "auto", str, "label-skew partition; auto: natural for datasets with clients, dirichlet "
@@ -295,6 +301,9 @@ def _validate(c) -> None:
     else:
         _require(c.partition != "natural", "partition",
                  f"one of iid, shards, classes_per_client, dirichlet for dataset={c.dataset!r}", c.partition)
+    _require(c.input_normalization == "per_channel" or spec.norm is not None, "input_normalization",
+             f"'per_channel' for dataset={c.dataset!r} (not images: its inputs are used as stored)",
+             c.input_normalization)
     _require(c.partition_k <= spec.num_classes, "partition_k",
              f"in [1, {spec.num_classes}] (classes per client ≤ number of classes of {c.dataset})", c.partition_k)
     n_train = spec.num_train

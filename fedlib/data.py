@@ -18,9 +18,10 @@ from the data root (:func:`data_root`: ``root`` argument, else env
 raises :class:`DatasetNotFoundError`, which says what was expected where,
 relative to the data root.
 
-Images are decoded once, normalised per channel and kept as float32 tensors of
-shape (N, C, H, W); nothing is done per sample afterwards.  Loads are memoised
-per (name, root) inside the process, so the returned tensors are shared between
+Images are decoded once, scaled (:data:`INPUT_NORMALIZATIONS`: standardised per
+channel by default, or only to [0, 1]) and kept as float32 tensors of shape
+(N, C, H, W); nothing is done per sample afterwards.  Loads are memoised per
+(name, root, normalisation) inside the process, so the returned tensors are shared between
 calls: do not modify them in place.
 
 A new dataset is a :class:`DatasetSpec` passed to :func:`register_dataset` (in
@@ -58,7 +59,13 @@ __all__ = [
     "decode_image_folder",
     "decode_images",
     "CIFAR10_CLASSES",
+    "INPUT_NORMALIZATIONS",
 ]
+
+#: How image pixels become inputs: ``"per_channel"`` standardises each channel with the training images'
+#: mean and std, (x/255 − μ)/σ (the dataset's ``norm``); ``"unit_interval"`` only scales to [0, 1], x/255
+#: (torchvision's ``ToTensor`` alone, as FedConcat's code feeds FMNIST, SVHN and CIFAR-10).
+INPUT_NORMALIZATIONS = ("per_channel", "unit_interval")
 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer",
                    "dog", "frog", "horse", "ship", "truck")
@@ -577,14 +584,22 @@ register_dataset(DatasetSpec("imagenet_lt", "ImageNet-LT", 1000, (3, IMAGENET_LT
                              "resnet18", _imagenet_lt, IMAGENET_NORM, unlabeled="cifar100"))
 
 
+def _unit_interval(x: np.ndarray) -> torch.Tensor:
+    """uint8 (N, C, H, W) -> float32 x/255 in [0, 1] (torchvision's ``ToTensor``: a division by 255)."""
+    return torch.from_numpy(np.ascontiguousarray(x)).to(torch.float32).div_(255.0)
+
+
 @functools.lru_cache(maxsize=4)
-def _load_images(name: str, root: str) -> tuple[torch.Tensor, ...]:
-    """(train_x, train_y, test_x, test_y[, aux_x, aux_y]): normalised float32 images, int64 labels."""
+def _load_images(name: str, root: str, normalization: str = "per_channel") -> tuple[torch.Tensor, ...]:
+    """(train_x, train_y, test_x, test_y[, aux_x, aux_y]): float32 images scaled by ``normalization``
+    (:data:`INPUT_NORMALIZATIONS`), int64 labels."""
     spec = DATASETS[name]
     arrays = spec.load(Path(root))
 
     def to_x(x):
-        return _normalize(x, spec.norm) if spec.norm is not None else torch.from_numpy(np.asarray(x, np.float32))
+        if spec.norm is None:
+            return torch.from_numpy(np.asarray(x, np.float32))
+        return _unit_interval(x) if normalization == "unit_interval" else _normalize(x, spec.norm)
 
     def to_y(y):
         return torch.from_numpy(np.asarray(y, dtype=np.int64))
@@ -607,22 +622,30 @@ def dataset_present(name: str, root: str | os.PathLike | None = None) -> bool:
 
 
 def load_dataset(name: str, root: str | os.PathLike | None = None, *, synthetic_alpha: float = 1.0,
-                 synthetic_beta: float = 1.0, num_clients: int = 100, seed: int = 0) -> FederatedData:
+                 synthetic_beta: float = 1.0, num_clients: int = 100, seed: int = 0,
+                 normalization: str = "per_channel") -> FederatedData:
     """Load ``name`` (a key of :data:`DATASETS`) as a :class:`FederatedData`.
 
     ``synthetic_alpha``, ``synthetic_beta``, ``num_clients`` and ``seed`` are used
-    by the generated / natural-client sets only; files are read from
+    by the generated / natural-client sets only; ``normalization``
+    (:data:`INPUT_NORMALIZATIONS`) by the image sets only (a set that is not images,
+    ``norm`` None, is used as stored and takes ``"per_channel"`` only); files are read from
     :func:`data_root` ``(root)`` with no download, raising
     :class:`DatasetNotFoundError` when absent.
     """
     if name not in DATASETS:
         raise DataError(f"name must be one of {sorted(DATASETS)}, got {name!r}")
     spec = DATASETS[name]
+    if normalization not in INPUT_NORMALIZATIONS:
+        raise DataError(f"normalization must be one of {list(INPUT_NORMALIZATIONS)}, got {normalization!r}")
+    if normalization != "per_channel" and spec.norm is None:
+        raise DataError(f"normalization must be 'per_channel' for dataset {name!r} (not images: its inputs are "
+                        f"used as stored), got {normalization!r}")
     if name == "synthetic":
         return synthetic(synthetic_alpha, synthetic_beta, num_clients, seed)
     root_path = data_root(root).resolve()
     if spec.natural_clients:
         return spec.load(root_path, num_clients)
-    train_x, train_y, test_x, test_y, *aux = _load_images(name, str(root_path))
+    train_x, train_y, test_x, test_y, *aux = _load_images(name, str(root_path), normalization)
     return FederatedData(name, train_x, train_y, test_x, test_y, spec.num_classes, aux_x=aux[0] if aux else None,
                          aux_y=aux[1] if aux else None)

@@ -23,7 +23,7 @@ from . import tree
 from .algorithms import Algorithm, build_algorithm
 from .algorithms.server_training import ServerData
 from .config import Config
-from .data import FederatedData, load_dataset
+from .data import DATASETS, FederatedData, load_dataset
 from .models import build_model, memory_format, to_memory_format
 from .partition import (balanced_shards, balanced_subset, count_matrix, equal_sizes, holdout, long_tail,
                         partition, split_like)
@@ -110,7 +110,8 @@ def _split_training_set(config: Config, data: FederatedData) -> tuple[list[np.nd
             server.unlabeled_x = data.train_x[torch.as_tensor(dropped)]
             server.description["unlabeled"] = f"the {data.name} training samples the long tail drops"
         elif config.server_unlabeled != "none":
-            other = load_dataset(config.server_unlabeled, config.data_root)
+            other = load_dataset(config.server_unlabeled, config.data_root, normalization=(
+                config.input_normalization if DATASETS[config.server_unlabeled].norm is not None else "per_channel"))
             server.unlabeled_x = other.train_x
             server.description["unlabeled"] = f"the {other.name} training images (labels unused)"
         if server.unlabeled_x is not None and config.server_unlabeled_size:
@@ -166,7 +167,8 @@ def prepare(config: Config) -> Experiment:
     """Load the data, split it (server data, long tail, partition, per-client test
     sets), build the model (seeded) and the algorithm."""
     data = load_dataset(config.dataset, config.data_root, synthetic_alpha=config.synthetic_alpha,
-                        synthetic_beta=config.synthetic_beta, num_clients=config.num_clients, seed=config.seed)
+                        synthetic_beta=config.synthetic_beta, num_clients=config.num_clients, seed=config.seed,
+                        normalization=config.input_normalization)
     if config.max_train_samples or config.max_test_samples:
         data = dataclasses.replace(data)
         data.train_x, data.train_y = _subset(data.train_x, data.train_y, config.max_train_samples, config.seed, 2)

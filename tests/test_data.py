@@ -347,6 +347,40 @@ def test_fmnist():
     check_images(D.load_dataset("fmnist", ROOT), 60000, 10000, (1, 28, 28), per_class=6000)
 
 
+@needs("FashionMNIST/raw")
+@pytest.mark.data
+def test_unit_interval_inputs_are_torchvisions_to_tensor_and_the_default_is_standardised():
+    """input_normalization='unit_interval' (FedConcat's code: ToTensor alone) against torchvision's own
+    ToTensor on the same images; the default stays the per-channel standardisation, in its own memo entry."""
+    from torchvision.datasets import FashionMNIST
+    from torchvision.transforms.functional import to_tensor
+
+    unit = D.load_dataset("fmnist", ROOT, normalization="unit_interval")
+    ref = FashionMNIST(str(ROOT), train=True, download=False)
+    for i in (0, 1, 59999):
+        assert torch.equal(unit.train_x[i], to_tensor(ref[i][0]))
+    assert unit.train_x.min() == 0 and unit.train_x.max() == 1
+    std = D.load_dataset("fmnist", ROOT)
+    assert std.train_x is not unit.train_x and abs(float(std.train_x.mean())) < 0.01
+    mean, sd = D.DATASETS["fmnist"].norm
+    assert torch.allclose(std.train_x[:100], (unit.train_x[:100] - mean[0]) / sd[0], atol=1e-5)
+
+
+def test_unit_interval_is_refused_for_inputs_that_are_not_images():
+    from fedlib.config import Config, ConfigError
+
+    with pytest.raises(D.DataError, match="normalization must be 'per_channel' for dataset 'synthetic'"):
+        D.load_dataset("synthetic", normalization="unit_interval")
+    with pytest.raises(ConfigError, match="input_normalization must be 'per_channel' for dataset='synthetic'"):
+        Config(dataset="synthetic", input_normalization="unit_interval")
+    with pytest.raises(ConfigError, match="input_normalization must be one of 'per_channel', 'unit_interval'"):
+        Config(dataset="fmnist", input_normalization="standard")
+    # a parameter added after runs were stored: at its default it stays out of the key's content
+    assert "input_normalization" not in Config(dataset="fmnist").key_dict()
+    assert Config(dataset="fmnist", input_normalization="unit_interval").key_dict()["input_normalization"] == \
+        "unit_interval"
+
+
 @needs("cifar10/train")
 @pytest.mark.data
 def test_cifar10_offline_tree_and_cache(tmp_path, monkeypatch):

@@ -41,6 +41,22 @@ def test_quick_runs_the_whole_fmnist_row_and_states_its_reductions():
 
 
 @pytest.mark.parametrize("name", ["smoke", "quick", "paper"])
+def test_table1_runs_the_codes_inputs_beside_fedlibs_and_names_the_reading_that_faces_the_paper(name):
+    """Issue 35: every profile that runs a Table 1 column runs FedAvg and FedConcat with the code's [0, 1]
+    inputs too, at the same scale as the standardised rows, and its deviations say which reading faces the paper."""
+    prof = ungated(PAPER.profile(name))
+    cells = {(c["row"], c["column"]): c["config"] for c in gate_table_cells(prof, "table1")}
+    ran = [col for (row, col), cfg in cells.items() if row == "fedconcat" and cfg is not None]
+    assert ran
+    for col in ran:
+        for m in ("fedavg", "fedconcat"):
+            unit, std = cells[(f"unit/{m}", col)], cells[(m, col)]
+            assert unit["input_normalization"] == "unit_interval" and std.get("input_normalization") is None
+            assert {k: v for k, v in unit.items() if k != "input_normalization"} == std
+    assert "face the paper" in " ".join(PAPER.profile(name).deviations("table1"))
+
+
+@pytest.mark.parametrize("name", ["smoke", "quick", "paper"])
 def test_every_experiment_is_configured_or_needs_nothing(name):
     prof = PAPER.profile(name)
     assert prof.setting("fig4", "model") == "concat5_simple_cnn"

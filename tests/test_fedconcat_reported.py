@@ -31,7 +31,7 @@ def test_every_cell_matches_the_slides():
     start = 0
     for t in (reported.TABLE1, reported.TABLE2, reported.TABLE3):
         for col, line in zip(t.columns, printed[start:start + len(t.columns)]):
-            cells = [t.value(r.key, col.key) for r in t.rows]
+            cells = [t.value(r.key, col.key) for r in t.rows if r.group != reported.CODE_INPUTS_GROUP]
             got = [(c.mean, c.std) for c in cells if c is not None]
             assert got == line, (t.id, col.key)
         start += len(t.columns)
@@ -39,7 +39,7 @@ def test_every_cell_matches_the_slides():
 
 def test_tables_map_to_valid_configurations():
     t1 = reported.table(1)
-    assert [r.key for r in t1.rows] == list(reported.METHODS)
+    assert [r.key for r in t1.rows] == list(reported.METHODS) + ["unit/fedavg", "unit/fedconcat"]
     assert t1.value("fedlc", "fmnist_c2").mean == 77.7 and t1.value("fedlc", "fmnist_c2").std == 2.9
     assert t1.value("centralized", "fmnist_c3") is None
     for t in (reported.table(1), reported.table(2)):
@@ -56,7 +56,8 @@ def test_centralized_is_a_reference_outside_the_methods_comparison():
     from fedlib.repro.verdict.compare import compare, winners
 
     t1 = reported.table(1)
-    assert {r.key: r.group for r in t1.rows if r.group} == {"centralized": "reference"}
+    assert {r.key: r.group for r in t1.rows if r.group and r.group != reported.CODE_INPUTS_GROUP} == \
+        {"centralized": "reference"}
     frame = t1.frame()
     frame = frame[frame.column == "fmnist_c2"]
     ours = frame[["row", "column"]].assign(ours_mean=frame.paper_mean.to_numpy(), ours_std=0.0, n_seeds=1)
@@ -64,6 +65,29 @@ def test_centralized_is_a_reference_outside_the_methods_comparison():
     federated = best[best.row_group == ""]
     assert federated.paper_best.tolist() == ["FedConcat"]  # 84.4, below Centralized's 88.4
     assert "Centralized" not in set(best.paper_best)  # alone in its group: never compared
+
+
+def test_table1_runs_fedavg_and_fedconcat_again_with_the_codes_inputs_facing_the_papers_values():
+    """Issue 35: the code feeds FMNIST/SVHN/CIFAR-10 in [0, 1] (ToTensor alone); Table 1 runs the headline pair
+    with those inputs beside fedlib's standardised rows, against the same printed values, in its own row group
+    (so that FedConcat − FedAvg is taken within each reading)."""
+    from fedlib.repro.verdict.compare import compare, gains
+
+    t1 = reported.table(1)
+    for m in ("fedavg", "fedconcat"):
+        row = t1.row(f"unit/{m}")
+        assert row.group == reported.CODE_INPUTS_GROUP and "faces the paper" in row.group
+        for c in t1.columns:
+            assert t1.value(row.key, c.key) == t1.value(m, c.key)
+            cfg = Config.from_dict(t1.config(row.key, c.key))
+            assert (cfg.method, cfg.input_normalization) == (m, "unit_interval")
+            assert Config.from_dict(t1.config(m, c.key)).input_normalization == "per_channel"
+    frame = t1.frame()
+    frame = frame[frame.column == "fmnist_c2"]
+    ours = frame[["row", "column"]].assign(ours_mean=frame.paper_mean.to_numpy(), ours_std=0.0, n_seeds=1)
+    g = gains(compare(frame, ours), "fedconcat", "fedavg")
+    assert sorted(g.row_group) == ["", reported.CODE_INPUTS_GROUP]
+    assert g.paper_gain.tolist() == pytest.approx([84.4 - 79.0] * 2)
 
 
 @pytest.mark.parametrize("model,shape,rounds", [("simple_cnn", (3, 32, 32), 120), ("simple_cnn", (1, 28, 28), 147),

@@ -48,6 +48,27 @@ def test_the_finding_compares_the_distance_to_the_papers_gap_at_the_lowest_and_h
     assert "undecided" in L.finding(spec, _table([0.1, math.nan, math.nan]))
 
 
+def test_rungs_whose_baseline_is_at_chance_are_named_and_left_out_of_the_trend():
+    """Issue 35: FEDIC's CPU rungs had FedAvg at 10.00 % on CIFAR-10-LT (chance): a gap over a baseline that
+    learns nothing is no measurement of the method's gain, so those rungs do not enter the trend."""
+    spec = L.spec_for("fedic")
+    committed = pd.DataFrame({"rung": [0, 1, 2, 3], "fedavg_mean": [13.34, 10.0, 10.0, math.nan],
+                              "fedic_mean": [19.79, 20.35, 25.39, math.nan],
+                              "gap": [6.45, 10.35, 15.39, math.nan], "gap_std": [math.nan] * 4,
+                              "paper_gap": [10.99] * 4})
+    assert L.at_chance(spec, committed).tolist() == [False, True, True, False]
+    text = L.finding(spec, committed)
+    assert "left out: rungs 1 (FedAvg 10.00 %), 2 (FedAvg 10.00 %), the baseline at chance" in text
+    assert text.endswith("undecided (one budget ran where the baseline learns)") and "moves" not in text
+    assert "+15.39" not in text  # rung 2's gap is not reported as the top of the trend
+    # every rung at chance: no trend at all; a baseline 1.01 pp above chance learns (the margin is 1 pp)
+    assert "undecided" in L.finding(spec, committed.assign(fedavg_mean=[10.0, 10.0, 10.5, math.nan]))
+    learns = L.finding(spec, committed.assign(fedavg_mean=[13.34, 11.01, 11.01, math.nan]))
+    assert "left out" not in learns and "the gap moves" in learns
+    with pytest.raises(ValueError, match="chance_margin_pp must be ≥ 0"):
+        dataclasses.replace(spec, chance_margin_pp=-1.0)
+
+
 def test_the_table_pairs_the_two_methods_by_seed():
     spec = L.spec_for("fedlc")
     plan = pd.DataFrame({"rung": [0, 1], "est_cpu_min": [1.0, 2.0], "runs_here": [True, False]})

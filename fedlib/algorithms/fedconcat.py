@@ -299,7 +299,8 @@ class FedConcatStages(Stages):
                                 client_trainer(exp.config, exp.algorithm))
         locals_ = [o.local for o in outputs]
         spec = DATASETS[exp.config.dataset]
-        x = probe_inputs(self.probe_kind, self.probe_size, exp.data.input_shape, spec.norm, exp.config.seed)
+        norm = spec.norm if exp.config.input_normalization == "per_channel" else None  # [0, 1] inputs: as drawn
+        x = probe_inputs(self.probe_kind, self.probe_size, exp.data.input_shape, norm, exp.config.seed)
         return inferred_distributions(exp.model, locals_, x.to(exp.config.device)), locals_
 
     # -- stage 2

@@ -37,9 +37,13 @@ the profile's 2 workers):
   ≈ (3 × 13 × 5.7 + 2 × 50) / 1.49 + the probe (100 × 10,000 inputs ≈ 100 s) ≈ 320 s.
 * The budget ladder (notebook 09, FMNIST #C=2 at the paper's batch 64, :data:`.budget.LADDER`):
   ≈ 8 CPU-min = 480 s.
+* Table 1's rows "inputs in [0, 1]" (issue 35: FedAvg and FedConcat again with the code's input scaling, on
+  each column quick runs): 4 × (14 × 3.4 + 37) + (13 × 5.7 + 50) / 1.49 ≈ 420 s (estimated, not yet measured
+  in a regeneration).
 
 Total ≈ 1,500 + 450 + 50 + 15 + 360 + 320 + 480 ≈ 3,200 CPU-seconds of grid work, ≈ 27 min on 2
-workers, plus notebook start-up and data loading (≈ 2 min): ≈ 29 min.  The last cold
+workers, plus notebook start-up and data loading (≈ 2 min): ≈ 29 min; with the [0, 1] rows ≈ 3,600 s,
+≈ 32 min.  The last cold
 regeneration (at d2125e6: T_e = 10, T_c = 100, Table 2 at 100 and 200 clients, no ladder,
 ≈ 46 min estimated) took 60 min; scaled by that 1.3, **≈ 29–38 min**.  Notebooks 03-05 read
 Table 1's runs from the store (the same configurations) and train nothing new.  SVHN and

@@ -30,8 +30,8 @@ from typing import Any, Callable
 import pandas as pd
 
 __all__ = ["LadderSpec", "spec_for", "rung_scales", "ladder_seeds", "ladder_cells", "run_ladder", "ladder_table",
-           "ladder_figure", "figure_caption", "finding", "sidecar_meta", "plan_frame", "deviations", "paper_values",
-           "EXPERIMENT"]
+           "ladder_figure", "figure_caption", "finding", "at_chance", "sidecar_meta", "plan_frame", "deviations",
+           "paper_values", "EXPERIMENT"]
 
 #: The name ladders save under (tables, figures, progress).
 EXPERIMENT = "budget_ladder"
@@ -63,6 +63,9 @@ class LadderSpec:
     cpu_run_limit_s: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     adjust: Callable[[dict], dict] = _same  # a rescaled cell's settings that follow from its scale keys
+    # A rung whose baseline scores within this of chance (100 / classes, %) measures no gap: the finding names it
+    # and leaves it out of the trend (FEDIC's FedAvg at 10.00 % on CIFAR-10-LT at the CPU rungs)
+    chance_margin_pp: float = 1.0
 
     def __post_init__(self):
         if self.rungs < 2:
@@ -76,6 +79,8 @@ class LadderSpec:
         if bad:
             raise ValueError(f"cpu_floor must map scale keys ({', '.join(self.scale_keys)}) to integers ≥ 1, "
                              f"got {bad!r}")
+        if not self.chance_margin_pp >= 0:
+            raise ValueError(f"chance_margin_pp must be ≥ 0 pp, got {self.chance_margin_pp!r}")
         if self.cpu_run_limit_s is not None and not self.cpu_run_limit_s > 0:
             raise ValueError(f"cpu_run_limit_s must be > 0 seconds, or None (the cost model's), "
                              f"got {self.cpu_run_limit_s!r}")
@@ -370,26 +375,54 @@ def ladder_table(spec: LadderSpec, plan: pd.DataFrame, runs: pd.DataFrame) -> pd
     return pd.DataFrame(rows)
 
 
+def at_chance(spec: LadderSpec, table: pd.DataFrame) -> pd.Series:
+    """Per rung: whether the baseline's mean is within ``spec.chance_margin_pp`` of chance, 100 / classes of
+    the headline column's dataset (False where the table has no baseline mean)."""
+    from ...data import DATASETS
+    from ..spec.paper import get_paper
+
+    col = f"{spec.baseline}_mean"
+    if col not in table:
+        return pd.Series(False, index=table.index)
+    chance = 100.0 / DATASETS[get_paper(spec.paper).table(spec.table).column(spec.column).dataset].num_classes
+    return table[col].astype(float) <= chance + spec.chance_margin_pp
+
+
 def finding(spec: LadderSpec, table: pd.DataFrame) -> str:
     """Toward / away / not at all: the distance |gap − paper's gap| at the lowest and the highest
     rung that ran, compared with twice the larger std of the gap over seeds at those rungs where it is
     measured (≥ 2 seeds), else with ``spec.tolerance_pp`` (one seed).  A fixed floor under a measured
-    std would hide a move smaller than it: FedABC's whole gap in the paper is 0.40 pp."""
+    std would hide a move smaller than it: FedABC's whole gap in the paper is 0.40 pp.  Rungs whose
+    baseline is at chance (:func:`at_chance`) are named and left out: their gap measures nothing."""
     from ..spec.paper import get_paper
 
     pp = get_paper(spec.paper)
     name = pp.gain_label(spec.method, spec.baseline)
     where = f"{pp.table(spec.table).column(spec.column).label} ({spec.table})"
-    ran = table[table.gap.notna()]
-    if ran.empty or table.paper_gap.isna().all():
+    measured = table[table.gap.notna()]
+    chance = at_chance(spec, measured)
+    ran = measured[~chance]
+    skipped = ""
+    if chance.any():
+        rows = measured[chance]
+        skipped = (f"; left out: rung{'s' if len(rows) > 1 else ''} "
+                   + ", ".join(f"{int(r.rung)} ({pp.method_label(spec.baseline)} {r[f'{spec.baseline}_mean']:.2f} %)"
+                               for _, r in rows.iterrows())
+                   + f", the baseline at chance (within {spec.chance_margin_pp:g} pp of 100/classes): their gap "
+                     "measures nothing")
+    if measured.empty or table.paper_gap.isna().all():
         return f"Budget ladder, {name} at {where}: undecided (no rung ran, or the paper gives no value)"
     paper_gap = float(table.paper_gap.iloc[0])
+    if ran.empty:
+        return (f"Budget ladder, {name} at {where}: undecided (paper {paper_gap:+.2f}; {len(measured)} of "
+                f"{len(table)} rungs ran{skipped})")
     lo, hi = ran.iloc[0], ran.iloc[-1]
     text = (f"Budget ladder, {name} at {where}: {lo.gap:+.2f} pp at rung {int(lo.rung)}"
             + (f", {hi.gap:+.2f} pp at rung {int(hi.rung)}" if len(ran) > 1 else "")
-            + f" (paper {paper_gap:+.2f}; {len(ran)} of {len(table)} rungs ran)")
+            + f" (paper {paper_gap:+.2f}; {len(measured)} of {len(table)} rungs ran{skipped})")
     if len(ran) < 2:
-        return text + ": undecided (one budget ran)"
+        return text + (": undecided (one budget ran where the baseline learns)" if skipped
+                       else ": undecided (one budget ran)")
     stds = [s for s in (lo.gap_std, hi.gap_std) if isinstance(s, float) and not math.isnan(s)]
     tol = 2 * max(stds) if stds and max(stds) > 0 else spec.tolerance_pp  # a spread of 0 is never assumed
     d_lo, d_hi = abs(lo.gap - paper_gap), abs(hi.gap - paper_gap)
