@@ -55,7 +55,7 @@ KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every", "group_rule", "group_
                           "group_few_below"})
 # Parameters added after runs were stored: at these values they stay out of the key's content, so a
 # configuration at the value every earlier run had keeps the same content (the code version still moves).
-KEY_OMITTED_AT = {"precision": "float32", "input_normalization": "per_channel"}
+KEY_OMITTED_AT = {"precision": "float32", "input_normalization": "per_channel", "personalized_classes": "all"}
 
 
 def _ge(low):
@@ -158,6 +158,11 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
         Param("personalized_model", "local_update", str, "a client's personalized model: after a local update "
               "from the current server state ('local_update', FedRoD's and FedABC's protocol) or the global model "
               "with the client's stored local parameters ('stored')", choices=("local_update", "stored")),
+        Param("personalized_classes", "all", str, "the classes a personalized model predicts among: every class "
+              "('all') or only those its client holds training samples of ('held': the other classes' logits are "
+              "masked, so it can never predict a class it has no data of)", choices=("all", "held"),
+              source="fedlib: FedABC Table 2's FedAvg, FedProx, LG-FedAvg and FedPer values sit at the 'held' "
+                     "ceiling (README, reproduction notes, FedABC)"),
         Param("balanced_test", "shards", str, "class-balanced local test sets (FedABC Eq. 8): disjoint equal "
               "per-class shards of the test set ('shards') or the whole test set for every client ('full')",
               choices=("shards", "full")),

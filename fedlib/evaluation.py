@@ -78,11 +78,28 @@ def personalized_evaluation(exp, state: ServerState, round_: int, trainer=None) 
     return pool_personal([personal_scores(exp, models[k], k) for k in clients])
 
 
+def _personal_logits(exp, client: int):
+    """How client ``client``'s personalized model's output is read: the personalization's logits,
+    with the classes the client holds no training sample of masked out under
+    ``personalized_classes="held"``."""
+    read = exp.algorithm.personalization.personal_logits
+    if exp.config.personalized_classes == "all":
+        return read
+    absent = torch.as_tensor(np.asarray(exp.class_counts[client]) == 0)
+
+    def held_only(out):
+        logits = read(out)
+        return logits.masked_fill(absent.to(logits.device), float("-inf"))
+
+    return held_only
+
+
 def personal_scores(exp, model: dict, client: int) -> dict:
     """One client's personalized model ``model`` on its own test set (Eq. 7) and on its class-balanced
     local test set (Eq. 8): ``{"personalized": (accuracy, samples), "drift": (…)}``, ``(nan, 0)`` where
     the client has no such samples."""
     out = {}
+    logits = _personal_logits(exp, client)
     for name, sets in (("personalized", exp.client_test_indices), ("drift", exp.balanced_test_indices)):
         rows = sets[client]
         if len(rows) == 0:
@@ -90,7 +107,7 @@ def personal_scores(exp, model: dict, client: int) -> dict:
             continue
         r = torch.as_tensor(rows)
         acc, _ = evaluate(exp.model, model, exp.data.test_x[r], exp.data.test_y[r], exp.data.num_classes,
-                          logits=exp.algorithm.personalization.personal_logits)
+                          logits=logits)
         out[name] = (acc, len(rows))
     return out
 

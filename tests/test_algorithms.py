@@ -99,6 +99,44 @@ def test_scaffold_control_variates_follow_option_ii():
     _assert_trees_close(server["c"], {k: c[k] + 2 * msg["delta_c"][k] / 10 for k in c})
 
 
+
+@pytest.mark.parametrize("momentum", [0.5, 0.9])
+def test_scaffold_effective_steps_recover_the_gradient_under_client_momentum(momentum):
+    """K steps of torch's momentum SGD along a constant gradient g, from x with c = c_k = 0:
+    c_k⁺ must be g (what option II estimates).  Dividing by K overshoots by a_k/K ≈ 1/(1 − μ);
+    dividing by the effective steps a_k does not."""
+    gen = torch.Generator().manual_seed(5)
+    x = {"w": torch.randn(6, generator=gen, dtype=torch.float64)}
+    g = torch.randn(6, generator=gen, dtype=torch.float64)
+    w = x["w"].clone().requires_grad_(True)
+    opt = torch.optim.SGD([w], lr=0.05, momentum=momentum)
+    K = 12
+    for _ in range(K):
+        opt.zero_grad()
+        (w * g).sum().backward()  # ∇ = g at every step
+        opt.step()
+    y = {"w": w.detach()}
+    zero = {"w": torch.zeros(6, dtype=torch.float64)}
+    state, _ = Scaffold(steps="effective", momentum=momentum).client_final(x, y, K, 0.05, {"c": zero}, {"c": zero})
+    torch.testing.assert_close(state["c"]["w"], g)
+    printed, _ = Scaffold(momentum=momentum).client_final(x, y, K, 0.05, {"c": zero}, {"c": zero})
+    ratio = (printed["c"]["w"] / g).mean().item()
+    assert ratio == pytest.approx((K - momentum * (1 - momentum**K) / (1 - momentum)) / (1 - momentum) / K)
+    assert ratio > 1.5
+
+
+def test_scaffold_steps_is_declared_and_reads_the_client_momentum():
+    alg = build_algorithm(Config(method="scaffold", momentum=0.5, scaffold_steps="effective"))
+    assert alg.correction.steps == "effective" and alg.correction.momentum == 0.5
+    assert build_algorithm(Config(method="scaffold")).correction.steps == "local"
+    with pytest.raises(ValueError, match="scaffold_steps"):
+        Config(method="scaffold", scaffold_steps="kaveh")
+    # without momentum the effective steps are the local steps: both readings train the same model
+    _assert_trees_close(_final(method="scaffold", scaffold_steps="effective"), _final(method="scaffold"),
+                        rtol=0, atol=0)
+    assert not torch.allclose(_final(method="scaffold", momentum=0.5, scaffold_steps="effective")["classifier.weight"],
+                              _final(method="scaffold", momentum=0.5)["classifier.weight"])
+
 def test_method_strings_compose_parts():
     alg = build_algorithm(Config(method="fedlc+scaffold", tau=0.7))
     assert isinstance(alg.loss, CalibratedLoss) and alg.loss.tau == 0.7

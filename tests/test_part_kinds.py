@@ -191,6 +191,28 @@ def test_personalized_models_of_fedavg_are_locally_trained_models():
     assert updated.personalized_accuracy != stored.personalized_accuracy
 
 
+
+def test_personalized_classes_held_never_predicts_a_class_the_client_has_no_data_of():
+    """personalized_classes='held' masks, per client, the classes it holds no training sample of:
+    with FedAvg's stored PM (the global model) Eq. 8 equals a NumPy argmax over the held classes'
+    logits; training is untouched, and a client missing a class makes the two readings differ."""
+    kw = dict(SYNTH, participation=1.0, personal_eval_every=3, balanced_test="full", personalized_model="stored")
+    every, held = run(**kw), run(**kw, personalized_classes="held")
+    for k in every.params:
+        assert torch.equal(every.params[k], held.params[k]), k
+    exp = prepare(held.config)
+    assert (exp.class_counts == 0).any()  # some client lacks a class
+    correct = total = 0
+    for client, rows in enumerate(exp.balanced_test_indices):
+        r = torch.as_tensor(rows)
+        logits = torch.func.functional_call(exp.model, held.params, (exp.data.test_x[r],)).numpy()
+        logits[:, exp.class_counts[client] == 0] = -np.inf
+        correct += int((logits.argmax(1) == exp.data.test_y[r].numpy()).sum())
+        total += len(rows)
+    assert held.drift_accuracy == pytest.approx(correct / total, abs=1e-12)
+    assert held.drift_accuracy < every.drift_accuracy
+    assert "personalized_classes" not in every.config.key_dict()  # the default keeps stored runs' keys
+
 # ------------------------------------------------------------------------------ representation losses
 def test_a_representation_loss_with_a_reference_model_equals_on_both_engines():
     kw = dict(SYNTH, method="toy_pull+fedprox", momentum=0.9, mu=0.1)

@@ -40,6 +40,17 @@ DEVIATIONS: tuple[dict, ...] = (
      "code": "FedRep code: each client's stored model, averaged over the last 10 rounds",
      "fedlib": "every client's model after a local update from the final server state, scored once",
      "param": "personalized_model='stored', personal_eval_every"},
+    {"what": "which classes a generic method's PM predicts (Table 2)", "paper": "not stated; its FedAvg, FedProx, "
+     "LG-FedAvg and FedPer values (43.7 / 68.2 / 78.7 / 87.6 for FedAvg) sit at the ceiling of a PM that never "
+     "predicts a class its client has no data of (42.4 / 70.5 / 81.5 / 89.6 on fedlib's MNIST partitions)",
+     "code": "FedRep code: the stored local models, and a final 10-epoch head fine-tune for FedAvg/FedProx "
+             "(measured: 87.7 at Dir(0.1), far above that ceiling)",
+     "fedlib": "every class (the PM after its local update keeps absent classes: FedAvg 83.0 at Dir(0.1))",
+     "param": "personalized_classes='held' masks the classes the client holds no sample of"},
+    {"what": "SCAFFOLD's control variate under client momentum", "paper": "not stated (option II assumes plain SGD)",
+     "code": "FedRep code: option II with the local step count, momentum 0.5, gradient clipping at 10, global "
+             "step 0.1", "fedlib": "option II as printed: (x − y_k)/(K η)",
+     "param": "scaffold_steps='effective' divides by the effective steps a_k ≈ K/(1 − μ)"},
     {"what": "local test sets", "paper": "'following the same distribution' as the client's training set",
      "code": "PFLlib / FL-bench: 75/25 split of merged data; FedRep: same shard assignment",
      "fedlib": "the official test set split with the training partition's per-class client proportions", "param": ""},
