@@ -80,7 +80,7 @@ def test_the_studies_cells_are_table_1s_cells(profile):
     for name in ("budget", "fedlc_third_party"):
         cols = PAPER.study(name).options_for(prof).columns
         got = PAPER.study(name).cells(prof)
-        assert [(c["row"], c["column"]) for c in got] == [k for k in t1 if k[1] in cols]
+        assert [(c["row"], c["column"]) for c in got] == [k for k in t1 if k[1] in cols and not k[0].startswith("unit/")]
         assert all(c == t1[(c["row"], c["column"])] for c in got)
     for c in PAPER.study("clusters").cells(prof):
         assert c["config"] == t1[(c["method"], c["column"])]["config"]
@@ -185,3 +185,18 @@ def test_fedconcat_stages_are_filled_by_name_from_the_parameters():
     assert plain == dataclasses.replace(FedConcatStages(), num_clusters=3, encoder_rounds=4, classifier_rounds=7,
                                         n_init=2, cluster_init="shared", classifier_steps=3,
                                         classifier_weighting="uniform", clustering="random")
+
+
+def test_table1_cells_of_the_studies_hold_one_row_per_method():
+    """Table 1 runs FedAvg and FedConcat twice (fedlib's inputs, and the code's [0, 1] inputs): the studies
+    that key Table 1's runs by (column, method) read the default rows only, so a [0, 1] run never stands in
+    for a default one."""
+    from fedlib.papers.fedconcat import PAPER
+    from fedlib.papers.fedconcat import reported as paper
+    from fedlib.papers.fedconcat.cells import table1_cells
+
+    cells = table1_cells(PAPER.profile("quick"), [c.key for c in paper.TABLE1.columns])
+    rows = {c["row"] for c in cells}
+    assert rows == {r.key for r in paper.TABLE1.rows if r.group != paper.CODE_INPUTS_GROUP}
+    assert not any(c["row"].startswith("unit/") for c in cells)
+    assert any(r.key.startswith("unit/") for r in paper.TABLE1.rows)  # the table itself still has them
