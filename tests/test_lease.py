@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from fedlib.algorithms.registry import method_params
-from fedlib.config import Config, ConfigError, CORE_PARAMS, KEY_EXCLUDED
+from fedlib.config import Config, ConfigError, CORE_PARAMS, KEY_EXCLUDED, KEY_OMITTED_AT
 from fedlib.precision import precision_scope
 from fedlib.repro import lease
 from fedlib.repro.run.pack import run_pack
@@ -41,9 +41,11 @@ def test_precision_needs_cuda_and_names_the_device():
 
 
 def test_default_precision_keeps_the_key_content():
-    # the content before the field existed: every core parameter but the excluded ones (and no precision)
+    # the content before the field existed: every core parameter but the excluded ones (and none of the fields
+    # added since, at their omitted values: KEY_OMITTED_AT)
+    assert KEY_OMITTED_AT["precision"] == "float32"
     cfg = Config(dataset="fmnist", method="fedlc", device="cuda")
-    before = {k: getattr(cfg, k) for k in CORE_PARAMS if k not in KEY_EXCLUDED and k != "precision"}
+    before = {k: getattr(cfg, k) for k in CORE_PARAMS if k not in KEY_EXCLUDED and k not in KEY_OMITTED_AT}
     before.update({p.name: getattr(cfg, p.name) for p in method_params("fedlc")})
     assert cfg.key_dict() == before
     other = Config(dataset="fmnist", method="fedlc", device="cuda", precision="tf32")

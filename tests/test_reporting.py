@@ -235,7 +235,8 @@ def test_a_placeholder_never_replaces_a_real_artefact(tmp_path):
 
     from fedlib.repro.artefacts.saving import _SAVED, is_placeholder, save_figure, save_table
 
-    fig, _ = plt.subplots()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])  # a figure with data (an empty axes breaks the rule axes_not_blank)
     real = save_figure(fig, "fig4", tmp_path, title="real")
     before = real["png"].read_bytes()
     assert save_figure(fig, "fig4", tmp_path, title="not run", placeholder=True) is None

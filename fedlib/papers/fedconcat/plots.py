@@ -59,28 +59,39 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
     import matplotlib.pyplot as plt
 
     columns = list(dict.fromkeys(comp1.loc[comp1.ours_mean.notna(), "column"]))
-    fig, axes = plt.subplots(1, max(1, len(columns)), figsize=(3.3 * max(1, len(columns)), 3.6), squeeze=False,
+    per_panel = max(3.3, 0.42 * len(paper.TABLE1.rows) + 0.8)  # room for every row's tick label
+    ncols = min(2, max(1, len(columns)))  # at most two panels a row: the figure stays under 3,000 px wide
+    nrows = -(-max(1, len(columns)) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(per_panel * ncols + 1.0, 3.8 * nrows), squeeze=False,
                              sharey=True)
+    axes = [list(grid.ravel())]
+    for ax in axes[0][len(columns):]:
+        ax.set_axis_off()  # the last row's spare panel
     colors = PAPER.method_colors
     n = F.seeds_of(comp1[comp1.column.isin(columns)])
     for ax, column in zip(axes[0], columns):
-        d = comp1[comp1.column == column].set_index("row").reindex(paper.METHODS)
+        # every row of the table (the [0, 1]-input group too), in its order; none dropped for want of a colour
+        d = comp1[comp1.column == column].set_index("row").reindex([r.key for r in paper.TABLE1.rows])
         d = d[d.ours_mean.notna() | d.get("run_status", pd.Series("", index=d.index)).eq("diverged")]
         x = np.arange(len(d))
         yerr = d.ours_std.where(d.n_seeds >= 2).fillna(0) if n >= 2 else None
-        ax.bar(x - 0.2, d.ours_mean, 0.4, yerr=yerr, color=[colors.get(m, "0.6") for m in d.index], capsize=2,
-               label="ours")
-        ax.bar(x + 0.2, d.paper_mean, 0.4, color=[colors.get(m, "0.6") for m in d.index], alpha=0.35, hatch="//",
-               label="paper")
+        shades = [colors.get(k.split("/")[-1], "0.6") for k in d.index]  # a [0, 1] row in its method's colour
+        ax.bar(x - 0.2, d.ours_mean, 0.4, yerr=yerr, color=shades, capsize=2, label="ours")
+        ax.bar(x + 0.2, d.paper_mean, 0.4, color=shades, alpha=0.35, hatch="//", label="paper")
         for xi, (m, r) in enumerate(d.iterrows()):
             if pd.isna(r.ours_mean):
                 label_cell(ax, xi - 0.2, 0, "diverged", key=f"{m} @ {column}", rotation=90)
         label_empty_bars(ax, missing="not in paper")
-        ax.set_xticks(x, [paper.METHOD_LABELS[m] for m in d.index], rotation=60, ha="right")
+        ax.set_xticks(x, list(d.row_label), rotation=60, ha="right")
         ax.set_title(d.column_label.dropna().iloc[0] if d.column_label.notna().any() else column)
         top = np.nanmax(np.r_[d.ours_mean + (yerr if yerr is not None else 0), d.paper_mean, [100.0]])
         ax.set_ylim(0, top)  # bars start at 0: a gap of a few points is not drawn as a large one
     axes[0][0].set_ylabel("test accuracy (%)")
+    from matplotlib.patches import Patch
+
+    axes[0][min(ncols, len(axes[0])) - 1].legend(handles=[Patch(facecolor="0.45", label="ours"),
+                                Patch(facecolor="0.45", alpha=0.35, hatch="//", label="paper")],
+                       loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False)
     fig.tight_layout()
     ctx.save_figure(fig, "table1_bars", experiment="table1", title="Table 1: ours (filled) beside the paper (hatched)",
                     caption="Final test accuracy per method in each column run in this profile; columns not run "

@@ -183,7 +183,7 @@ CODE_INPUTS_ROWS = ("fedavg", "fedconcat")
 def _with_code_inputs(t: PaperTable) -> PaperTable:
     """``t`` with the rows :data:`CODE_INPUTS_ROWS` again in the group :data:`CODE_INPUTS_GROUP` (keys
     ``unit/<method>``), with the code's input scaling and the paper's values of the same methods."""
-    rows = tuple(Row(f"unit/{m}", METHOD_LABELS[m], {"method": m, **CODE_INPUTS}, CODE_INPUTS_GROUP)
+    rows = tuple(Row(f"unit/{m}", f"{METHOD_LABELS[m]}, [0, 1] inputs", {"method": m, **CODE_INPUTS}, CODE_INPUTS_GROUP)
                  for m in CODE_INPUTS_ROWS)
     values = {**t.values, **{(r.key, c.key): t.values[(r.key.split("/")[-1], c.key)] for r in rows for c in t.columns}}
     return replace(t, rows=t.rows + rows, values=values,
