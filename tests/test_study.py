@@ -81,3 +81,24 @@ def test_the_gate_is_the_profile_resolution_plus_the_cost_and_store_decision():
     assert cfg is None and "GPU" in note
     quick = pp.profile("quick")
     assert decide(quick, base, "table1") == quick.resolve(base, "table1")
+
+
+def test_every_notebook_context_states_its_expected_time_before_anything_trains(tmp_path, capsys):
+    """From the committed cold record of the notebook (figures/<paper>/<profile>/_run.json), else "unknown";
+    printed when the Context is made (a notebook's first cell), before any grid."""
+    import json
+
+    from fedlib.repro.artefacts.context import Context
+    from fedlib.repro.artefacts.provenance import repo_root
+
+    record = json.loads((repo_root() / "figures" / "fedconcat" / "quick" / "_run.json").read_text())
+    cold = record.get("cold", record)
+    seconds = {n["name"]: n["wall_time_s"] for n in cold.get("notebooks", [])}["02_effectiveness"]
+    Context("quick", notebook="fedconcat/02_effectiveness", out_dir=tmp_path / "a", progress=False)
+    out = capsys.readouterr().out
+    assert "Expected time for fedconcat/02_effectiveness under the 'quick' profile" in out
+    assert f"about {seconds / 60:.0f} min" in out and "measured: cold regeneration" in out
+    Context("smoke", notebook="fedconcat/02_effectiveness", out_dir=tmp_path / "b", progress=False)
+    assert "unknown (no cold regeneration of it is recorded)" in capsys.readouterr().out
+    Context("quick", notebook="fedconcat/02_effectiveness", out_dir=tmp_path / "c", progress=False, announce=False)
+    assert capsys.readouterr().out == ""
