@@ -30,7 +30,6 @@ import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import tarfile
 import time
@@ -38,6 +37,8 @@ import tomllib
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+
+from .artefacts.provenance import git_commit
 
 __all__ = ["Job", "load_queue", "queue_jobs", "check", "plan", "measure", "train", "write_outputs",
            "import_lease", "pack_data", "unpack_data", "DEFAULT_QUEUE", "main"]
@@ -275,18 +276,6 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 4, measure_s: float = 
 
 
 # ------------------------------------------------------------------------------------------ data parts
-def _git_commit() -> str:
-    root = Path(__file__).resolve().parents[2]
-    try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        return head + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def queue_datasets(jobs: list[Job]) -> list[str]:
     """The datasets the queued runs read (their own and a named D_ulb), in queue order."""
     out = []
@@ -337,7 +326,7 @@ def pack_data(datasets: list[str], dest, *, part_mib: float = 44.0, root=None) -
             part.write_bytes(fh.read(limit))
             parts.append({"name": part.name, "bytes": part.stat().st_size, "sha256": _sha256_file(part)})
     manifest = {"datasets": datasets, "folders": folders, "bytes": size, "sha256": _sha256_file(whole),
-                "parts": parts, "commit": _git_commit(), "part_mib": part_mib}
+                "parts": parts, "commit": git_commit(), "part_mib": part_mib}
     whole.unlink()
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
@@ -637,7 +626,7 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
     first = next((j for j in jobs if j.config is not None), None)
     if first is None:
         raise ValueError("the queue has no run to train")
-    record = {"device": device, "device_name": _device_name(device), "commit": commit or _git_commit(),
+    record = {"device": device, "device_name": _device_name(device), "commit": commit or git_commit(),
               "profile": settings["profile"], "minutes": minutes, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "first_setting": first.name}
     base = _with_lease(first.config, settings["engines"][0], "float32", settings["checkpoint_every"])

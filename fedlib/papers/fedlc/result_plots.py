@@ -44,13 +44,15 @@ def calibration_bars(ctx, calib: dict, name: str = "calibration_variants_bars",
             if pd.isna(d.ours_mean.iloc[i]):
                 label_cell(ax, 0, i, "diverged" if st == "diverged" else "not run", key=str(d.index[i]),
                            ha="left", va="center")
-        ax.axvline(d.loc[plot.label[plot.variant == "fedavg"].iloc[0], "ours_mean"], color="k", ls="--", lw=0.8)
+        ax.axvline(d.loc[plot.label[plot.variant == "fedavg"].iloc[0], "ours_mean"], color="k", ls="--", lw=0.8,
+                   label="FedAvg (ours)")
         ax.set_yticks(range(len(d)), d.index if ax is axes[0][0] else [""] * len(d))
         ax.invert_yaxis()
         ax.set_title(setting)
         ax.set_xlabel("test accuracy (%)")
         ax.set_xlim(0, max(100.0, float(np.nanmax(d.ours_mean + (d.ours_std.fillna(0) if n >= 2 else 0)))
                            if d.ours_mean.notna().any() else 100.0) * 1.12)
+    axes[0][-1].legend(loc="lower right", fontsize=7, frameon=False)  # the dashed rule, named in the image
     used = calib["datasets"]
     fig.suptitle(f"{heading}, " + ", ".join(_dataset(u) for u in used))
     fig.tight_layout()

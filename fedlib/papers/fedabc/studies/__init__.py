@@ -67,16 +67,16 @@ def _grid(v) -> bool:
 _HYPER = ", ".join(HYPERPARAMETERS)
 
 
-def _declare(kind: type, experiment: str, title: str, module, **fields) -> Study:
-    """A study of ``kind`` whose build functions are ``module``'s ``build_cells``, ``build_summary`` and
+def _declare(experiment: str, title: str, module, **fields) -> Study:
+    """A study whose build functions are ``module``'s ``build_cells``, ``build_summary`` and
     ``build_findings`` (those it defines)."""
     steps = {step: getattr(module, step) for step in ("build_cells", "build_summary", "build_findings")
              if hasattr(module, step)}
-    return kind(experiment, title, **steps, **fields)
+    return Study(experiment, title, **steps, **fields)
 
 
 FIG2 = _declare(
-    Study, "fig2", "Fig. 2 (measured): per-class accuracy of softmax + CE vs one-vs-all on a skewed client",
+    "fig2", "Fig. 2 (measured): per-class accuracy of softmax + CE vs one-vs-all on a skewed client",
     motivation,
     options=(_dataset("dataset", "mnist", "fedlib's choice: Fig. 2 is a schematic; measured on Table 1's MNIST"),
              _beta(0.3, "fedlib's choice: Table 1's middle heterogeneity"),
@@ -85,20 +85,20 @@ FIG2 = _declare(
     doc="The client alone and its personalized model in Table 1's FedAvg and FedABC runs.")
 
 FIG4 = _declare(
-    Study, "fig4", "Fig. 4: the clients' label heterogeneity, class × client bubbles per Dir(β)",
+    "fig4", "Fig. 4: the clients' label heterogeneity, class × client bubbles per Dir(β)",
     heterogeneity, build_cells=lambda profile, opts: [], trains=False,
     options=(_datasets(EXPERIMENT_DATASETS["fig4"], "paper §Experiments, Setup (Fig. 4: MNIST and CIFAR-10)"),
              _betas("paper §Experiments, Setup")),
     doc="The partitions of Table 1's runs under the profile; nothing trains.")
 
 FIG5 = _declare(
-    Study, "fig5", "Fig. 5: ablation, FedABC vs FedABC_wi (no under-sampling, no hard-sample mining)", ablation,
+    "fig5", "Fig. 5: ablation, FedABC vs FedABC_wi (no under-sampling, no hard-sample mining)", ablation,
     options=(_datasets(EXPERIMENT_DATASETS["fig5"], "paper §Ablation study (CIFAR-10)"),
              _betas("paper §Ablation study (the four Dir(α))")),
     doc="FedABC's bars are Table 1's cells; FedABC_wi changes only the four hyperparameters.")
 
 SENSITIVITY = _declare(
-    Study, "sensitivity", "FedABC's four hyperparameters on held-out local training data, one at a time",
+    "sensitivity", "FedABC's four hyperparameters on held-out local training data, one at a time",
     sensitivity,
     options=(_dataset("dataset", "mnist", "fedlib's choice (the notes: one dataset and one Dir(α))"),
              _beta(0.3, "fedlib's choice (the notes: one dataset and one Dir(α))"),
