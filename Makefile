@@ -6,6 +6,7 @@
 #   make figures PROFILE=paper PAPER=fedlc NB=06   # the paper's setup (GPU), one notebook
 #   make figures PROFILE=paper PAPER=fedlc EXECUTOR=ray GPUS_PER_RUN=0.25  # on a Ray cluster (README)
 #   make figures PROFILE=paper DEVICE=cuda # every paper cell on a GPU (on a CPU: the cells it affords)
+#   make figures RENDER=records          # every table and figure again from the committed run records, no training
 #   make smoke-notebooks                  # CI check: every notebook under smoke, in a temp folder
 #   make strip-notebooks                  # remove outputs from notebooks/**/*.ipynb before committing
 #   make test                             # the whole test suite
@@ -24,13 +25,14 @@ EXECUTOR ?=
 RAY_ADDRESS ?=
 GPUS_PER_RUN ?=
 DEVICE ?=
+RENDER ?=
 
 .PHONY: figures smoke-notebooks strip-notebooks test bench readme-params
 
 figures:
 	$(PYTHON) -m fedlib.repro.regenerate --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER),) $(if $(NB),--only $(NB),) \
 		$(if $(EXECUTOR),--executor $(EXECUTOR),) $(if $(RAY_ADDRESS),--ray-address $(RAY_ADDRESS),) \
-		$(if $(GPUS_PER_RUN),--gpus-per-run $(GPUS_PER_RUN),) $(if $(DEVICE),--device $(DEVICE),)
+		$(if $(GPUS_PER_RUN),--gpus-per-run $(GPUS_PER_RUN),) $(if $(DEVICE),--device $(DEVICE),) $(if $(RENDER),--render $(RENDER),)
 
 smoke-notebooks:
 	bash .ci/smoke_notebooks.sh

@@ -24,6 +24,10 @@ Runs are cached in the results store: ``$FEDLIB_STORE`` if set, else
 seconds.  A full regeneration of a paper (no ``--only``) first removes that
 paper's previous artefacts of the profile.  The exit status is 1 if any
 notebook failed.  Committed outputs name no machine paths.
+
+Each paper's folder keeps the run records its outputs were computed from (``_records.jsonl.gz``,
+:mod:`fedlib.repro.run.records`); ``--render records`` renders every table, figure and the index from
+them again, training nothing, in minutes.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import argparse
 import datetime as _dt
 import json
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -39,6 +44,11 @@ import time
 from pathlib import Path
 
 from .artefacts.notebooks import _repo, notebooks, papers_with_notebooks, select
+from .run.records import MODE_ENV, RECORDS_ENV, RECORDS_FILE, merge
+
+#: Where a regeneration's grids append their run records until the paper is done (then merged, compressed, into
+#: :data:`fedlib.repro.run.records.RECORDS_FILE` and removed).
+_PLAIN_RECORDS = ".records.jsonl"
 
 __all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings", "cold_timing",
            "papers_with_notebooks"]
@@ -160,14 +170,24 @@ def _out_param(out: Path) -> str:
 def regenerate(profile: str = "quick", papers: list[str] | None = None, only: list[str] | None = None,
                figures_root: str | os.PathLike | None = None, store: str | None = None, timeout: int | None = None,
                index: bool = True, notebooks_dir: str | os.PathLike | None = None, progress: bool = True,
-               budget_hours: float | None = None, allow_over: bool = False) -> dict:
+               budget_hours: float | None = None, allow_over: bool = False, render: str = "train") -> dict:
     """Execute the (selected) notebooks of the (selected) papers under ``profile``; returns
     ``{paper: run record}`` and ``"failed"``.  With ``budget_hours``, a profile without a cost model
     (quick, smoke) whose estimate (:mod:`fedlib.repro.budget.cold_times`) exceeds it is refused before any
-    output is touched (:class:`fedlib.repro.budget.plan.PlanError`), unless ``allow_over``."""
+    output is touched (:class:`fedlib.repro.budget.plan.PlanError`), unless ``allow_over``.
+
+    ``render``: ``"train"`` (train what the store lacks, and write the run records
+    ``figures/<paper>/<profile>/_records.jsonl.gz``) or ``"records"`` (train nothing: every grid is
+    answered from those records, :mod:`fedlib.repro.run.records`; a notebook that needs what records do
+    not keep keeps its committed outputs, untouched, and says why)."""
+    if render not in ("train", "records"):
+        raise ValueError(f"render must be 'train' or 'records', got {render!r}")
+    if render == "records":
+        return _render_from_records(profile, papers, only, figures_root, store, timeout, index, notebooks_dir,
+                                    progress)
     import papermill as pm
 
-    from .artefacts.provenance import relative_to_repo
+    from .artefacts.provenance import relative_to_repo, store_label
     from .artefacts.index import build_index
     from .spec.paper import get_paper
 
@@ -203,7 +223,9 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
             _clean(out)
         started = _dt.datetime.now().astimezone()
         t0 = time.perf_counter()
-        record = {"paper": name, "profile": prof.name, "store": relative_to_repo(env["store"]),
+        os.environ.update({RECORDS_ENV: str(out / _PLAIN_RECORDS), MODE_ENV: "write"})
+        (out / _PLAIN_RECORDS).unlink(missing_ok=True)  # a killed regeneration's records are not trusted
+        record = {"paper": name, "profile": prof.name, "store": store_label(env["store"]),
                   **({"device": prof.resolved_device()} if prof.cost is not None else {}),
                   "started": started.isoformat(timespec="seconds"), "notebooks": [], "only": only or []}
         for nb in paths:
@@ -250,6 +272,10 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                     record["cold"] = cold
             except (KeyError, TypeError):  # a record of another shape: its timings are not carried
                 pass
+        kept = merge(out / _PLAIN_RECORDS, out / RECORDS_FILE, replace=not only)
+        for var in (RECORDS_ENV, MODE_ENV):
+            os.environ.pop(var, None)
+        record["records"] = {"file": RECORDS_FILE, "runs": kept}
         (out / "_run.json").write_text(json.dumps(record, indent=1) + "\n")
         records[name] = record
         print(f"{name} ({prof.name}): {record['total_wall_time_s'] / 60:.1f} min for {len(paths)} notebook(s)",
@@ -261,6 +287,70 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
     if failed:
         print(f"FAILED: {', '.join(failed)}")
     return records
+
+
+def _render_from_records(profile, papers, only, figures_root, store, timeout, index, notebooks_dir, progress) -> dict:
+    """:func:`regenerate` with ``render="records"``: each selected notebook runs with its grids answered from
+    the paper's run records (nothing trains).  A notebook that fails (a run without a record, a study that
+    needs trained models the store lacks) has its outputs put back as they were, so a folder never mixes a
+    failed render with earlier outputs; ``_run.json`` keeps the training's record and gains ``rendered``."""
+    import papermill as pm
+
+    from .artefacts.index import build_index
+    from .artefacts.provenance import git_commit
+    from .spec.paper import get_paper
+
+    root = Path(figures_root).resolve() if figures_root is not None else _repo() / "figures"
+    scratch = Path(tempfile.mkdtemp(prefix="fedlib-render-"))
+    _environment(store or str(scratch / "store"))  # a fresh store unless one is given: nothing to read, nothing trains
+    plan = [(name, get_paper(name).profile(profile), select(notebooks(name, notebooks_dir), only))
+            for name in papers or papers_with_notebooks(notebooks_dir)]
+    missing = [f"{n}/{prof.name}" for n, prof, paths in plan if paths and not (root / n / prof.name / RECORDS_FILE).exists()]
+    if missing:
+        raise SystemExit(f"no run records ({RECORDS_FILE}) for {', '.join(missing)}: regenerate them once with "
+                         "training (without --render records)")
+    out_records, failed = {}, []
+    for name, prof, paths in plan:
+        out = root / name / prof.name
+        os.environ.update({RECORDS_ENV: str(out / RECORDS_FILE), MODE_ENV: "read"})
+        rendered = []
+        for nb in paths:
+            backup = scratch / f"{name}-{nb.stem}"
+            shutil.copytree(out, backup)
+            t = time.perf_counter()
+            try:
+                pm.execute_notebook(str(nb), str(out / "executed" / nb.name),
+                                    parameters={"profile": prof.name, "out_dir": _out_param(out)},
+                                    kernel_name="python3", cwd=str(nb.parent), progress_bar=False,
+                                    execution_timeout=timeout, log_output=False)
+                _scrub_executed(out / "executed" / nb.name, root)
+                status = {"name": nb.stem, "status": "rendered"}
+            except Exception as err:  # noqa: BLE001 -- put its outputs back, say why, go on
+                shutil.rmtree(out)
+                shutil.copytree(backup, out)
+                reason = next((ln for ln in str(err).splitlines()[::-1] if "NeedsTraining" in ln or
+                               "MissingRecords" in ln), f"{type(err).__name__}")
+                status = {"name": nb.stem, "status": "kept", "reason": reason.strip()[-400:]}
+                failed.append(f"{name}/{nb.stem}")
+            shutil.rmtree(backup, ignore_errors=True)
+            if progress:
+                print(f"{name}/{nb.stem} ({prof.name}): {status['status']} in {time.perf_counter() - t:.1f} s"
+                      + (f": {status['reason']}" if "reason" in status else ""), flush=True)
+            rendered.append(status)
+        run_path = out / "_run.json"
+        record = json.loads(run_path.read_text()) if run_path.exists() else {}
+        record["rendered"] = {"from": RECORDS_FILE, "git_commit": git_commit(),
+                              "at": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+                              "notebooks": rendered}
+        run_path.write_text(json.dumps(record, indent=1) + "\n")
+        out_records[name] = record
+    for var in (RECORDS_ENV, MODE_ENV):
+        os.environ.pop(var, None)
+    shutil.rmtree(scratch, ignore_errors=True)
+    if index:
+        build_index(root)
+    out_records["failed"] = failed
+    return out_records
 
 
 def earlier_timings(record: dict, old: dict) -> list[dict]:
@@ -360,6 +450,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="refuse to start when the estimated wall time exceeds this (default: the profile's "
                              "budget, else fedlib.repro.budget.costs.DEFAULT_BUDGET_HOURS)")
     parser.add_argument("--over-budget", action="store_true", help="start even when the estimate exceeds the budget")
+    parser.add_argument("--render", choices=("train", "records"), default="train",
+                        help="train (default: train what the store lacks, and write the run records) or records "
+                             "(train nothing: render every table and figure from the committed run records)")
     parser.add_argument("--list", action="store_true", help="list the notebooks and exit")
     parser.add_argument("--strip", action="store_true", help="strip outputs from notebooks/**/*.ipynb and exit")
     parser.add_argument("--executor", choices=("local", "ray"), default=None,
@@ -400,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
     from .budget.plan import PlanError, preflight
 
     try:
-        text = preflight(papers or papers_with_notebooks(), args.profile, device=args.device, store=args.store,
+        text = None if args.render == "records" else preflight(papers or papers_with_notebooks(), args.profile, device=args.device, store=args.store,
                          budget_hours=args.budget_hours, allow_over=args.over_budget, only=only or None)
     except (PlanError, ValueError) as err:
         print(f"fedlib.repro.regenerate: {err}", file=sys.stderr)
@@ -410,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         records = regenerate(args.profile, papers or None, only or None, args.figures, args.store, args.timeout,
                              not args.no_index, progress=not args.quiet, budget_hours=args.budget_hours,
-                             allow_over=args.over_budget)
+                             allow_over=args.over_budget, render=args.render)
     except PlanError as err:
         print(f"fedlib.repro.regenerate: {err}", file=sys.stderr)
         return 2

@@ -30,7 +30,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from ..verdict.compare import mark_stand_in
-from .provenance import default_output_dir, relative_to_repo, repo_root
+from .provenance import default_output_dir, relative_to_repo, repo_root, store_label
 from .saving import save_figure, save_table
 from .style import use_style
 from ..run.grid import GridResult, default_store, run_grid
@@ -84,7 +84,7 @@ class Context:
         store = getattr(self.store, "root", self.store)
         return (f"Context(paper={self.paper.name!r}, profile={self.profile.name!r}, seeds={self.profile.seeds}, "
                 f"notebook={self.notebook!r}, out_dir='{relative_to_repo(self.out_dir)}', "
-                f"store='{relative_to_repo(store) if store else store}')")
+                f"store='{store_label(store) if store else store}')")
 
     def deviations(self, experiment: str) -> list[str]:
         return self.profile.deviations(experiment)

@@ -42,6 +42,13 @@ def relative_to_repo(path: str | os.PathLike) -> str:
         return "…/" + "/".join(p.parts[-2:])
 
 
+def store_label(path: str | os.PathLike) -> str:
+    """What an output says of the results store it was computed with: its path inside the repository
+    (``.fedlib-store``), else only that it lay outside it -- no machine path, not even part of one."""
+    rel = relative_to_repo(path)
+    return "a store outside the repository" if rel.startswith("…") else rel
+
+
 @functools.lru_cache(maxsize=8)
 def _git_commit(root: str) -> str:
     try:

@@ -39,8 +39,11 @@ def default_store():
     from ..artefacts.provenance import repo_root
     from ...store import Store
 
+    from .records import ReadOnlyStore, mode
+
     env = os.environ.get("FEDLIB_STORE")
-    return Store(resolve_env_path(env) if env else repo_root() / ".fedlib-store")
+    root = resolve_env_path(env) if env else repo_root() / ".fedlib-store"
+    return ReadOnlyStore(root) if mode() == "read" else Store(root)  # rendering from run records trains nothing
 
 
 def as_store(store=None):
@@ -270,11 +273,22 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
     for _, cfg in jobs:
         if cfg is not None:
             unique.setdefault(_identity(cfg), cfg)
+    from . import records
+
+    recording = records.mode()
     bar = _Progress(len(unique), desc, progress)
     try:
-        results = runner.run(unique, _run_one, store_root, bar.update)
+        if recording == "read":  # rendering from run records: every run's result from its record, none trained
+            results = records.lookup(unique, desc)
+            for ident in unique:
+                bar.update(results[ident])
+        else:
+            results = runner.run(unique, _run_one, store_root, bar.update)
     finally:
         bar.close()
+    if recording == "write":  # a regeneration: what this grid's outputs are computed from, beside them
+        records.append(os.environ[records.RECORDS_ENV],
+                       [records.make_record(ident, cfg, results[ident]) for ident, cfg in unique.items()])
 
     run_rows, hist_rows = [], []
     for row, cfg in jobs:

@@ -1,0 +1,167 @@
+"""Run records: what a profile's outputs were computed from, kept beside them, so that they render again
+without training.
+
+A regeneration writes one record per distinct run its grids asked for (:func:`fedlib.repro.run.grid.run_grid`)
+into ``figures/<paper>/<profile>/_records.jsonl.gz``: the run's resolved configuration (its store-key content),
+seed, the code version and commit it trained at, the device, its final metrics and its history, but no
+parameters.  ``python -m fedlib.repro.regenerate --render records`` (``make figures RENDER=records``) then
+answers every grid from those records and trains nothing: a figure or table fix is a render of minutes, not
+hours of training.
+
+Two environment variables carry the mode into the notebooks' kernels:
+
+* :data:`RECORDS_ENV` names the records file;
+* :data:`MODE_ENV` is ``write`` (append the record of every run a grid asks for; the regeneration merges
+  them into the compressed file when the paper is done) or ``read`` (answer from the records: a run without
+  a record is an error, :class:`MissingRecords`, never a silent "not run").
+
+In ``read`` mode the regeneration's store refuses to train (:class:`ReadOnlyStore`): a study that needs
+trained models (FedLC's t-SNE, FedConcat's clusters) renders from the store when the store holds them, and
+otherwise says so (:class:`NeedsTraining`); the regeneration then keeps that notebook's committed outputs.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+from typing import Iterable
+
+from ...store import Store
+
+__all__ = ["RECORDS_ENV", "MODE_ENV", "RECORDS_FILE", "MissingRecords", "NeedsTraining", "ReadOnlyStore",
+           "mode", "record_id", "make_record", "append", "read", "lookup", "merge", "write_compressed"]
+
+RECORDS_ENV = "FEDLIB_RECORDS"
+MODE_ENV = "FEDLIB_RECORDS_MODE"
+#: The records of one paper under one profile, beside its outputs.
+RECORDS_FILE = "_records.jsonl.gz"
+#: What a record keeps of a grid run's result (:func:`fedlib.repro.run.grid._run_one`): everything a table
+#: or figure reads; not the wall time of reading it back.
+_DROPPED = ("elapsed_s", "from_store")
+
+
+class MissingRecords(RuntimeError):
+    """A grid asked, in ``read`` mode, for runs that have no record: the outputs cannot render without
+    training them."""
+
+
+class NeedsTraining(RuntimeError):
+    """A study asked the read-only store for a run it does not hold: it needs trained models."""
+
+
+def mode() -> str | None:
+    """``"write"``, ``"read"`` or None (no records: train and store as usual)."""
+    value = os.environ.get(MODE_ENV) if os.environ.get(RECORDS_ENV) else None
+    if value not in (None, "", "write", "read"):
+        raise ValueError(f"{MODE_ENV} must be 'write' or 'read', got {value!r}")
+    return value or None
+
+
+def record_id(identity: str) -> str:
+    """The record's id: sha256 (20 hex digits) of what decides the run's result (the grid's identity of a
+    configuration: its resolved store-key content with the seed)."""
+    return hashlib.sha256(identity.encode()).hexdigest()[:20]
+
+
+def make_record(identity: str, config: dict, result: dict) -> dict:
+    """One run's record: ``id``, ``config`` (the resolved key content), ``code_version``, ``commit`` and the
+    grid's ``result`` without parameters."""
+    from ...config import Config
+    from ...store import code_version
+    from ..artefacts.provenance import git_commit
+
+    try:
+        cfg = Config.from_dict(config)
+        resolved, version = cfg.key_dict(), code_version(cfg)
+    except Exception:  # noqa: BLE001 -- an invalid configuration: its result is the failure itself
+        resolved, version = config, None
+    return {"id": record_id(identity), "config": resolved, "code_version": version, "commit": git_commit(),
+            "result": {k: v for k, v in result.items() if k not in _DROPPED}}
+
+
+def append(path: str | os.PathLike, records: Iterable[dict]) -> None:
+    """Append ``records`` to the plain JSON-lines file ``path`` (one grid at a time: notebooks run in turn)."""
+    with open(path, "a") as fh:
+        for rec in records:
+            fh.write(json.dumps(rec, allow_nan=True) + "\n")
+
+
+def read(path: str | os.PathLike) -> dict[str, dict]:
+    """The records of ``path`` (plain or gzip JSON lines) by id; the last of equal ids wins.  A missing file
+    has none."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    raw = path.read_bytes()
+    text = gzip.decompress(raw).decode() if raw[:2] == b"\x1f\x8b" else raw.decode()
+    out: dict[str, dict] = {}
+    for line in text.splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            out[rec["id"]] = rec
+    return out
+
+
+_CACHE: dict[tuple[str, float], dict[str, dict]] = {}
+
+
+def lookup(identities: Iterable[str], desc: str = "grid") -> dict[str, dict]:
+    """The grid results of ``identities`` from the records file :data:`RECORDS_ENV` names (``read`` mode),
+    each marked as not trained here.  Raises :class:`MissingRecords`, naming how many and one of them, when
+    any has no record."""
+    path = Path(os.environ[RECORDS_ENV])
+    stamp = (str(path), path.stat().st_mtime if path.exists() else 0.0)
+    if stamp not in _CACHE:
+        _CACHE.clear()
+        _CACHE[stamp] = read(path)
+    records = _CACHE[stamp]
+    out, missing = {}, []
+    for ident in identities:
+        rec = records.get(record_id(ident))
+        if rec is None:
+            missing.append(ident)
+        else:
+            out[ident] = {**rec["result"], "from_store": True, "elapsed_s": 0.0}
+    if missing:
+        raise MissingRecords(f"{desc}: {len(missing)} of {len(out) + len(missing)} runs have no record in "
+                             f"{path.name} (rendering from records trains nothing; regenerate without "
+                             f"--render records to train them); the first: {missing[0][:300]}")
+    return out
+
+
+def merge(plain: str | os.PathLike, compressed: str | os.PathLike, *, replace: bool) -> int:
+    """Fold the plain records file ``plain`` (removed afterwards) into ``compressed``: ``replace`` (a full
+    regeneration of the paper) keeps only the new records, else the old ones stay beside them (a partial one,
+    ``--only``).  Returns the number of records written."""
+    new = read(plain)
+    records = new if replace else {**read(compressed), **new}
+    write_compressed(compressed, records.values())
+    Path(plain).unlink(missing_ok=True)
+    return len(records)
+
+
+def write_compressed(path: str | os.PathLike, records: Iterable[dict]) -> None:
+    """gzip JSON lines sorted by id (each record's keys in the order the grid gave them: a table's columns follow
+    it), with no timestamp or file name in the header: the same records give the
+    same bytes.  Written to a temporary name and renamed into place (never half-written)."""
+    body = "".join(json.dumps(r, allow_nan=True) + "\n" for r in sorted(records, key=lambda r: r["id"]))
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+        gz.write(body.encode())
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_bytes(buf.getvalue())
+    os.replace(tmp, path)
+
+
+class ReadOnlyStore(Store):
+    """A store that answers what it holds and refuses to train (``read`` mode): :meth:`claim`, the step before
+    training a key it lacks, raises :class:`NeedsTraining`."""
+
+    def claim(self, key: str):
+        raise NeedsTraining("this study needs trained models (parameters), which run records do not keep: render "
+                            "it with the store that holds them, or regenerate without --render records")

@@ -1,0 +1,137 @@
+"""Run records (fedlib.repro.run.records): a grid answered from its records equals the grid that trained, trains
+nothing, and refuses, by name, a run it has no record of; the committed records render a paper's committed
+tables again byte for byte."""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from fedlib.repro.run import grid as grid_module
+from fedlib.repro.run import records
+from fedlib.repro.run.grid import run_grid
+from fedlib.store import Store
+
+from conftest import REPO, have_dataset
+
+TINY = dict(dataset="synthetic", num_clients=4, rounds=2, local_epochs=1, batch_size=32)
+CELLS = [{"method": m, "config": {**TINY, "method": m}} for m in ("fedavg", "fedprox")]
+
+
+@pytest.fixture
+def written(tmp_path, monkeypatch):
+    path = tmp_path / "records.jsonl"
+    monkeypatch.setenv(records.RECORDS_ENV, str(path))
+    monkeypatch.setenv(records.MODE_ENV, "write")
+    trained = run_grid(CELLS, seeds=(0, 1), store=tmp_path / "store", progress=False)
+    return trained, path
+
+
+def _comparable(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.drop(columns=[c for c in ("from_store", "wall_time_s") if c in frame]).reset_index(drop=True)
+
+
+def test_a_grid_read_from_its_records_equals_the_grid_that_trained(written, monkeypatch, tmp_path):
+    trained, path = written
+    assert len(records.read(path)) == 4  # one record per distinct run: 2 methods x 2 seeds
+    monkeypatch.setenv(records.MODE_ENV, "read")
+    monkeypatch.setattr(grid_module, "_run_one", lambda *a: pytest.fail("a run trained while reading records"))
+    again = run_grid(CELLS, seeds=(0, 1), store=tmp_path / "empty", progress=False)
+    pd.testing.assert_frame_equal(_comparable(again.runs), _comparable(trained.runs))
+    pd.testing.assert_frame_equal(again.histories.reset_index(drop=True), trained.histories.reset_index(drop=True))
+    assert again.runs.from_store.all()
+    assert not (tmp_path / "empty").exists()  # nothing was trained or stored
+
+
+def test_a_run_without_a_record_is_refused_by_name(written, monkeypatch, tmp_path):
+    _, path = written
+    monkeypatch.setenv(records.MODE_ENV, "read")
+    extra = [{"method": "fedavg", "config": {**TINY, "method": "fedavg", "rounds": 3}}]
+    with pytest.raises(records.MissingRecords, match=r"^longer: 1 of 3 runs have no record in records.jsonl"):
+        run_grid(CELLS + extra, seeds=(0,), store=tmp_path / "s", progress=False, desc="longer")
+
+
+def test_a_record_keeps_what_decides_the_run_and_no_parameters(written):
+    _, path = written
+    rec = next(iter(records.read(path).values()))
+    assert set(rec) == {"id", "config", "code_version", "commit", "result"}
+    assert rec["config"]["method"] in ("fedavg", "fedprox") and rec["config"]["seed"] in (0, 1)
+    assert rec["result"]["status"] == "ok" and rec["result"]["history"]
+    assert "params" not in json.dumps(rec["result"])
+    assert len(rec["code_version"]) == 16
+
+
+def test_the_compressed_file_is_the_same_bytes_for_the_same_records(written, tmp_path):
+    _, path = written
+    recs = list(records.read(path).values())
+    one, two = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    records.write_compressed(one, recs)
+    records.write_compressed(two, recs[::-1])
+    assert one.read_bytes() == two.read_bytes()
+    assert records.read(one) == records.read(path)
+    assert gzip.decompress(one.read_bytes()).decode().count("\n") == 4
+
+
+def test_merge_replaces_on_a_full_regeneration_and_keeps_the_rest_on_a_partial_one(tmp_path):
+    old = [{"id": "a", "result": {"v": 1}}, {"id": "b", "result": {"v": 1}}]
+    records.write_compressed(tmp_path / "r.gz", old)
+    records.append(tmp_path / "new.jsonl", [{"id": "b", "result": {"v": 2}}])
+    assert records.merge(tmp_path / "new.jsonl", tmp_path / "r.gz", replace=False) == 2
+    assert {k: v["result"]["v"] for k, v in records.read(tmp_path / "r.gz").items()} == {"a": 1, "b": 2}
+    assert not (tmp_path / "new.jsonl").exists()
+    records.append(tmp_path / "new.jsonl", [{"id": "c", "result": {"v": 3}}])
+    assert records.merge(tmp_path / "new.jsonl", tmp_path / "r.gz", replace=True) == 1
+
+
+def test_the_read_only_store_serves_what_it_holds_and_refuses_to_train(tmp_path):
+    from fedlib import run
+
+    cfg = {**TINY, "method": "fedavg", "seed": 0}
+    stored = run(cfg, store=Store(tmp_path), progress=False)
+    again = run(cfg, store=records.ReadOnlyStore(tmp_path), progress=False)
+    assert again.from_store and again.summary["final_accuracy"] == stored.summary["final_accuracy"]
+    with pytest.raises(records.NeedsTraining, match="needs trained models"):
+        run({**cfg, "seed": 1}, store=records.ReadOnlyStore(tmp_path), progress=False)
+
+
+def test_the_mode_is_checked(monkeypatch):
+    monkeypatch.setenv(records.RECORDS_ENV, "x")
+    monkeypatch.setenv(records.MODE_ENV, "append")
+    with pytest.raises(ValueError, match="FEDLIB_RECORDS_MODE must be 'write' or 'read'"):
+        records.mode()
+
+
+# ------------------------------------------------------------------------------ the committed records
+#: The paper and profile whose committed outputs are rendered again from their records (the cheapest to render).
+RENDERED = ("fedic", "quick")
+
+
+@pytest.mark.notebooks
+@pytest.mark.slow
+@pytest.mark.skipif(not have_dataset("fmnist"), reason="FashionMNIST not found under FEDLIB_DATA")
+def test_the_committed_records_render_the_committed_tables_byte_for_byte(tmp_path):
+    """Renders FEDIC's quick outputs from figures/fedic/quick/_records.jsonl.gz alone (no store, nothing trains)
+    into a copy of its folder, and compares every table (CSV and Markdown) with the committed one."""
+    pytest.importorskip("papermill")
+    paper, profile = RENDERED
+    committed = REPO / "figures" / paper / profile
+    assert (committed / records.RECORDS_FILE).exists(), "the committed outputs carry their run records"
+    import shutil
+
+    shutil.copytree(committed, tmp_path / "figures" / paper / profile)
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    env.pop("FEDLIB_STORE", None)
+    proc = subprocess.run([sys.executable, "-m", "fedlib.repro.regenerate", "--paper", paper, "--profile", profile,
+                           "--figures", str(tmp_path / "figures"), "--render", "records", "--no-index", "--quiet"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    tables = sorted(p.name for p in committed.glob("*") if p.suffix in (".csv", ".md"))
+    assert tables
+    different = [n for n in tables if (tmp_path / "figures" / paper / profile / n).read_bytes() != (committed / n).read_bytes()]
+    assert not different, f"rendered from records, these tables differ from the committed ones: {different}"
+    rendered = json.loads((tmp_path / "figures" / paper / profile / "_run.json").read_text())["rendered"]
+    assert {n["status"] for n in rendered["notebooks"]} == {"rendered"}
