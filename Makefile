@@ -4,14 +4,14 @@
 #   make figures PAPER=fedlc              # one paper
 #   make figures PROFILE=smoke            # seconds per notebook (what CI runs)
 #   make figures PROFILE=paper PAPER=fedlc NB=06   # the paper's setup (GPU), one notebook
-#   make figures PROFILE=paper PAPER=fedlc EXECUTOR=ray GPUS_PER_RUN=0.25  # on a Ray cluster (README)
+#   make figures PROFILE=paper PAPER=fedlc EXECUTOR=ray GPUS_PER_RUN=0.25  # on a Ray cluster (docs/gpu_and_cluster.md)
 #   make figures PROFILE=paper DEVICE=cuda # every paper cell on a GPU (on a CPU: the cells it affords)
 #   make figures RENDER=records          # every table and figure again from the committed run records, no training
 #   make smoke-notebooks                  # CI check: every notebook under smoke, in a temp folder
 #   make strip-notebooks                  # remove outputs from notebooks/**/*.ipynb before committing
 #   make test                             # the whole test suite
 #   make bench                            # engine and thread-invariance benchmarks
-#   make readme-params                    # refresh README's parameter tables from the declarations
+#   make docs-params                      # refresh docs/parameters.md's tables from the declarations
 #
 # Outputs go to figures/<paper>/<profile>/ (one folder per profile: a run never overwrites another
 # profile's outputs).  Runs are cached in $FEDLIB_STORE (default .fedlib-store/), so a second
@@ -27,7 +27,7 @@ GPUS_PER_RUN ?=
 DEVICE ?=
 RENDER ?=
 
-.PHONY: figures smoke-notebooks strip-notebooks test bench readme-params
+.PHONY: figures smoke-notebooks strip-notebooks test bench docs-params readme-params
 
 figures:
 	$(PYTHON) -m fedlib.repro.regenerate --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER),) $(if $(NB),--only $(NB),) \
@@ -47,6 +47,8 @@ bench:
 	$(PYTHON) benchmarks/bench_engines.py
 	$(PYTHON) benchmarks/bench_threads.py
 
-readme-params:
-	$(PYTHON) -c "import re, pathlib; from fedlib.__main__ import parameter_tables as t; p = pathlib.Path('README.md'); \
+docs-params:
+	$(PYTHON) -c "import re, pathlib; from fedlib.__main__ import parameter_tables as t; p = pathlib.Path('docs/parameters.md'); \
 	p.write_text(re.sub(r'(<!-- params:begin -->\n).*?(\n<!-- params:end -->)', lambda m: m.group(1) + t().strip() + m.group(2), p.read_text(), flags=re.S))"
+
+readme-params: docs-params  # the tables moved from README.md to docs/parameters.md

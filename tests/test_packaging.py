@@ -1,4 +1,5 @@
-"""environment.yml stays in step with pyproject.toml, and .ci/run runs the README's test command."""
+"""environment.yml stays in step with pyproject.toml, .ci/run runs the README's test command, and
+docs/parameters.md holds the generated parameter tables."""
 
 import re
 import tomllib
@@ -29,22 +30,25 @@ def test_ci_runs_the_readme_test_command():
     assert command in ci
 
 
-def test_readme_documents_every_parameter():
+PARAMETERS_PAGE = REPO / "docs" / "parameters.md"
+
+
+def test_parameters_page_documents_every_parameter():
     from dataclasses import fields
 
     from fedlib import Config
 
-    readme = (REPO / "README.md").read_text()
-    missing = [f.name for f in fields(Config) if f"`{f.name}`" not in readme]
-    assert not missing, f"parameters missing from README's table: {missing}"
+    page = PARAMETERS_PAGE.read_text()
+    missing = [f.name for f in fields(Config) if f"`{f.name}`" not in page]
+    assert not missing, f"parameters missing from docs/parameters.md: {missing}"
 
 
-def test_readme_parameter_tables_are_the_generated_ones():
-    """The README's parameter section is `python -m fedlib params --markdown`, verbatim."""
+def test_parameters_page_tables_are_the_generated_ones():
+    """docs/parameters.md's tables are `python -m fedlib params --markdown`, verbatim (`make docs-params`)."""
     from fedlib.__main__ import parameter_tables
 
-    readme = (REPO / "README.md").read_text()
-    block = re.search(r"<!-- params:begin -->\n(.*?)\n<!-- params:end -->", readme, re.S)
-    assert block, "README.md must hold the parameter tables between <!-- params:begin/end -->"
+    page = PARAMETERS_PAGE.read_text()
+    block = re.search(r"<!-- params:begin -->\n(.*?)\n<!-- params:end -->", page, re.S)
+    assert block, "docs/parameters.md must hold the parameter tables between <!-- params:begin/end -->"
     assert block.group(1).strip() == parameter_tables().strip(), \
-        "README's parameter tables are stale: paste `python -m fedlib params --markdown` between the markers"
+        "docs/parameters.md's tables are stale: run `make docs-params`"

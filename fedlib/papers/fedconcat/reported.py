@@ -176,7 +176,7 @@ TABLE3 = PaperTable(
 CODE_INPUTS = {"input_normalization": "unit_interval"}
 CODE_INPUTS_GROUP = "inputs in [0, 1] (the code's; faces the paper)"
 #: The headline pair run a second time with the code's inputs, beside the default rows: the paper's numbers
-#: come from that code, so these rows face them (README, reproduction notes: FedConcat).
+#: come from that code, so these rows face them (notebooks/fedconcat/README.md, "Input scaling").
 CODE_INPUTS_ROWS = ("fedavg", "fedconcat")
 
 

@@ -80,7 +80,7 @@ DEVIATIONS: tuple[dict, ...] = (
 )
 
 #: The deviation lines every profile lists (``"*"``: under every table and figure): a summary of
-#: :data:`DEVIATIONS` (README "FEDIC").
+#: :data:`DEVIATIONS` (notebooks/fedic/README.md gives the reasons).
 NOTES: dict[str, tuple[str, ...]] = {
     "*": ("ResNet-8 with GroupNorm(2) instead of the code's BatchNorm (fedlib's models carry no buffers); no data "
           "augmentation (the code crops and flips)",),

@@ -2,7 +2,7 @@
 
 Each entry of :data:`DEVIATIONS`: what, the paper, the public code (FedLC has no official code;
 public re-implementations), fedlib's default, and the parameter that selects another behaviour
-("" when none); README "FedLC" gives the reasons.  :data:`NOTES` are the lines every profile
+("" when none); notebooks/fedlc/README.md gives the reasons.  :data:`NOTES` are the lines every profile
 lists under the tables and figures.
 """
 
