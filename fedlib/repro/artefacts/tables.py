@@ -88,6 +88,35 @@ def cell_values(runs: pd.DataFrame, metric: Callable[[str, str], str]) -> pd.Dat
     return out
 
 
+def repeated_rows(values: pd.DataFrame, histories: pd.DataFrame, rows: list[str]) -> dict[tuple[str, str], str]:
+    """``{(row, column): earlier row}`` for each cell whose runs repeat an earlier row's of the same column run for
+    run: every seed finished in both, with the same final value and the same curve (``histories``' test
+    accuracy per evaluated round).  E.g. FedNova where every client takes the same local steps is FedAvg
+    exactly; the table says so instead of showing two methods.  ``values``: :func:`cell_values`' output;
+    ``rows``: the table's row order."""
+    def runs_of(frame):
+        if (frame.status != "ok").any() or frame.value.isna().any():
+            return None
+        curve = histories.loc[(histories.row == frame.row.iloc[0]) & (histories.column == frame.column.iloc[0])] \
+            if not histories.empty else histories
+        curves = tuple(tuple(c.sort_values("round").test_accuracy) for _, c in curve.groupby("seed")) \
+            if len(curve) else ()
+        return tuple(sorted(zip(frame.seed, frame.value))), curves
+
+    out = {}
+    for column, grp in values.groupby("column", sort=False):
+        seen: dict = {}
+        for row in sorted(grp.row.unique(), key=lambda r: rows.index(r) if r in rows else len(rows)):
+            sig = runs_of(grp[grp.row == row])
+            if sig is None:
+                continue
+            if sig in seen:
+                out[(row, column)] = seen[sig]
+            else:
+                seen[sig] = row
+    return out
+
+
 def last_rounds(std_over: str | None) -> int | None:
     """k when a paper's ± is over "the last k rounds" (:attr:`fedlib.repro.spec.reported.PaperTable.std_over`)."""
     m = re.search(r"last (\d+) rounds", std_over or "")
@@ -153,7 +182,13 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
                     cpus_per_run=profile.cpus_per_run, gpus_per_run=profile.gpus_per_run,
                     desc=f"{pp.name} Table {t.number} ({profile.name})")
     metric = metric_of(value, t)
-    ours = aggregate(cell_values(grid.runs, metric), ["row", "column"], value="value")
+    values = cell_values(grid.runs, metric)
+    ours = aggregate(values, ["row", "column"], value="value")
+    labels = {r.key: r.label for r in t.rows}
+    for (row, column), same in repeated_rows(values, grid.histories, [r.key for r in t.rows]).items():
+        at = (ours.row == row) & (ours.column == column)
+        ours.loc[at, "note"] = [f"= {labels.get(same, same)}, run for run (the same final value and curve at every "
+                                f"seed)" + (f"; {n}" if n else "") for n in ours.loc[at, "note"]]
     frame = t.frame()
     over = {c: last_rounds(o) for c, o in zip(frame.column, frame.std_over)}
     if any(over.values()) and not grid.histories.empty:  # the paper's "mean ± std over its last k rounds"

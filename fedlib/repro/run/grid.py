@@ -316,8 +316,9 @@ def aggregate(runs: pd.DataFrame, by: Sequence[str], value: str = "accuracy") ->
     """Mean and sample std (ddof=1; NaN for one seed) of ``value`` over seeds, per group
     ``by``; ``n_seeds`` counts the finished runs, ``status`` is ``ok`` if any run
     finished, else the first run's status and note.  A group where some seeds finished and others
-    diverged keeps the mean of the finished ones and says so in its ``note`` ("1 of 3 seeds
-    diverged (seed 2: …): left out of the mean"), so a table marks the cell."""
+    diverged, did not run or failed keeps the mean of the finished ones and says why in its ``note``
+    ("1 of 3 seeds diverged (seed 2: …): left out of the mean", "1 of 3 seeds without a result (seed 2:
+    not run: needs a GPU …)"), so a table marks the cell."""
     recs = []
     for keys, grp in runs.groupby(list(by), sort=False, dropna=False):
         keys = keys if isinstance(keys, tuple) else (keys,)
@@ -327,6 +328,12 @@ def aggregate(runs: pd.DataFrame, by: Sequence[str], value: str = "accuracy") ->
         partial = (f"{len(bad)} of {len(grp)} seeds diverged ("
                    + "; ".join(f"seed {s}: {n}" for s, n in zip(bad.get("seed", [None] * len(bad)), bad.note))
                    + "): left out of the mean") if len(vals) and len(bad) else ""
+        short = grp[~grp.status.isin(("ok", "diverged"))]  # seeds asked for that did not run here (or failed)
+        if len(vals) and len(short):
+            partial = "; ".join(filter(None, (partial, f"{len(short)} of {len(grp)} seeds without a result ("
+                                              + "; ".join(f"seed {s}: {n}" for s, n in
+                                                          zip(short.get("seed", [None] * len(short)), short.note))
+                                              + "): the mean is over the others")))
         recs.append({**dict(zip(by, keys)),
                      "ours_mean": float(vals.mean()) if len(vals) else math.nan,
                      "ours_std": float(vals.std(ddof=1)) if len(vals) > 1 else math.nan,
