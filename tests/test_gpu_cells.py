@@ -128,7 +128,7 @@ class _Stop(Exception):
 def test_progress_and_record_show_finished_interrupted_and_unstarted_runs(tmp_path):
     """One run finished, one stopped after its first round (its checkpoint in the store), one never
     started: the record says which, how far each got and the gain where both reached the same round."""
-    from fedlib.repro.artefacts.index import _gpu_lines
+    from fedlib.repro.artefacts.paper_page import gpu_lines
     from fedlib.simulation import simulate
 
     kw = dict(profile="smoke", rows=["fedavg", "fedlc"], columns=["cifar10_beta0.5"], device="cpu")
@@ -159,5 +159,5 @@ def test_progress_and_record_show_finished_interrupted_and_unstarted_runs(tmp_pa
     assert "1 finished" in caption and "1 interrupted" in caption and "2 not started" in caption
     assert "at round" not in caption  # the two runs of seed 0 stopped at different rounds: no gain is shown
     assert out["runs"].paper.notna().all()
-    lines = "\n".join(_gpu_lines(tmp_path / "gpu", "gpu"))
+    lines = "\n".join(gpu_lines(tmp_path / "gpu", "gpu"))
     assert "table1_gpu_curves.png" in lines and "trained at `abc1234`" in lines and "Test GPU" in lines

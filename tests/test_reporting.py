@@ -380,18 +380,28 @@ def test_build_index_across_papers_and_profiles(tmp_path):
                                                                           "median_abs_delta": 0.1,
                                                                           "max_abs_delta": 2.1,
                                                                           "cpus": "AMD EPYC vs Intel Xeon"}}}))
-    text = build_index(root).read_text()
-    top = text[:text.index("## FedLC")]
+    top = build_index(root).read_text()
+    text = (root / "fedlc" / "README.md").read_text()  # the paper's page: per-table detail
     assert "| FedLC (ICML 2022) | `paper` |" in top and "| FedLC (ICML 2022) | `quick` | 2.0 min | 9 | 1 | 2 | 1 | 0 | 0 | 0 | 5 |" in top
     assert top.index("`paper`") < top.index("`quick`")  # paper-profile numbers beside (before) the quick ones
-    assert "[fedlc / quick](#fedlc-quick)" in top and '<a id="fedlc-quick"></a>' in text
-    assert "| fedlc | `quick` | table1 | A vs B | AMD EPYC vs Intel Xeon | 10 | 7 | 0.10 | 2.10 |" in text
-    assert "![fig1_x](fedlc/quick/fig1_x.png)" in text and "| FedAvg | 1 → 2 |" in text
-    assert "FedProx @ x" in text and "something measured" in text and "  * 1 seed" in text
-    assert "1/2 (1 undecided within our spread)" in text
+    assert "[fedlc / quick](fedlc/README.md#fedlc-quick)" in top and '<a id="fedlc-quick"></a>' in text
+    assert "| `quick` | table1 | A vs B | AMD EPYC vs Intel Xeon | 10 | 7 | 0.10 | 2.10 |" in text
+    assert "![fig1_x](quick/fig1_x.png)" in text and "| FedAvg | 1 → 2 |" in text
+    assert "something measured" in text and "1/2 (1 undecided within our spread)" in text
+    # cells by count with their CSV; the deviation stated once, in the page's list, and referred to by number
+    assert "* Cells undecided: Table 1 1 ([table1.csv](quick/table1.csv))" in text and "FedProx @ x" not in text
+    assert "1. 1 seed (`quick`)" in text and "*Deviations* ([listed once](#deviations)): 1." in text
     others = sorted(set(all_papers()) - {"fedlc"})
     assert others and all(f"not regenerated here yet: `make figures PAPER={p}`" in top for p in others)
     assert "not regenerated here yet: `make figures PAPER=fedlc`" not in top
+    assert "[FedLC (ICML 2022)](fedlc/README.md): claims: not generated yet" in top
+    (root / "fedlc" / "claims.md").write_text("# claims\n")
+    (root / "fedlc" / "claims.csv").write_text("claim,scale,verdict\na,quick,reproduced\nb,quick,not tested\n"
+                                                "c,paper,reproduced\n")
+    top = build_index(root).read_text()
+    assert ("[FedLC (ICML 2022)](fedlc/README.md): [claims](fedlc/claims.md) ([CSV](fedlc/claims.csv)): 3 rows, "
+            "2 reproduced, 1 not tested") in top
+    assert "[the claims, one verdict each](claims.md)" in (root / "fedlc" / "README.md").read_text()
 
 
 def test_regenerate_selects_notebooks_by_name_number_or_substring(tmp_path):
@@ -480,6 +490,7 @@ def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
     (folder / "_run.json").write_text(json.dumps(again))
     text = build_index(tmp_path / "figures").read_text()
     assert "| FedLC (ICML 2022) | `quick` | 120.0 min from an empty store |" in text
+    text = (tmp_path / "figures" / "fedlc" / "README.md").read_text()
     assert "rendered again from that store at the same commit in 1.0 min (13:00 → 13:01)" in text
     assert "`01_a`: ok, 7000 s, 4 of 4 runs trained" in text
     assert "* runs: 4 trained, 0 from the store, 0 trained a second time" in text  # the cold run's counts

@@ -7,6 +7,12 @@ from fedlib.repro.artefacts.index import build_index
 from fedlib.repro.spec.paper import all_papers
 
 
+def _page(root, paper="fedabc"):
+    """The paper's own page, up to its first profile's section: what the two scales settled."""
+    text = (root / paper / "README.md").read_text()
+    return text[:text.index(f'<a id="{paper}-')]
+
+
 def _write(folder, name, body):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.json").write_text(json.dumps(body))
@@ -41,8 +47,7 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
                                                  "notebooks": [], "total_wall_time_s": 60.0}))
     text = build_index(root).read_text()
 
-    top = text[:text.index("## FedABC")]
-    side = top[top.index("## Each paper at two scales"):]
+    side = text[text.index("## Each paper at two scales"):]
     rows = [ln for ln in side.splitlines() if ln.startswith("| ") and "`" in ln]
     assert len(rows) == 2 * len(all_papers())  # one per paper and profile (quick, paper)
     assert "| FedABC (AAAI 2023) | `quick` | regenerated | 72 | 0 | 0 | 0 | Table 1 +0.26 / +0.78 | +0.10 pp" in side
@@ -56,28 +61,32 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
                      {"name": "03_pfl_accuracy", "status": "ok", "wall_time_s": 1.0, "git_commit": "aaaaaaa9876"}]}))
     again = build_index(root).read_text()
     assert "| `paper` | regenerated in parts: notebooks 03, 04 at aaaaaaa, 07 at bbbbbbb | 36 |" in again
-    assert "  * `03_pfl_accuracy`: ok, 1 s (earlier regeneration at aaaaaaa)" in again
+    page = (root / "fedabc" / "README.md").read_text()
+    assert "  * `03_pfl_accuracy`: ok, 1 s (earlier regeneration at aaaaaaa)" in page
     # an earlier record from before commits were kept says so, whole
     record = json.loads((paper / "_run.json").read_text())
     record["previous"][0].pop("git_commit")
     (paper / "_run.json").write_text(json.dumps(record))
     assert "notebooks 03 at aaaaaaa, 04 at an unrecorded commit, 07 at bbbbbbb |" in build_index(root).read_text()
+    assert "  * `03_pfl_accuracy`: ok, 1 s" in (root / "fedabc" / "README.md").read_text()
     # a paper profile not regenerated says what this CPU would run, from its measured unit costs
     fedlc_paper = next(r for r in rows if r.startswith("| FedLC (ICML 2022) | `paper` |"))
     assert "not regenerated: on this 2-core CPU" in fedlc_paper and "need a GPU" in fedlc_paper
 
-    section = text[text.index("## FedABC"):]
-    section = section[:section.index('<a id="fedabc-')]
+    section = _page(root)
     assert "settled 2 cells within the paper's std, 1 outside it and left 1 undecided" in section
-    assert "* within std (2): Table 1: FedAvg @ MNIST Dir(0.1); Table 1: FedAvg @ MNIST Dir(0.3)" in section
-    assert "* outside std (1): Table 1: FedABC @ MNIST Dir(1.0)" in section
+    # cells by count, with the CSV that names them (a link from the paper's page), never a list of names
+    assert "* within std (2): Table 1 2 ([table1.csv](paper/table1.csv))" in section
+    assert "* outside std (1): Table 1 1 ([table1.csv](paper/table1.csv))" in section
+    assert "FedAvg @ MNIST Dir(0.1)" not in section
     assert "| Table 1 | +0.26 / +0.78 | +0.21 / +0.35 |" in section  # the headline at both scales
     # where the paper gives no std: within our own spread of its printed value, or farther
     assert "1 of the 1 with a measured spread of ours lie within it" in section
-    assert "* no std in the paper, within our spread (1): Table 1: Local @ MNIST Dir(0.1)" in section
-    assert "| 1 (1 within our spread, 0 farther) |" in text
+    assert "* no std in the paper, within our spread (1): Table 1 1 ([table1.csv](paper/table1.csv))" in section
+    page = (root / "fedabc" / "README.md").read_text()
+    assert "| 1 (1 within our spread, 0 farther) |" in page
     # one cell without a spread (its other seeds diverged, say) is named as one cell, not the whole table
-    assert "No run-to-run spread is measured for Table 1 (1 of 36 cells run) in this profile" in text
+    assert "No run-to-run spread is measured for Table 1 (1 of 36 cells run) in this profile" in page
     assert f"* `quick`: {finding}" in section
 
 
@@ -85,10 +94,10 @@ def test_a_paper_without_a_paper_profile_output_says_nothing_is_settled(tmp_path
     root = tmp_path / "figures"
     _table(root / "fedabc" / "quick", "quick", {"counts": {}, "run": 1, "ours_gain_mean": 0.1,
                                                 "paper_gain_mean": 0.2})
-    text = build_index(root).read_text()
-    section = text[text.index("## FedABC"):]
+    build_index(root)
+    section = _page(root)
     assert "The `paper` profile has not been regenerated here: no cell is settled at the paper's scale." in section
-    assert "| Table 1 | " not in section[:section.index('<a id="fedabc-')]  # only one scale: no side-by-side row
+    assert "| Table 1 | " not in section  # only one scale: no side-by-side row
     # a paper profile whose outputs hold only its ladder settles no cell either, and says why
     paper = root / "fedabc" / "paper"
     _write(paper, "budget_ladder", {"kind": "table", "name": "budget_ladder", "title": "Budget ladder",
@@ -96,8 +105,8 @@ def test_a_paper_without_a_paper_profile_output_says_nothing_is_settled(tmp_path
                                     "files": {"md": "budget_ladder.md"}, "git_commit": "abc",
                                     "findings": ["Budget ladder, FedABC − FedAvg: the gap moves not at all"]})
     (paper / "budget_ladder.md").write_text("| rung |\n| --- |\n| 0 |\n")
-    section = build_index(root).read_text()
-    section = section[section.index("## FedABC"):]
+    build_index(root)
+    section = _page(root)
     assert "The `paper` profile has regenerated none of the paper's tables here: no cell is settled" in section
     assert "has settled 0 cells" not in section
 
@@ -123,9 +132,8 @@ def test_the_headline_gain_is_compared_column_by_column_over_the_columns_both_sc
                  ("fedavg", "cifar10_dir0.3", "fmnist", 90.0), ("fedabc", "cifar10_dir0.3", "fmnist", 93.0)])
     _csv(paper, [("fedavg", "mnist_dir0.3", "mnist", 98.3), ("fedabc", "mnist_dir0.3", "mnist", 98.45),
                  ("fedavg", "mnist_dir0.1", "mnist", 99.0), ("fedabc", "mnist_dir0.1", "mnist", 99.5)])
-    text = build_index(root).read_text()
-    section = text[text.index("## FedABC"):]
-    section = section[:section.index('<a id="fedabc-')]
+    build_index(root)
+    section = _page(root)
     paper_gain = all_papers()["fedabc"].tables["table1"].frame().set_index(["row", "column"]).paper_mean
     expected = paper_gain["fedabc", "mnist_dir0.3"] - paper_gain["fedavg", "mnist_dir0.3"]
     assert f"| Table 1 | MNIST Dir(0.3) | +0.25 | +0.15 | {expected:+.2f} |" in section

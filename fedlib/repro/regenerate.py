@@ -13,7 +13,8 @@ the executed copy goes to ``figures/<paper>/<profile>/executed/`` (the sources
 are never overwritten) and the notebooks write their tables and figures into
 ``figures/<paper>/<profile>/``, one folder per profile, so a regeneration under
 one profile never overwrites another's outputs.  Afterwards the index
-``figures/README.md`` is rebuilt (:func:`fedlib.repro.artefacts.index.build_index`).
+``figures/README.md`` and each paper's page ``figures/<paper>/README.md`` are rebuilt
+(:func:`fedlib.repro.artefacts.index.build_index`).
 
 The terminal shows where a long regeneration is: the notebook being run and,
 inside it, each grid's runs done and total and the time left (the grids write
@@ -441,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--figures", default=None, help="figures root (default <repo>/figures)")
     parser.add_argument("--store", default=None, help="results store (default $FEDLIB_STORE or <repo>/.fedlib-store)")
     parser.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
-    parser.add_argument("--no-index", action="store_true", help="do not rebuild figures/README.md")
+    parser.add_argument("--no-index", action="store_true",
+                        help="do not rebuild figures/README.md and the papers' pages")
     parser.add_argument("--quiet", action="store_true", help="no progress lines from inside the notebooks")
     parser.add_argument("--device", default=None,
                         help="cpu or cuda: where a profile with a cost model (paper) trains; on cpu only the cells "

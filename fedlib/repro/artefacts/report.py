@@ -5,7 +5,8 @@
   :func:`gains`, :func:`summarize`, :func:`findings`;
 * :mod:`fedlib.repro.artefacts.tables` -- a paper table run and saved: :func:`reproduce_table`, :func:`table_cells`;
 * :mod:`fedlib.repro.artefacts.context` -- :class:`Context`, what a notebook needs;
-* :mod:`fedlib.repro.artefacts.index` -- :func:`build_index`, ``figures/README.md`` across papers.
+* :mod:`fedlib.repro.artefacts.index` -- :func:`build_index`, ``figures/README.md`` across papers and
+  ``figures/<paper>/README.md`` per paper.
 """
 
 from ..verdict.compare import MARK, STATUS, add_column_param, compare, findings, gains, render_comparison, summarize, winners

@@ -5,32 +5,37 @@
 train on this CPU and what needs a GPU, from :func:`fedlib.repro.budget.plan.plan`).
 :func:`scale_section` gives each paper's section the cells its paper profile has settled (within
 the paper's std, outside it, undecided), each table's headline gain at both scales where both
-exist, and the budget ladders' findings.  Both read only the sidecars that
-:func:`fedlib.repro.artefacts.index.collect` found.
+exist, and the budget ladders' findings; it names cells by count, with a link to the CSV that
+names them.  Both read only the sidecars that :func:`fedlib.repro.artefacts.outputs.collect` found.
 """
 
 from __future__ import annotations
 
 from ..verdict.compare import no_std_sentence
+from .outputs import count as _count
+from .outputs import paper_tables as _tables
 
-__all__ = ["summary_rows", "scale_section", "column_by_column", "SCALES"]
+__all__ = ["summary_rows", "scale_section", "column_by_column", "cell_counts", "SCALES"]
 
 #: The profiles compared, from the cheapest that means something to the paper's own.
 SCALES = ("quick", "paper")
 
 
-def _tables(metas: list[dict]) -> list[dict]:
-    return sorted((m for m in metas if m.get("kind") == "table" and m.get("paper_table")),
-                  key=lambda m: m["paper_table"])
-
-
-def _count(tables: list[dict], key: str) -> int:
-    return sum(m.get("summary", {}).get("counts", {}).get(key, 0) for m in tables)
-
-
 def _cells(tables: list[dict], key: str) -> list[str]:
     """"Table 1: FedAvg @ MNIST Dir(0.1)", … : the cells each table's summary lists under ``key``."""
     return [f"{m['title'].split(':')[0]}: {x}" for m in tables for x in m.get("summary", {}).get(key, [])]
+
+
+def cell_counts(tables: list[dict], key: str, rel: str) -> str:
+    """"Table 1 27 ([table1.csv](paper/table1.csv)); Table 2 31 (…)": per table, how many cells its summary
+    lists under ``key``, with a link to its CSV (``rel``: the profile's folder from the page), which names them."""
+    parts = []
+    for m in tables:
+        n = len(m.get("summary", {}).get(key, []))
+        if n:
+            csv = m.get("files", {}).get("csv", f"{m['name']}.csv")
+            parts.append(f"{m['title'].split(':')[0]} {n} ([{csv}]({rel}/{csv}))")
+    return "; ".join(parts)
 
 
 def _ladder(metas: list[dict]) -> str:
@@ -122,7 +127,7 @@ def column_by_column(both: dict[str, dict[str, dict]], pp=None) -> list[str]:
     The means above average each profile over the columns it ran, which need not be the same
     columns (quick may run a stand-in where the paper profile leaves a column to a GPU); this
     table compares like with like.  ``both``: ``{table: {profile: sidecar}}`` with each sidecar's
-    ``_gains`` (per column, from :func:`fedlib.repro.artefacts.index.recount_tables`)."""
+    ``_gains`` (per column, from :func:`fedlib.repro.artefacts.outputs.recount_tables`)."""
     rows, only = [], []
     for table, per in sorted(both.items()):
         by_scale = {p: {_column_key(g): g for g in per[p].get("_gains") or [] if _measured(g.get("ours_gain"))}
@@ -154,11 +159,11 @@ def column_by_column(both: dict[str, dict[str, dict]], pp=None) -> list[str]:
 
 
 def scale_section(paper: str, found: dict, pp=None) -> list[str]:
-    """Lines for a paper's section: what the paper profile settled, the headline at both scales."""
+    """Lines for a paper's page: what the paper profile settled, the headline at both scales."""
     entries = {p: found[(paper, p)] for p in SCALES if (paper, p) in found}
     if not entries:
         return []
-    lines = ["### At the paper's scale and at quick's", ""]
+    lines = ["## At the paper's scale and at quick's", ""]
     paper_entry = entries.get("paper")
     tables = _tables(paper_entry["metas"]) if paper_entry is not None else []
     if paper_entry is None:
@@ -180,7 +185,7 @@ def scale_section(paper: str, found: dict, pp=None) -> list[str]:
                            ("no std in the paper, farther than our spread", "no_std_far")):
             cells = _cells(tables, key)
             if cells:
-                lines.append(f"* {label} ({len(cells)}): " + "; ".join(cells))
+                lines.append(f"* {label} ({len(cells)}): {cell_counts(tables, key, paper_entry['folder'].name)}")
         lines.append("")
     by_table: dict[str, dict[str, dict]] = {}
     for profile, entry in entries.items():

@@ -45,7 +45,7 @@ from .spread import Spread
 
 __all__ = ["STATUS", "MARK", "VERDICT", "TIE", "compare", "winners", "gains", "summarize", "findings",
            "render_comparison", "add_column_param", "method_of", "close_without_std", "no_std_sentence",
-           "half_printed_unit", "verdict_text", "stand_ins", "stand_in_text", "mark_stand_in", "kendall_tau"]
+           "half_printed_unit", "verdict_text", "stand_ins", "stand_in_text", "stand_in_caption", "mark_stand_in", "kendall_tau"]
 
 #: Cell status of a paper-vs-ours comparison.
 STATUS = {
@@ -466,6 +466,13 @@ def stand_in_text(mapping: Mapping[str, str], label: Callable[[str], str] = str)
     return "; ".join(f"{' and '.join(p)} ran on {label(u)} (a stand-in)" for u, p in by_used.items())
 
 
+def stand_in_caption(mapping: Mapping[str, str], label: Callable[[str], str] = str) -> str:
+    """"CIFAR-10 ran on FMNIST (a stand-in): a paper value beside it is on CIFAR-10; compare qualitatively
+    only.": what :func:`mark_stand_in` puts (after "⇄ ") at the head of a caption."""
+    papers = " and ".join(label(d) for d in mapping)
+    return f"{stand_in_text(mapping, label)}: a paper value beside it is on {papers}; compare qualitatively only."
+
+
 def _mentions(text: str, name: str) -> bool:
     return bool(name) and re.search(re.escape(name) + r"(?!\d)", text) is not None
 
@@ -489,10 +496,7 @@ def mark_stand_in(meta: dict, profile: Any = None, paper=None) -> dict:
         return out
     if not len([] if out.get("datasets") is None else list(out["datasets"])):
         out["datasets"] = sorted({profile.dataset(d) for d in profile.datasets_of(meta["experiment"])} - {None})
-    text = stand_in_text(mapping, label)
-    papers = " and ".join(label(d) for d in mapping)
-    out["caption"] = (f"⇄ {text}: a paper value beside it is on {papers}; compare qualitatively only. "
-                      + (meta.get("caption") or "")).rstrip()
+    out["caption"] = f"⇄ {stand_in_caption(mapping, label)} {meta.get('caption') or ''}".rstrip()
     genuine = [d for d in profile.datasets_of(meta["experiment"]) if d not in mapping]
     marked = []
     for line in meta.get("findings") or []:
