@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from .artefacts.notebooks import _repo, notebooks, papers_with_notebooks, select
-from .run.records import MODE_ENV, RECORDS_ENV, RECORDS_FILE, merge
+from .run.records import MODE_ENV, RECORDS_ENV, RECORDS_FILE, NeedsTraining, merge
 
 #: Where a regeneration's grids append their run records until the paper is done (then merged, compressed, into
 #: :data:`fedlib.repro.run.records.RECORDS_FILE` and removed).
@@ -329,10 +329,10 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
             except Exception as err:  # noqa: BLE001 -- put its outputs back, say why, go on
                 shutil.rmtree(out)
                 shutil.copytree(backup, out)
-                reason = next((ln for ln in str(err).splitlines()[::-1] if "NeedsTraining" in ln or
-                               "MissingRecords" in ln), f"{type(err).__name__}")
-                status = {"name": nb.stem, "status": "kept", "reason": reason.strip()[-400:]}
-                failed.append(f"{name}/{nb.stem}")
+                reason = f"{getattr(err, 'ename', type(err).__name__)}: {getattr(err, 'evalue', err)}"
+                status = {"name": nb.stem, "status": "kept", "reason": reason.strip()[:400]}
+                if getattr(err, "ename", "") != NeedsTraining.__name__:  # needing trained models is said, not failed
+                    failed.append(f"{name}/{nb.stem}")
             shutil.rmtree(backup, ignore_errors=True)
             if progress:
                 print(f"{name}/{nb.stem} ({prof.name}): {status['status']} in {time.perf_counter() - t:.1f} s"

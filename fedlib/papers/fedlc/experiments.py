@@ -82,8 +82,13 @@ def trained_model(grid, store=None):
     ok = grid.ok()
     if ok.empty:
         return None
+    from ...repro.run.records import NeedsTraining, ReadOnlyStore
+
     store = as_store(store)
     body = store.load_result(ok.key.iloc[0])
+    if body is None and isinstance(store, ReadOnlyStore):  # rendering from run records: they keep no parameters
+        raise NeedsTraining(f"the global model's parameters (run {ok.key.iloc[0]}): run records keep none; render "
+                            "with the store that holds it")
     if body is None:
         raise LookupError(f"the global model's run {ok.key.iloc[0]} is not in the results store")
     return run(body["config"], store=store, progress=False)
