@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAPERS = all_papers()
 #: Every companion has these modules: its descriptor, the paper's reported values, its profiles, its studies
 #: (fedlib.repro.spec.study), its deviations and its budget ladder; the rest are its own, named after concepts.
-SHAPE = {"__init__", "reported", "profiles", "studies", "deviations", "budget"}
+SHAPE = {"__init__", "reported", "profiles", "studies", "deviations", "budget", "claims"}
 #: No companion module is longer than this (split by concept instead).
 MAX_LINES = 400
 

@@ -284,6 +284,9 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
     if index:
         path = build_index(root)
         print(f"index: {relative_to_repo(path)}")
+        from .claims import regenerate as claims  # the claims ledgers, headline figures, README block
+
+        claims(root)
     records["failed"] = failed
     if failed:
         print(f"FAILED: {', '.join(failed)}")

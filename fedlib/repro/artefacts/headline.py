@@ -1,0 +1,111 @@
+"""One headline figure per paper: its method minus its baseline, ours against the paper's, column by column.
+
+``figures/<paper>/headline.{png,pdf,json}``: one panel per scale that holds the headline table (quick,
+paper on a CPU, the GPU runs), every column of the paper's table on the x axis, the paper's gap (grey)
+beside ours (coloured; error bars: the std of the difference of our two means' seeds,
+√(s_method² + s_baseline²), where both have ≥ 2 seeds).  A column with no value of ours is labelled in
+place with why ("not run: needs a GPU", "not run: data absent"), never dropped.  Saved through
+:func:`fedlib.repro.artefacts.saving.save_figure`, so the figure rules apply.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .claims import _frame, budget_share, claims_of, gap_cells
+
+__all__ = ["headline_figure", "short_reason"]
+
+_SCALES = ("quick", "paper", "GPU")
+_COLOURS = {"quick": "#1f77b4", "paper": "#d62728", "GPU": "#2ca02c"}
+
+
+def short_reason(note: str, scale: str) -> str:
+    """A cell's "not run" note in a few words, for a label in the figure."""
+    note = str(note or "")
+    if "absent" in note:
+        return "not run: data absent"
+    if "GPU" in note or "cuda" in note:
+        return "not run: needs a GPU"
+    return f"not run in {scale}" if scale != "GPU" else "not run on the GPU"
+
+
+def _paper_gap(table, q, column: str) -> float:
+    a, b = table.value(q.method, column), table.value(q.baseline, column)
+    return np.nan if a is None or b is None else round(a.mean - b.mean, 6)
+
+
+def headline_figure(paper: str, figures_root: str | Path):
+    """Draw and save ``paper``'s headline figure; returns the saved paths."""
+    import matplotlib.pyplot as plt
+
+    from ..spec.paper import get_paper
+    from .figure_rules import declare, std_caption
+    from .saving import save_figure
+
+    pp = get_paper(paper)
+    root = Path(figures_root) / paper
+    claim = next(c for c in claims_of(paper) if c.headline)
+    q = claim.quantity
+    table = pp.table(q.table)
+    columns = [c.key for c in table.columns]
+    panels = [(s, *_frame(root, pp, s, q.table)) for s in _SCALES]
+    panels = [(s, f) for s, f, _ in panels if f is not None]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(6.5, 0.62 * len(columns) + 2), 2.5 * len(panels) + 0.6),
+                             squeeze=False, sharex=True)
+    x = np.arange(len(columns))
+    name = pp.gain_label(q.method, q.baseline)
+    datasets, stand_in, seeds_text = set(), {}, []
+    for ax, (scale, frame) in zip(axes[:, 0], panels):
+        cells = gap_cells(frame, q, columns)
+        paper_gap = [_paper_gap(table, q, c) for c in columns]
+        ours = [c.get("ours", np.nan) if c["ran"] else np.nan for c in cells]
+        ran = [c for c in cells if c["ran"]]
+        n = min((c["n"] for c in ran), default=1)
+        err = [c.get("std") if c["ran"] and n >= 2 and c.get("std") is not None else 0.0 for c in cells]
+        ax.bar(x - 0.2, paper_gap, 0.4, color="0.65", label="paper")
+        used = sorted({f"{pp.dataset_label(c['used'])}" + (f" for {pp.dataset_label(c['dataset'])}"
+                                                           if c["used"] != c["dataset"] else "") for c in ran})
+        share = budget_share(pp, scale, q.table, q.method, ran[0]["column"]) if ran and scale != "GPU" \
+            else (ran[0].get("share") if ran else None)
+        label = f"ours, {scale}" + (f" ({n} seed{'s' if n != 1 else ''})" if ran else "")
+        ax.bar(x + 0.2, ours, 0.4, color=_COLOURS[scale], label=label,
+               yerr=err if n >= 2 and ran else None, capsize=2, error_kw={"lw": 0.8})
+        if n >= 2 and ran:
+            declare(ax, seeds=n)
+            seeds_text.append(f"{scale}: std over {n} seeds")
+        top = np.nanmax(np.abs(np.r_[paper_gap, ours, 1.0]) + np.r_[np.zeros(len(paper_gap)), err, 0.0])
+        ax.set_ylim(-1.15 * top, 1.15 * top)
+        for i, c in enumerate(cells):
+            if paper_gap[i] == 0:
+                ax.text(x[i] - 0.2, 0, "0", ha="center", va="bottom", fontsize=7, color="0.25")
+            if c["ran"]:  # the value, so that a gap near 0 is read, not missed
+                y = ours[i] + (err[i] if ours[i] >= 0 else -err[i])
+                ax.text(x[i] + 0.2, y, f"{ours[i]:+.1f}", ha="center", va="bottom" if ours[i] >= 0 else "top",
+                        fontsize=7, color=_COLOURS[scale])
+            else:
+                ax.text(x[i] + 0.2, 0, short_reason(c.get("note"), scale), rotation=90, ha="center",
+                        va="bottom" if paper_gap[i] < 0 else "top", fontsize=7, color="0.25")
+        ax.axhline(0, color="0.3", lw=0.6)
+        where = f"trained on {', '.join(used)}" if used else "no column ran"
+        budget = f", {100 * share:.3g} % of the paper's budget" if share else ""
+        ax.set_title(f"{scale}: {where}{budget}", fontsize=8, loc="left")
+        ax.set_ylabel(f"{name} (pp)", fontsize=8)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        for c in ran:
+            datasets.add(c["used"])
+            if c["used"] != c["dataset"]:
+                stand_in[c["dataset"]] = c["used"]
+    axes[-1, 0].set_xticks(x)
+    axes[-1, 0].set_xticklabels([table.column(c).label for c in columns], rotation=35, ha="right", fontsize=7)
+    fig.suptitle(f"{pp.title}: {name}, ours against the paper's, per column of {table.id}", fontsize=9)
+    fig.tight_layout()
+    caption = (f"{name} per column of {table.title} ({table.id}): the paper's gap (grey) and ours at each scale "
+               f"that ran. Error bars: the std of the difference over seeds ({'; '.join(seeds_text)}); none where "
+               f"a scale has one seed. Columns with no value of ours say why, in place. "
+               + " ".join(f"Error bars: std over {t.split()[-2]} seeds." for t in seeds_text))
+    return save_figure(fig, "headline", root, title=f"{pp.title}: headline gap", caption=caption, close=True,
+                       datasets=sorted(datasets), stand_in=stand_in, experiment=None, paper=paper,
+                       claim=claim.id)

@@ -1,0 +1,155 @@
+"""The claims ledgers (issue 34): claims as data, the verdict rules on closed cases (each branch), and the
+committed ledgers and README block equal to what the committed outputs give."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fedlib.repro import claims as ledger
+from fedlib.repro.artefacts.claims import claims_of, evaluate
+from fedlib.repro.spec.claims import Best, Claim, Gap, Ranking
+from fedlib.repro.spec.paper import get_paper
+from fedlib.repro.verdict import claims as rules
+
+ROOT = Path(__file__).resolve().parents[1]
+FIGURES = ROOT / "figures"
+PAPERS_TEXT = Path("/work/shared/papers")
+
+
+# ----------------------------------------------------------------------------- the rules, closed cases
+def test_difference_se_is_the_std_of_a_difference_of_two_means():
+    assert rules.difference_se(3.0, 1, 4.0, 1) == pytest.approx(5.0)
+    assert rules.difference_se(2.0, 4, 2.0, 4) == pytest.approx(math.sqrt(2.0))
+    assert rules.difference_se(float("nan"), 2, 1.0, 2) is None
+    assert rules.mean_se([3.0, 4.0]) == pytest.approx(2.5)
+    with pytest.raises(ValueError, match="n_a"):
+        rules.difference_se(1.0, 0, 1.0, 1)
+
+
+@pytest.mark.parametrize("ours, noise, paper, word", [
+    (6.0, 2.0, 10.0, "reproduced"),        # the sign, beyond the noise, ≥ half the size
+    (-6.0, 2.0, -10.0, "reproduced"),      # a negative claim
+    (1.5, 2.0, 10.0, "partly"),            # the sign within the noise
+    (3.0, 2.0, 10.0, "partly"),            # beyond the noise but under half the size
+    (3.0, None, 10.0, "partly"),           # noise unknown: never beyond it
+    (-3.0, 2.0, 10.0, "not reproduced"),   # the opposite sign beyond the noise
+    (-1.0, 2.0, 10.0, "not reproduced"),   # the opposite sign within it
+])
+def test_sign_rule_branches(ours, noise, paper, word):
+    assert rules.sign_rule(ours, noise, paper).word == word
+
+
+def test_sign_rule_refuses_a_paper_value_of_zero():
+    with pytest.raises(ValueError, match="paper"):
+        rules.sign_rule(1.0, 0.5, 0.0)
+
+
+@pytest.mark.parametrize("ours, noise, paper, tol, word", [
+    (10.5, 0.2, 10.0, 1.0, "reproduced"),   # within the tolerance
+    (12.5, 3.0, 10.0, 1.0, "reproduced"),   # within the noise
+    (49.5, 2.0, 11.0, 2.0, "partly"),       # the sign, far from the size
+    (-5.0, 2.0, 11.0, 2.0, "not reproduced"),
+])
+def test_size_rule_branches(ours, noise, paper, tol, word):
+    assert rules.size_rule(ours, noise, paper, tol).word == word
+
+
+@pytest.mark.parametrize("wins, beaten, n, paper_wins, word", [
+    (3, 0, 4, 3, "reproduced"), (2, 1, 4, 4, "partly"), (0, 0, 4, 4, "partly"), (0, 2, 4, 4, "not reproduced")])
+def test_best_rule_branches(wins, beaten, n, paper_wins, word):
+    assert rules.best_rule(wins, beaten, n, paper_wins).word == word
+
+
+def test_ranking_rule_against_scipy():
+    from scipy.stats import kendalltau
+
+    paper = [1, 2, 3, 4, 5, 6, 7, 8]
+    tau, v = rules.ranking_rule(paper, paper)
+    assert tau == pytest.approx(1.0) and v.word == "reproduced"
+    tau, v = rules.ranking_rule([2, 1, 3, 5, 4, 6, 8, 7][::-1], paper)
+    assert tau == pytest.approx(kendalltau([2, 1, 3, 5, 4, 6, 8, 7][::-1], paper)[0]) and v.word == "not reproduced"
+    assert rules.ranking_rule([1, 3, 2, 5, 4], [1, 2, 3, 4, 5])[1].word == "partly"  # τ = 0.6, p ≈ 0.23
+
+
+@pytest.mark.parametrize("gaps, stds, word", [
+    ([1.0, 9.0], [0.5, 0.5], "reproduced"),       # toward, on the paper's sign
+    ([-9.0, -2.0], [0.5, 0.5], "partly"),         # toward, still the other sign
+    ([5.0, 5.2], [0.5, 0.5], "partly"),           # no move, the paper's sign
+    ([5.0, -1.0], [0.5, 0.5], "not reproduced"),  # away
+    ([-1.0, -1.2], [None, None], "not reproduced"),  # no move (one-seed tolerance), the other sign
+    ([5.0], [0.5], "not tested"),                 # one rung: no trend
+])
+def test_trend_rule_branches(gaps, stds, word):
+    assert rules.trend_rule(gaps, stds, 10.0, 0.5).word == word
+
+
+def test_verdict_and_claim_refuse_bad_input():
+    with pytest.raises(ValueError, match="verdict"):
+        rules.Verdict("maybe", "")
+    with pytest.raises(ValueError, match="why"):
+        rules.not_tested(" ")
+    with pytest.raises(ValueError, match="rule"):
+        Claim("x", "q", "Table 1", Gap("table1", "c", "a", "b"), "best")
+    with pytest.raises(ValueError, match="rule must be"):
+        Claim("x", "q", "Table 1", Gap("table1", "c", "a", "b"), "vibes")
+    with pytest.raises(ValueError, match="3 distinct rows"):
+        Ranking("table1", "c", ("a", "b"))
+    with pytest.raises(ValueError, match="rivals"):
+        Best("table1", "c", "a", rivals=("a",))
+
+
+# ----------------------------------------------------------------------------- the declared claims
+@pytest.mark.parametrize("paper", ledger.papers())
+def test_each_paper_declares_four_to_eight_quoted_claims_on_its_tables(paper):
+    claims = claims_of(paper)
+    assert 4 <= len(claims) <= 8 and sum(c.headline for c in claims) == 1
+    assert len({c.id for c in claims}) == len(claims)
+    pp = get_paper(paper)
+    for c in claims:
+        table = pp.table(c.quantity.table)
+        keys = {col.key for col in table.columns}
+        assert set(c.quantity.columns) <= keys, c.id
+    if PAPERS_TEXT.exists():
+        text = re.sub(r"\s+", " ", (PAPERS_TEXT / pp.source).read_text())
+        for c in claims:
+            assert re.sub(r"\s+", " ", c.quote) in text, f"{paper} {c.id}: the quote is not the paper's text"
+
+
+# ----------------------------------------------------------------------------- the committed ledgers
+@pytest.mark.parametrize("paper", ledger.papers())
+def test_committed_ledger_is_what_the_outputs_give_and_its_links_resolve(paper):
+    committed = pd.read_csv(FIGURES / paper / "claims.csv")
+    assert committed.claim.nunique() >= 4
+    assert set(committed.verdict) <= set(rules.VERDICTS)
+    fresh = evaluate(paper, FIGURES)
+    assert list(fresh.verdict) == list(committed.verdict) and list(fresh.scale) == list(committed.scale)
+    for ev in committed.evidence.dropna():
+        for rel in ev.split(";"):
+            assert (FIGURES / paper / rel).exists(), f"{paper}: evidence {rel} does not resolve"
+    md = (FIGURES / paper / "claims.md").read_text()
+    for rel in re.findall(r"\]\(([^)]+)\)", md):
+        assert (FIGURES / paper / rel).exists(), f"{paper}/claims.md: link {rel} does not resolve"
+    assert (FIGURES / paper / "headline.png").exists() and (FIGURES / paper / "headline.json").exists()
+
+
+def test_not_tested_says_why():
+    for paper in ledger.papers():
+        frame = pd.read_csv(FIGURES / paper / "claims.csv")
+        why = frame[frame.verdict == "not tested"].why
+        assert why.str.contains("not run|no trend|absent|GPU").all(), paper
+
+
+def test_readme_block_equals_the_generated_one():
+    frames = {p: pd.read_csv(FIGURES / p / "claims.csv") for p in ledger.papers()}
+    block = ledger.readme_block(frames)
+    readme = (ROOT / "README.md").read_text()
+    assert ledger.BEGIN in readme and ledger.END in readme
+    inside = readme.split(ledger.BEGIN, 1)[1].split(ledger.END, 1)[0]
+    assert ledger.BEGIN + inside + ledger.END + "\n" == block, "README's claims block is stale: python -m fedlib.repro.claims"
+    for rel in re.findall(r"\]\((figures/[^)]+)\)", block):
+        assert (ROOT / rel).exists(), rel
