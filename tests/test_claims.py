@@ -34,9 +34,13 @@ def test_difference_se_is_the_std_of_a_difference_of_two_means():
 @pytest.mark.parametrize("ours, noise, paper, word", [
     (6.0, 2.0, 10.0, "reproduced"),        # the sign, beyond the noise, ≥ half the size
     (-6.0, 2.0, -10.0, "reproduced"),      # a negative claim
-    (1.5, 2.0, 10.0, "partly"),            # the sign within the noise
-    (3.0, 2.0, 10.0, "partly"),            # beyond the noise but under half the size
-    (3.0, None, 10.0, "partly"),           # noise unknown: never beyond it
+    (1.5, 2.0, 10.0, "not reproduced"),    # no gain seen, and the paper's size ruled out (FedLC's GPU runs)
+    (1.5, 9.0, 10.0, "partly"),            # no gain seen, but the paper's size is within the noise too
+    (3.0, 2.0, 10.0, "partly"),            # beyond the noise but under half the size, which is ruled out
+    (3.0, 8.0, 4.0, "partly"),             # within the noise of both zero and the paper
+    (4.0, 3.0, 10.0, "partly"),            # beyond the noise, under half the size
+    (4.5, 3.5, 7.5, "reproduced"),         # beyond the noise, under half the size of a paper value within noise
+    (3.0, None, 10.0, "partly"),           # noise unknown: never decided
     (-3.0, 2.0, 10.0, "not reproduced"),   # the opposite sign beyond the noise
     (-1.0, 2.0, 10.0, "not reproduced"),   # the opposite sign within it
 ])

@@ -10,11 +10,13 @@ Pure: numbers in, a :class:`Verdict` out (no files, no runs).  The quantities ar
 table's measured seed-to-seed spread (the CSV's ``spread``); where nothing is measured the noise is
 unknown (None), and no verdict may then say "beyond the noise".
 
-**Sign rule** (:func:`sign_rule`; the paper's gap ``p ≠ 0``, ours ``x``, noise ``z``):
-reproduced if ``x`` has the sign of ``p``, ``|x| > z`` and ``|x| ≥ |p|/2``; partly if it has the sign
-of ``p`` but ``|x| ≤ z`` (within noise, or the noise is unknown) or ``|x| < |p|/2`` (under half the
-paper's size); not reproduced if its sign is the opposite (beyond the noise, or within it: the sign,
-the claim's content, is then not seen either).
+**Sign rule** (:func:`sign_rule`; the paper's gap ``p ≠ 0``, ours ``x``, noise ``z``).  Two questions:
+is a gain of the paper's sign seen (``|x| > z``), and is the paper's size ruled out (``|x − p| > z``)?
+Not reproduced if ``x`` has the opposite sign, or if no gain is seen while the paper's size is ruled out
+(our gain is indistinguishable from zero and clearly not the paper's); partly if no gain is seen but the
+paper's size is not ruled out either (the noise is too large to decide, or unknown), or if a gain is
+seen but under half the paper's size, which is ruled out; reproduced otherwise (the paper's sign beyond
+the noise, at least half its size or within the noise of it).
 
 **Size rule** (:func:`size_rule`, tolerance ``t`` pp): reproduced if ``|x − p| ≤ max(z, t)``; else the
 sign rule, with "reproduced" lowered to "partly" (the sign holds, the size does not).
@@ -99,11 +101,19 @@ def sign_rule(ours: float, noise: float | None, paper: float) -> Verdict:
     if ours * paper <= 0:
         beyond = _finite(noise) and abs(ours) > noise
         return Verdict("not reproduced", f"{head}: the opposite sign{' beyond the noise' if beyond else ''}")
-    if not _finite(noise) or abs(ours) <= noise:
-        return Verdict("partly", f"{head}: the paper's sign, within the noise")
-    if abs(ours) < abs(paper) / 2:
+    if not _finite(noise):
+        return Verdict("partly", f"{head}: the paper's sign; the noise is not measured, so neither a gain nor "
+                                 "the paper's size is decided")
+    ruled_out = abs(ours - paper) > noise  # the paper's size lies outside our noise band
+    if abs(ours) <= noise:
+        if ruled_out:
+            return Verdict("not reproduced", f"{head}: no gain beyond the noise, and the paper's size lies "
+                                             "outside it")
+        return Verdict("partly", f"{head}: the paper's sign within the noise; its size is not ruled out")
+    if abs(ours) < abs(paper) / 2 and ruled_out:
         return Verdict("partly", f"{head}: the paper's sign beyond the noise, under half its size")
-    return Verdict("reproduced", f"{head}: the paper's sign beyond the noise, at least half its size")
+    return Verdict("reproduced", f"{head}: the paper's sign beyond the noise, at least half its size or within "
+                                 "the noise of it")
 
 
 def size_rule(ours: float, noise: float | None, paper: float, tolerance: float) -> Verdict:
