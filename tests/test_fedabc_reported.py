@@ -24,7 +24,11 @@ def _printed_tables() -> list[list[list[float]]]:
 
 def test_shape_and_suspect_cells():
     for t in paper.TABLES.values():
-        assert [r.key for r in t.rows] == list(paper.METHODS)
+        readings = ["effective/scaffold"] + (["held/fedavg", "held/fedprox", "held/scaffold"] if t.id == "table2" else [])
+        assert [r.key for r in t.rows] == list(paper.METHODS) + readings
+        for r in t.rows[len(paper.METHODS):]:  # a reading that faces the paper carries its method's printed values
+            assert all(t.value(r.key, c.key) == t.value(r.key.split("/")[1], c.key) for c in t.columns)
+            assert r.group and r.params["method"] == r.key.split("/")[1]
         assert len(t.columns) == 8 and all(t.value(r.key, c.key) is not None for r in t.rows for c in t.columns)
         assert set(t.suspect) == {("local", "cifar10_dir1.0")}
         assert not t.has_std

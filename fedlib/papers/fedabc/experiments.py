@@ -137,6 +137,7 @@ def text_claims(comparison: pd.DataFrame, table_id: str) -> pd.DataFrame:
         ]
     else:
         raise KeyError(f"no claims for {table_id!r}")
+    comparison = comparison[comparison.row.isin(paper.METHODS)]  # the paper's rows (not the readings beside them)
     wide = {"paper": _wide(comparison, "paper_mean"), "ours": _wide(comparison, "ours_mean")}
     recs = []
     for text, test in claims:

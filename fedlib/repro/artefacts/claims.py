@@ -104,7 +104,8 @@ def gap_cells(frame: pd.DataFrame, q: Gap | Best, columns=None, method=None, bas
             rec["paper"] = float(a.paper_mean) - float(b.paper_mean)
         if not rec["ran"]:
             rec["note"] = next((str(c.note) for c in (a, b) if c is not None and not _ran(c) and isinstance(c.note, str)),
-                               "not in this table")
+                               "not run at this scale: the row is not in its table (rendered before the row "
+                               "was declared)")
             out.append(rec)
             continue
         sa, sb, na, nb = _std(a), _std(b), int(a.n_seeds), int(b.n_seeds)
