@@ -1,8 +1,8 @@
 """Every claim of every paper at every scale that ran, from the committed outputs alone (no training).
 
-``python -m fedlib.repro.artefacts.claims`` writes, per paper, ``figures/<paper>/claims.csv`` and
-``claims.md`` (one row per claim × scale) and the headline figure (:mod:`fedlib.repro.artefacts.headline`),
-then the "What reproduces" block of ``README.md`` between its markers (:func:`readme_block`).
+:func:`evaluate` gives one row per claim × scale; ``python -m fedlib.repro.claims`` writes them, per paper,
+to ``figures/<paper>/claims.csv`` and ``claims.md`` with the headline figure
+(:mod:`fedlib.repro.artefacts.headline`), then the "What reproduces" block of ``README.md``.
 
 The scales (:data:`SCALES`): ``quick`` and ``paper`` read ``figures/<paper>/<profile>/<table>.csv``;
 ``GPU`` reads ``figures/<paper>/paper/gpu/<table>_gpu_runs.csv`` (only the cells it holds);
@@ -16,6 +16,7 @@ ours as mean ± std over n seeds, and the **share of the paper's training budget
 the paper's cell, both from the profile declarations (:func:`budget_share`); where the training set's
 size is not known before the data are made (Synthetic), rounds × local epochs.  The GPU runs: the
 round they reached over the paper's rounds.  A ladder: its top rung's sample-epochs over the paper's rung.
+A claim about one dataset is not reproduced on another: on a stand-in, "reproduced" is lowered to "partly".
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import pandas as pd
 from ..spec.claims import Best, Claim, Gap, Ranking
 from ..verdict import claims as rules
 
-__all__ = ["SCALES", "claims_of", "evaluate", "budget_share", "write_paper", "readme_block", "update_readme", "main"]
+__all__ = ["SCALES", "claims_of", "evaluate", "budget_share", "gap_cells", "paper_value"]
 
 SCALES = ("quick", "paper", "GPU", "ladder quick", "ladder paper")
 _TABLE_PNG = ("_curve", "_curves", "_bars", "_groups")
@@ -180,6 +181,9 @@ def paper_value(pp, claim: Claim, columns=None):
 
 
 def _row(claim: Claim, scale: str, verdict, evidence, **found) -> dict:
+    if verdict.word == "reproduced" and "stand-in for" in str(found.get("dataset_used") or ""):
+        # a claim about one dataset is not reproduced on another: on a stand-in it holds at most in part
+        verdict = rules.Verdict("partly", verdict.why + "; on a stand-in dataset, so at most partly")
     return {"claim": claim.id, "scale": scale, "where": claim.where, "rule": claim.rule,
             "verdict": verdict.word, "why": verdict.why, "evidence": ";".join(evidence),
             **{k: found.get(k) for k in ("paper", "ours", "ours_std", "n_seeds", "dataset_used", "budget_share")}}
