@@ -207,7 +207,11 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
         ax.set_xlim(0, int(runs.rounds.max()))
     ax.set_xlabel("communication round")
     ax.set_ylabel("test accuracy (%)")
-    ax.set_title(f"{paper} {table} on a GPU ({', '.join(devices) or device})", fontsize=9)
+    stopped = runs[runs.state != "finished"]
+    where = ", ".join(pp.dataset_label(d) for d in meta["datasets"])
+    ax.set_title(f"{paper} {table} on {where}, on a GPU ({', '.join(devices) or device})"
+                 + (f"\n{len(stopped)} of {len(runs)} runs stopped at round {int(stopped['round'].max())} of "
+                    f"{int(runs.rounds.max())}: not the cells' results" if len(stopped) else ""), fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     save_figure(fig, f"{table}_gpu_curves", out_dir, title=f"{paper} {table}: GPU learning curves",
                 caption=caption, close=True, **meta)
