@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...repro.artefacts import figures as F
-from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, merge_coinciding
+from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_empty, merge_coinciding
 from . import PAPER
 from . import reported as paper
 from .cells import BASELINES
@@ -100,6 +100,14 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
     return fig
 
 
+def _why_not_run(grid, profile: str) -> str:
+    """Why a study's grid has nothing to draw: its first cell's note (a GPU's, an absent dataset's), else that the
+    profile does not run it."""
+    runs = grid.runs if grid is not None else pd.DataFrame()
+    notes = [str(n) for n in runs.get("note", pd.Series(dtype=str)) if isinstance(n, str) and n.strip()]
+    return notes[0] if notes else f"not run under the '{profile}' profile"
+
+
 def budget_curves(ctx, budget):
     """The ``budget`` study's baselines: accuracy per round, R of each way of counting marked,
     FedConcat's and FedConcat-ID's final accuracy as horizontal lines."""
@@ -111,7 +119,14 @@ def budget_curves(ctx, budget):
     hist = hist[hist.method.isin(BASELINES) & hist.column.isin(columns)] if len(hist) else hist
     fig, axes = plt.subplots(1, max(1, len(columns)), figsize=(3.6 * max(1, len(columns)), 3.3), squeeze=False)
     colors = PAPER.method_colors
+    if not columns:
+        mark_empty(axes[0][0], "the baselines per round", _why_not_run(grid1, ctx.profile.name))
     for ax, column in zip(axes[0], columns):
+        if not len(hist) or not (hist.column == column).any():
+            mark_empty(ax, f"{paper.TABLE1.column(column).label}: the baselines per round",
+                       _why_not_run(grid1, ctx.profile.name))
+            ax.set_title(paper.TABLE1.column(column).label)
+            continue
         for m, g in hist[hist.column == column].groupby("method", sort=False):
             s = g.groupby("round").test_accuracy.mean()
             ax.plot(s.index, s.values, color=colors.get(m), lw=1.4, label=paper.METHOD_LABELS[m])
@@ -129,7 +144,8 @@ def budget_curves(ctx, budget):
         ax.set_xlabel("baseline round")
     axes[0][0].set_ylabel("test accuracy (%)")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4)
+    if handles:
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4)
     fig.tight_layout()
     ctx.save_figure(fig, "budget_sensitivity_curves", experiment="budget",
                     title="The baselines per round, each way of counting the budget marked",
@@ -141,13 +157,14 @@ def budget_curves(ctx, budget):
 
 def _heat(ax, view: pd.DataFrame, prefix: str, title: str) -> None:
     cols = [c for c in view.columns if c.startswith(prefix)]
-    ax.imshow(view[cols].to_numpy(), aspect="auto", cmap="Blues", vmin=0, vmax=1, interpolation="nearest")
+    image = ax.imshow(view[cols].to_numpy(), aspect="auto", cmap="Blues", vmin=0, vmax=1, interpolation="nearest")
     for b in np.flatnonzero(np.diff(view.cluster.to_numpy())) + 0.5:
         ax.axhline(b, color="white", lw=2)
     ax.set_xticks(range(len(cols)))
     ax.set_xlabel("class")
     ax.set_title(title, fontsize=9)
     ax.grid(False)
+    return image
 
 
 def clusters_heatmap(ctx, clusters):
@@ -157,8 +174,14 @@ def clusters_heatmap(ctx, clusters):
 
     views, grid = clusters.summary["views"], clusters.grid
     shown = [c for c in clusters.options.columns if (c, "fedconcat") in views]
-    fig, axes = plt.subplots(max(1, len(shown)), 3, figsize=(11, 3.2 * max(1, len(shown))), squeeze=False)
-    for row, column in zip(axes, shown):
+    if not shown:  # nothing trained here: one axes that says what it would show and why
+        fig, ax = plt.subplots(figsize=(7, 2.4))
+        mark_empty(ax, "the clients' label distributions ordered by FedConcat's clusters",
+                   _why_not_run(grid, ctx.profile.name))
+        ax.set_xticks([]), ax.set_yticks([])
+    else:
+        fig, axes = plt.subplots(len(shown), 3, figsize=(11, 3.2 * len(shown)), squeeze=False)
+    for row, column in zip(axes if shown else (), shown):
         ds = views[(column, "fedconcat")]
         _heat(row[0], ds, "p_", f"{column}: FedConcat, P(y) (Eq. 2) by cluster")
         row[0].set_ylabel("clients, by cluster")
@@ -169,6 +192,8 @@ def clusters_heatmap(ctx, clusters):
         else:
             row[1].set_axis_off(), row[2].set_axis_off()
     fig.tight_layout()
+    if shown:  # one colour scale for every panel: P(y) in [0, 1]
+        fig.colorbar(axes[0][0].images[0], ax=axes.ravel().tolist(), fraction=0.02, pad=0.01, label="P(y)")
     ctx.save_figure(fig, "clusters_heatmap", experiment="clusters",
                     title="The clients' label distributions ordered by cluster (K = 5)",
                     caption="Rows: clients ordered by cluster (white lines between clusters); columns: classes; "
@@ -242,13 +267,17 @@ def fig4_communication(ctx, fig4):
                 ms=3, ls="-" if final else ":", lw=1.3,
                 label=f"{paper.METHOD_LABELS[m]}, {'final architecture' if final else 'one cluster model'}")
     point = curves[curves.method == "fedconcat"]
+    if not len(curves):
+        mark_empty(ax, "accuracy against the parameters each client sends and receives",
+                   _why_not_run(grid4, ctx.profile.name))
     if len(point):
         ax.scatter(point.communication_M, point.accuracy, color="k", marker="*", s=120, zorder=5, label="FedConcat")
         ax.axvline(point.communication_M.iloc[0], color="0.5", ls="--", lw=0.7)
     ax.set_xlabel("parameters sent and received per client (millions)")
     ax.set_ylabel("test accuracy (%)")
     merge_coinciding(ax)  # curves drawn over one another: one legend entry "A = B"
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     ctx.save_figure(fig, "fig4_communication_curves", experiment="fig4",
                     title="Fig. 4 against communication: accuracy per parameter sent and received",
                     caption="Dotted: baselines on one cluster model (Table 1's runs); solid with markers: on "
