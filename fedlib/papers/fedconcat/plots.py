@@ -58,7 +58,8 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
     """Table 1: ours (filled) beside the paper (hatched), one panel per column run."""
     import matplotlib.pyplot as plt
 
-    columns = list(dict.fromkeys(comp1.loc[comp1.ours_mean.notna(), "column"]))
+    ran = comp1.ours_mean.notna() | comp1.get("run_status", pd.Series("", index=comp1.index)).eq("diverged")
+    columns = list(dict.fromkeys(comp1.loc[ran, "column"]))
     per_panel = max(3.3, 0.42 * len(paper.TABLE1.rows) + 0.8)  # room for every row's tick label
     ncols = min(2, max(1, len(columns)))  # at most two panels a row: the figure stays under 3,000 px wide
     nrows = -(-max(1, len(columns)) // ncols)
@@ -71,20 +72,23 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
     n = F.seeds_of(comp1[comp1.column.isin(columns)])
     for ax, column in zip(axes[0], columns):
         # every row of the table (the [0, 1]-input group too), in its order; none dropped for want of a colour
+        # a row of ours that did not run here is labelled in place, never dropped
         d = comp1[comp1.column == column].set_index("row").reindex([r.key for r in paper.TABLE1.rows])
-        d = d[d.ours_mean.notna() | d.get("run_status", pd.Series("", index=d.index)).eq("diverged")]
         x = np.arange(len(d))
-        yerr = d.ours_std.where(d.n_seeds >= 2).fillna(0) if n >= 2 else None
         shades = [colors.get(k.split("/")[-1], "0.6") for k in d.index]  # a [0, 1] row in its method's colour
-        ax.bar(x - 0.2, d.ours_mean, 0.4, yerr=yerr, color=shades, capsize=2, label="ours")
+        drawn = d.ours_mean.notna().to_numpy()
+        yerr = d.ours_std.where(d.n_seeds >= 2).fillna(0)[drawn] if n >= 2 else None
+        ax.bar(x[drawn] - 0.2, d.ours_mean[drawn], 0.4, yerr=yerr, color=[c for c, k in zip(shades, drawn) if k],
+               capsize=2, label="ours")
         ax.bar(x + 0.2, d.paper_mean, 0.4, color=shades, alpha=0.35, hatch="//", label="paper")
         for xi, (m, r) in enumerate(d.iterrows()):
             if pd.isna(r.ours_mean):
-                label_cell(ax, xi - 0.2, 0, "diverged", key=f"{m} @ {column}", rotation=90)
+                status = "diverged" if r.get("run_status", "") == "diverged" else "not run"
+                label_cell(ax, xi - 0.2, 0, status, key=f"{m} @ {column}", rotation=90)
         label_empty_bars(ax, missing="not in paper")
         ax.set_xticks(x, list(d.row_label), rotation=60, ha="right")
         ax.set_title(d.column_label.dropna().iloc[0] if d.column_label.notna().any() else column)
-        top = np.nanmax(np.r_[d.ours_mean + (yerr if yerr is not None else 0), d.paper_mean, [100.0]])
+        top = np.nanmax(np.r_[d.ours_mean[drawn] + (yerr if yerr is not None else 0), d.paper_mean, [100.0]])
         ax.set_ylim(0, top)  # bars start at 0: a gap of a few points is not drawn as a large one
     axes[0][0].set_ylabel("test accuracy (%)")
     from matplotlib.patches import Patch
@@ -239,6 +243,10 @@ def fig4_bars(ctx, fig4):
         ax.bar(np.arange(len(methods)) + (i - 0.5) * 0.4, d.ours_mean, 0.4,
                yerr=d.ours_std.where(d.n_seeds >= 2).fillna(0) if F.seeds_of(base) >= 2 else None, capsize=2,
                label=f"{arch}", color=["0.55", "0.2"][i])
+    if not base.ours_mean.notna().any():  # nothing ran here: say what the axes would show and why, on the % scale
+        mark_empty(ax, "the baselines on one cluster model and on FedConcat's final architecture",
+                   _why_not_run(grid4, ctx.profile.name))
+        ax.set_ylim(0, 100)
     label_empty_bars(ax, missing="not run")
     if len(fc) and pd.notna(fc.iloc[0]):
         ax.axhline(fc.iloc[0], color="k", ls="--", lw=1, label=f"FedConcat ({fc.iloc[0]:.1f}%)")

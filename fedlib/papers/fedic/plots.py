@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...repro.artefacts import figures as F
-from ...repro.artefacts.figure_rules import label_cell, label_empty_bars
+from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_empty
 from .experiments import datasets_used
 
 __all__ = ["GROUP_COLORS", "values_view", "long_tail_counts", "table3_groups", "fig3_aux_size",
@@ -35,15 +35,22 @@ def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label) -> int:
 
     n = F.seeds_of(frame)
     groups = frame.groupby(by, sort=False) if by else [(None, frame)]
-    floor = frame.ours_mean.min() if frame.ours_mean.notna().any() else 0.0
+    ran = frame.ours_mean.notna().any()
+    floor = frame.ours_mean.min() if ran else 0.0
+    if not ran:  # nothing ran here: the accuracy scale, and a line that says so (the cells labelled below)
+        ax.set_ylim(0, 100)
+        mark_empty(ax, "accuracy against " + x, "not run in this profile; the paper's values are in the table")
+    # the axes span every swept value, drawn or not, so that a label of a cell that did not run lies inside it
+    ax.update_datalim([(float(v), floor) for v in frame[x].dropna().unique()])
+    ax.autoscale_view(scaley=ran)
     for i, (key, s) in enumerate(groups):
         s = s.sort_values(x)
         yerr = s.ours_std.where(s.n_seeds >= 2).fillna(0) if n >= 2 else None
         line = ax.errorbar(s[x], s.ours_mean, yerr=yerr, marker="os^Dv<>"[i % 7], capsize=2, label=label(key))
-        for r in s[s.ours_mean.isna()].itertuples():
-            word = "diverged" if getattr(r, "status", "") == "diverged" else "not run"
-            label_cell(ax, getattr(r, x), floor, word, key=f"{label(key)} @ {getattr(r, x):g}",
-                       color=line.lines[0].get_color(), va="top", rotation=90)
+        for r in s[s.ours_mean.isna()].to_dict("records"):  # records: x may be a keyword ("lambda")
+            word = "diverged" if r.get("status", "") == "diverged" else "not run"
+            label_cell(ax, r[x], floor, word, key=f"{label(key)} @ {r[x]:g}",
+                       color=line.lines[0].get_color(), va="top" if ran else "bottom", rotation=90)
     ticks = sorted(float(v) for v in frame[x].dropna().unique())
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
