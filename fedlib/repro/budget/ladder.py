@@ -514,9 +514,10 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     ax1.set_ylabel(f"{pp.gain_label(spec.method, spec.baseline)} (pp)")
     ax1.legend(frameon=False, fontsize=8)
     for i, (row, ref) in enumerate(((spec.baseline, pb), (spec.method, pm))):
-        ax2.plot(x[ran], table[f"{row}_mean"][ran], marker="o", color=f"C{i}", label=pp.method_label(row))
-        if ref is not None:
-            ax2.axhline(ref, color=f"C{i}", ls=":", lw=1)
+        label = pp.method_label(row)
+        ax2.plot(x[ran], table[f"{row}_mean"][ran], marker="o", color=f"C{i}", label=label if ran.any() else "_")
+        if ref is not None:  # the paper's value, in the method's colour; named in the legend when nothing ran
+            ax2.axhline(ref, color=f"C{i}", ls=":", lw=1, label="_" if ran.any() else f"{label}: paper")
     ax2.set_xscale("log")
     _rung_ticks(ax2, x)
     ax2.set_xlabel("client sample-epochs per run")
