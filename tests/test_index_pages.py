@@ -131,3 +131,15 @@ def test_a_wide_table_loses_its_columns_that_ran_nowhere_and_names_them():
     ran = "| FedAvg | " + " | ".join(["60.00±1.00 → 61.00±1.00 (+1.00) ✓"] * 16) + " |"
     assert narrow_tables([head, "| " + "--- | " * 17, ran], "t.md") == [
         "*A table too wide to print here* (1 rows, 17 columns): [t.md](t.md)."]
+
+
+def test_no_committed_output_names_a_machine_path():
+    """Every committed text output (tables, sidecars, run records of the regenerations, executed notebooks) names
+    no path of the machine it was made on, not even an elided one that keeps its folder names."""
+    found = []
+    for path in FIGURES.rglob("*"):
+        if path.is_file() and path.suffix in (".csv", ".md", ".json", ".ipynb"):
+            hit = MACHINE_PATH.search(path.read_text(errors="replace"))
+            if hit:
+                found.append(f"{path.relative_to(FIGURES)}: {hit.group(0)!r}")
+    assert not found, found[:10]

@@ -188,7 +188,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                                     progress)
     import papermill as pm
 
-    from .artefacts.provenance import relative_to_repo, store_label
+    from .artefacts.provenance import relative_to_repo, scrub_paths, store_label
     from .artefacts.index import build_index
     from .spec.paper import get_paper
 
@@ -245,7 +245,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                                     kernel_name="python3", cwd=str(nb.parent), progress_bar=False,
                                     execution_timeout=timeout, log_output=False)
             except Exception as err:  # noqa: BLE001 -- report and go on with the other notebooks
-                status, error = "failed", f"{type(err).__name__}: {str(err).strip()[-2000:]}"
+                status, error = "failed", scrub_paths(f"{type(err).__name__}: {str(err).strip()[-2000:]}")
                 failed.append(f"{name}/{nb.stem}")
             finally:
                 watcher.close()

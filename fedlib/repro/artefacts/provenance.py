@@ -118,11 +118,15 @@ def provenance(*, profile: Any = None, experiment: str | None = None, parameters
 
 
 def scrub_paths(text: str) -> str:
-    """``text`` without this machine's paths: the repository becomes ``.``, the data root
-    ``<data root>``, the home folder ``~`` (committed outputs name no machine)."""
+    """``text`` without this machine's paths: the results store becomes ``<store>``, the repository ``.``, the
+    data root ``<data root>``, the home folder ``~`` (committed outputs name no machine)."""
     from ...data import data_root
 
-    for path, name in ((data_root().resolve(), "<data root>"), (repo_root(), "."), (Path.home(), "~")):
+    store = os.environ.get("FEDLIB_STORE")
+    pairs = ((data_root().resolve(), "<data root>"), (repo_root(), "."), (Path.home(), "~"))
+    if store:  # the results store, wherever it lies
+        pairs = ((Path(store).resolve(), "<store>"),) + pairs
+    for path, name in pairs:
         p = str(path)
         if len(p) > 1:
             text = text.replace(p, name)
