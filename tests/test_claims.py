@@ -157,3 +157,11 @@ def test_readme_block_equals_the_generated_one():
     assert ledger.BEGIN + inside + ledger.END + "\n" == block, "README's claims block is stale: python -m fedlib.repro.claims"
     for rel in re.findall(r"\]\((figures/[^)]+)\)", block):
         assert (ROOT / rel).exists(), rel
+
+
+def test_a_figures_root_without_any_scale_of_ours_gets_no_headline_figure(tmp_path):
+    from fedlib.repro.artefacts.headline import headline_figure
+
+    (tmp_path / "fedic" / "smoke").mkdir(parents=True)  # what a smoke regeneration leaves: no quick, paper or GPU
+    assert headline_figure("fedic", tmp_path) is None
+    assert not list((tmp_path / "fedic").glob("headline.*"))

@@ -38,7 +38,7 @@ def _paper_gap(table, q, column: str) -> float:
 
 
 def headline_figure(paper: str, figures_root: str | Path):
-    """Draw and save ``paper``'s headline figure; returns the saved paths."""
+    """Draw and save ``paper``'s headline figure; returns the saved paths (None: no scale of ours holds its table)."""
     import matplotlib.pyplot as plt
 
     from ..spec.paper import get_paper
@@ -53,6 +53,8 @@ def headline_figure(paper: str, figures_root: str | Path):
     columns = [c.key for c in table.columns]
     panels = [(s, *_frame(root, pp, s, q.table)) for s in _SCALES]
     panels = [(s, f) for s, f, _ in panels if f is not None]
+    if not panels:  # no scale of ours has the headline table (a figures root with smoke outputs only): no figure
+        return None
     fig, axes = plt.subplots(len(panels), 1, figsize=(max(6.5, 0.62 * len(columns) + 2), 2.5 * len(panels) + 0.6),
                              squeeze=False, sharex=True)
     x = np.arange(len(columns))
