@@ -111,3 +111,15 @@ def test_a_notebook_runs_as_jupyterlab_runs_it(tmp_path):
             assert "PosixPath" not in text and "'json':" not in text, text[:300]
     sidecar = json.loads((tmp_path / "figures" / "fig4_partitions_cifar10.json").read_text())
     assert sidecar["placeholder"] is False and sidecar["datasets"] == ["cifar10"]  # the data were found
+
+
+def test_a_companion_is_regenerated_after_the_companions_whose_outputs_it_reads():
+    from fedlib.repro.artefacts.notebooks import papers_with_notebooks
+    from fedlib.repro.spec.paper import all_papers
+
+    order = papers_with_notebooks()
+    assert sorted(order) == sorted({p.parent.name for p in NOTEBOOKS})
+    for name in order:
+        for dep in all_papers()[name].reads:
+            assert order.index(dep) < order.index(name), (dep, name)
+    assert all_papers()["fedconcat"].reads == ("fedlc",)  # its notebook 04 reads FedLC's stand-in check

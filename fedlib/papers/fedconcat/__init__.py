@@ -19,6 +19,7 @@ from ...repro.spec.paper import Paper
 from . import profiles, reported
 
 PAPER = Paper.from_modules(reported, profiles, name="fedconcat", title="FedConcat (AAAI 2024)",
-                           source="fedconcat_aaai2024_slides.txt", headline=("fedconcat", "fedavg"))
+                           source="fedconcat_aaai2024_slides.txt", headline=("fedconcat", "fedavg"),
+                           reads=("fedlc",))  # notebook 04 reads the FedLC companion's stand-in check
 
 __all__ = ["PAPER"]

@@ -15,11 +15,27 @@ def _repo() -> Path:
 
 
 def papers_with_notebooks(folder: str | os.PathLike | None = None) -> list[str]:
-    """The papers (``fedlib.papers``) that have a notebook folder, sorted."""
+    """The papers (``fedlib.papers``) that have a notebook folder, by name, except that a companion comes after
+    the companions whose outputs it reads (:attr:`fedlib.repro.spec.paper.Paper.reads`)."""
     from ..spec.paper import all_papers
 
     root = Path(folder) if folder is not None else _repo() / "notebooks"
-    return [p for p in all_papers() if (root / p).is_dir() and any((root / p).glob("*.ipynb"))]
+    papers = all_papers()
+    found = [p for p in sorted(papers) if (root / p).is_dir() and any((root / p).glob("*.ipynb"))]
+    ordered: list[str] = []
+
+    def visit(name: str, path: tuple[str, ...] = ()) -> None:
+        if name in path:
+            raise ValueError(f"the companions' reads form a cycle: {' -> '.join(path + (name,))}")
+        for dep in papers[name].reads:
+            if dep in found:
+                visit(dep, path + (name,))
+        if name not in ordered:
+            ordered.append(name)
+
+    for name in found:
+        visit(name)
+    return ordered
 
 
 def notebooks(paper: str, folder: str | os.PathLike | None = None) -> list[Path]:

@@ -41,6 +41,7 @@ class Paper:
     metric: str = "test accuracy (%)"  # what the tables report
     notes: tuple[str, ...] = ()
     method_order: tuple[str, ...] = ()  # the paper's methods in its row order: their order and colours in figures
+    reads: tuple[str, ...] = ()  # the companions whose outputs this one's notebooks read: regenerated before it
 
     @classmethod
     def from_modules(cls, reported, profiles, **fields) -> "Paper":
