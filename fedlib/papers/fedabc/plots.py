@@ -48,6 +48,11 @@ def bubble_plot(counts: pd.DataFrame, *, title: str = "", max_size: float = 60.0
         ax.grid(True, alpha=0.2)
     axes[-1, 0].set_xlabel("client")
     axes[-1, 0].set_xlim(-1, clients)
+    # the size key: three counts on the panels' common scale
+    keys = sorted({max(1, int(round(top * f, -1 if top >= 100 else 0))) for f in (0.1, 0.5, 1.0)})
+    handles = [axes[0, 0].scatter([], [], s=max_size * k / top, color="tab:red", alpha=0.6, lw=0) for k in keys]
+    fig.legend(handles, [f"{k} samples" for k in keys], title="marker area", loc="upper left",
+               bbox_to_anchor=(1.0, 0.95), frameon=False, fontsize=7, title_fontsize=7)
     if title:
         fig.suptitle(title)
     fig.tight_layout()

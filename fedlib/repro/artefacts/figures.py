@@ -40,9 +40,28 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     df = comparison.copy()
     if "method" not in df:
         df["method"] = df["row"].map(_method_of)
+    readings: dict[str, str] = {}  # a row group beside the paper's rows ("held/fedavg"): its own series and label
+    if series == "method" and "row" in df:
+        # a row that spans several x values in a panel is a curve of its own (FedABC's "held/fedavg"); a row that is
+        # one point of its method's curve (FedLC Table 5's "E5/fedavg", x = E) stays in its method's series
+        spans = df.groupby([panel, "row"])[x].nunique().groupby(level="row").max()
+        for row, label in zip(df.row, df.get("row_label", df.row)):
+            if "/" in str(row) and spans.get(row, 1) > 1:
+                readings[str(row)] = str(label)
+        df["series"] = [r if r in readings else m for r, m in zip(df.row.astype(str), df.method)]
+        series = "series"
     panels = list(dict.fromkeys(df[panel]))
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False, sharey=sharey)
-    colors = _colors(paper, df[series].unique())
+    colors = _colors(paper, [k for k in df[series].unique() if k not in readings])
+    colors.update({k: colors.get(_method_of(k)) for k in readings})  # in its method's colour, another line style
+
+    def label_of(key: str) -> str:
+        return readings.get(key) or _label(key, paper)
+
+    groups = list(dict.fromkeys(k.split("/")[0] for k in readings))  # one marker per group of readings
+
+    def marker_of(key: str) -> str:
+        return "sD^vP"[groups.index(key.split("/")[0]) % 5] if key in readings else "o"
     seeds = seeds_of(df)
     shown, merged, names = [], [], {}
     for ax, pv in zip(axes[0], panels):
@@ -61,11 +80,12 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
             if s.ours_mean.notna().any():
                 yerr = s.ours_std.where(s.n_seeds >= 2) if seeds >= 2 and {"ours_std", "n_seeds"} <= set(s) else None
                 bars = ax.errorbar(s[x], s.ours_mean, yerr=None if yerr is None or yerr.isna().all() else
-                                   yerr.fillna(0), color=c, marker="o", lw=1.6, ms=4, capsize=2)
-                names[bars.lines[0]] = f"{_label(m, paper)} (ours)"
-            if s.paper_mean.notna().any():
+                                   yerr.fillna(0), color=c, marker=marker_of(m),
+                                   ls="-." if m in readings else "-", lw=1.6, ms=4, capsize=2)
+                names[bars.lines[0]] = f"{label_of(m)} (ours)"
+            if s.paper_mean.notna().any() and m not in readings:  # a reading's paper values are its method's
                 line, = ax.plot(s[x], s.paper_mean, color=c, ls="--", marker="o", mfc="none", lw=1, ms=4)
-                names[line] = f"{_label(m, paper)} (paper)"
+                names[line] = f"{label_of(m)} (paper)"
             missing = s[s.ours_mean.isna()]
             if ours_here and len(missing) == len(s) and (missing.get("run_status", "") != "diverged").all():
                 unrun.append(m)  # a method of the paper's not run in this panel at all: one label below
@@ -82,7 +102,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
                 shown.append(m)
         if unrun:
             label_cell(ax, 0.5, -0.38, "not run", key=", ".join(unrun) + " (every cell)", transform=ax.transAxes,
-                       text="not run here: " + ", ".join(_label(m, paper) for m in unrun), ha="center", va="top",
+                       text="not run here: " + ", ".join(label_of(m) for m in unrun), ha="center", va="top",
                        wrap=True)
         name = (panel_labels or {}).get(pv, str(pv))
         used = _stand_in_labels(sub, paper)
@@ -110,8 +130,9 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     for ax in axes[0]:
         merged += [t for t in merge_coinciding(ax, {ln: n for ln, n in names.items() if ln.axes is ax})
                    if t not in merged]  # identical curves: said once, in the legend
-    handles = [Line2D([], [], color=colors.get(m), lw=2) for m in shown]
-    labels = [_label(m, paper) for m in shown]
+    handles = [Line2D([], [], color=colors.get(m), lw=2, ls="-." if m in readings else "-",
+                      marker=marker_of(m) if m in readings else None) for m in shown]
+    labels = [label_of(m) for m in shown]
     handles += [Line2D([], [], color="0.3", marker="o", lw=1.6), Line2D([], [], color="0.3", ls="--", marker="o",
                                                                          mfc="none", lw=1)]
     labels += ["ours", "paper"]
