@@ -530,3 +530,30 @@ def test_a_report_only_rule_warns_records_and_saves(tmp_path, monkeypatch):
         paths = save_figure(fig, "r", tmp_path / "out")
     assert json.loads(paths["json"].read_text())["figure_checks"]["axes_not_blank"] is False
     assert [json.loads(line)["axes"] for line in log.read_text().splitlines()] == ["axes 2"]
+
+
+def test_a_row_group_beside_the_papers_rows_is_its_own_curve():
+    """FedABC's "held/fedavg" spans the α values of a panel: its own line (dash-dot, its method's colour, its
+    own label), not a second set of points joined to FedAvg's line; FedLC Table 5's "E5/fedavg", one point of
+    FedAvg's curve against E, stays in FedAvg's series."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from fedlib.repro.artefacts.figures import plot_paper_vs_ours
+
+    rows = [("fedavg", "FedAvg", a, 60 + a, 50 + a) for a in (0.1, 1.0)] + \
+           [("held/fedavg", "FedAvg, held classes", a, 40 + a, 50 + a) for a in (0.1, 1.0)]
+    frame = pd.DataFrame([{"row": r, "row_label": lab, "alpha": a, "dataset": "mnist", "ours_mean": o,
+                           "paper_mean": p, "n_seeds": 1} for r, lab, a, o, p in rows])
+    fig = plot_paper_vs_ours(frame, x="alpha", panel="dataset")
+    ours = [ln for ln in fig.axes[0].lines if ln.get_linestyle() in ("-", "-.") and len(ln.get_xdata()) == 2]
+    assert sorted(ln.get_linestyle() for ln in ours) == ["-", "-."]
+    held = next(ln for ln in ours if ln.get_linestyle() == "-.")
+    assert list(held.get_ydata()) == [40.1, 41.0]
+    assert "FedAvg, held classes" in [t.get_text() for t in fig.legends[0].get_texts()]
+    steps = pd.DataFrame([{"row": f"E{e}/fedavg", "E": e, "column": "c", "ours_mean": 50.0 + e, "paper_mean": 49.0 + e,
+                           "n_seeds": 1} for e in (1, 5)])
+    fig = plot_paper_vs_ours(steps, x="E", panel="column")
+    assert any(len(ln.get_xdata()) == 2 and ln.get_linestyle() == "-" for ln in fig.axes[0].lines)
