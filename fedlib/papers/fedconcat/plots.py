@@ -121,7 +121,12 @@ def budget_curves(ctx, budget):
     columns = list(dict.fromkeys(rounds.column))
     hist = grid1.histories
     hist = hist[hist.method.isin(BASELINES) & hist.column.isin(columns)] if len(hist) else hist
-    fig, axes = plt.subplots(1, max(1, len(columns)), figsize=(3.6 * max(1, len(columns)), 3.3), squeeze=False)
+    ncols = min(3, max(1, len(columns)))  # at most three panels a row: under 3,000 px wide
+    nrows = -(-max(1, len(columns)) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.3 * nrows), squeeze=False)
+    axes = [list(grid.ravel())]
+    for ax in axes[0][max(1, len(columns)):]:
+        ax.set_axis_off()  # the last row's spare panels
     colors = PAPER.method_colors
     if not columns:
         mark_empty(axes[0][0], "the baselines per round", _why_not_run(grid1, ctx.profile.name))
