@@ -162,13 +162,15 @@ def regenerate(root: Path | None = None, readme: Path | None = None, figures: bo
     root = Path(root) if root is not None else repo_root() / "figures"
     frames = {}
     for paper in papers():
+        if not (root / paper).is_dir():  # a figures root holding some companions only (a partial regeneration)
+            continue
         frames[paper] = write_paper(paper, root)
         if figures:
             from .artefacts.headline import headline_figure
 
             headline_figure(paper, root)
     readme = Path(readme) if readme is not None else root.parent / "README.md"
-    if readme.exists():  # a figures root outside a checkout has no README beside it
+    if readme.exists() and set(frames) == set(papers()):  # a figures root outside a checkout has no README beside it
         update_readme(readme_block(frames), readme)
     return frames
 

@@ -282,11 +282,11 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         print(f"{name} ({prof.name}): {record['total_wall_time_s'] / 60:.1f} min for {len(paths)} notebook(s)",
               flush=True)
     if index:
-        path = build_index(root)
-        print(f"index: {relative_to_repo(path)}")
         from .claims import regenerate as claims  # the claims ledgers, headline figures, README block
 
-        claims(root)
+        claims(root)  # first: the index counts the claims' verdicts
+        path = build_index(root)
+        print(f"index: {relative_to_repo(path)}")
     records["failed"] = failed
     if failed:
         print(f"FAILED: {', '.join(failed)}")
@@ -301,7 +301,7 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
     import papermill as pm
 
     from .artefacts.index import build_index
-    from .artefacts.provenance import git_commit
+    from .artefacts.provenance import git_commit, scrub_paths
     from .spec.paper import get_paper
 
     root = Path(figures_root).resolve() if figures_root is not None else _repo() / "figures"
@@ -332,7 +332,7 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
             except Exception as err:  # noqa: BLE001 -- put its outputs back, say why, go on
                 shutil.rmtree(out)
                 shutil.copytree(backup, out)
-                reason = f"{getattr(err, 'ename', type(err).__name__)}: {getattr(err, 'evalue', err)}"
+                reason = scrub_paths(f"{getattr(err, 'ename', type(err).__name__)}: {getattr(err, 'evalue', err)}")
                 status = {"name": nb.stem, "status": "kept", "reason": reason.strip()[:400]}
                 if getattr(err, "ename", "") != NeedsTraining.__name__:  # needing trained models is said, not failed
                     failed.append(f"{name}/{nb.stem}")
@@ -352,6 +352,9 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
         os.environ.pop(var, None)
     shutil.rmtree(scratch, ignore_errors=True)
     if index:
+        from .claims import regenerate as claims  # the claims ledgers, headline figures, README block
+
+        claims(root)  # first: the index counts the claims' verdicts
         build_index(root)
     out_records["failed"] = failed
     return out_records
