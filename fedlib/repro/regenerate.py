@@ -168,6 +168,42 @@ def _out_param(out: Path) -> str:
     return str(out) if rel.startswith("…") else rel
 
 
+def _plan(profile: str, papers, only, notebooks_dir) -> list[tuple]:
+    """``(paper, profile, notebooks)`` for each paper with a selected notebook; none at all is an error."""
+    from .spec.paper import get_paper
+
+    papers = papers or papers_with_notebooks(notebooks_dir)
+    plan = [(name, get_paper(name).profile(profile), select(notebooks(name, notebooks_dir), only)) for name in papers]
+    plan = [entry for entry in plan if entry[2]]
+    if not plan:
+        raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
+    return plan
+
+
+def _execute(nb: Path, out: Path, prof, root: Path, timeout: int | None) -> None:
+    """Run notebook ``nb`` under ``prof`` with papermill, writing into ``out``; its executed copy goes to
+    ``out/executed/`` without machine paths (also when it fails: the error propagates)."""
+    import papermill as pm
+
+    try:
+        pm.execute_notebook(str(nb), str(out / "executed" / nb.name),
+                            parameters={"profile": prof.name, "out_dir": _out_param(out)},
+                            kernel_name="python3", cwd=str(nb.parent), progress_bar=False,
+                            execution_timeout=timeout, log_output=False)
+    finally:
+        _scrub_executed(out / "executed" / nb.name, root)
+
+
+def _claims_and_index(root: Path) -> Path:
+    """The claims ledgers, headline figures and README block (:mod:`fedlib.repro.claims`), then the index, which
+    counts the claims' verdicts."""
+    from .artefacts.index import build_index
+    from .claims import regenerate as claims
+
+    claims(root)
+    return build_index(root)
+
+
 def regenerate(profile: str = "quick", papers: list[str] | None = None, only: list[str] | None = None,
                figures_root: str | os.PathLike | None = None, store: str | None = None, timeout: int | None = None,
                index: bool = True, notebooks_dir: str | os.PathLike | None = None, progress: bool = True,
@@ -186,23 +222,11 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
     if render == "records":
         return _render_from_records(profile, papers, only, figures_root, store, timeout, index, notebooks_dir,
                                     progress)
-    import papermill as pm
-
     from .artefacts.provenance import relative_to_repo, scrub_paths, store_label
-    from .artefacts.index import build_index
-    from .spec.paper import get_paper
 
     root = Path(figures_root).resolve() if figures_root is not None else _repo() / "figures"
     env = _environment(store)
-    papers = papers or papers_with_notebooks(notebooks_dir)
-    plan = []
-    for name in papers:
-        prof = get_paper(name).profile(profile)
-        paths = select(notebooks(name, notebooks_dir), only)
-        if paths:
-            plan.append((name, prof, paths))
-    if not plan:
-        raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
+    plan = _plan(profile, papers, only, notebooks_dir)
     from .budget.cold_times import estimate, read_record
 
     text, minutes = estimate(plan, [root, _repo() / "figures"])
@@ -240,10 +264,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
             t = time.perf_counter()
             status, error = "ok", ""
             try:
-                pm.execute_notebook(str(nb), str(out / "executed" / nb.name),
-                                    parameters={"profile": prof.name, "out_dir": _out_param(out)},
-                                    kernel_name="python3", cwd=str(nb.parent), progress_bar=False,
-                                    execution_timeout=timeout, log_output=False)
+                _execute(nb, out, prof, root, timeout)
             except Exception as err:  # noqa: BLE001 -- report and go on with the other notebooks
                 status, error = "failed", scrub_paths(f"{type(err).__name__}: {str(err).strip()[-2000:]}")
                 failed.append(f"{name}/{nb.stem}")
@@ -252,7 +273,6 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                 counts = watcher.counts(trained_keys)
                 channel.unlink(missing_ok=True)
                 os.environ.pop("FEDLIB_PROGRESS", None)
-            _scrub_executed(out / "executed" / nb.name, root)
             dt = time.perf_counter() - t
             record["notebooks"].append({"name": nb.stem, "status": status, "wall_time_s": round(dt, 1), **counts,
                                         **({"error": error} if error else {})})
@@ -282,11 +302,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         print(f"{name} ({prof.name}): {record['total_wall_time_s'] / 60:.1f} min for {len(paths)} notebook(s)",
               flush=True)
     if index:
-        from .claims import regenerate as claims  # the claims ledgers, headline figures, README block
-
-        claims(root)  # first: the index counts the claims' verdicts
-        path = build_index(root)
-        print(f"index: {relative_to_repo(path)}")
+        print(f"index: {relative_to_repo(_claims_and_index(root))}")
     records["failed"] = failed
     if failed:
         print(f"FAILED: {', '.join(failed)}")
@@ -298,21 +314,16 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
     the paper's run records (nothing trains).  A notebook that fails (a run without a record, a study that
     needs trained models the store lacks) has its outputs put back as they were, so a folder never mixes a
     failed render with earlier outputs; ``_run.json`` keeps the training's record and gains ``rendered``."""
-    import papermill as pm
-
-    from .artefacts.index import build_index
     from .artefacts.provenance import git_commit, scrub_paths
-    from .spec.paper import get_paper
 
     root = Path(figures_root).resolve() if figures_root is not None else _repo() / "figures"
-    scratch = Path(tempfile.mkdtemp(prefix="fedlib-render-"))
-    _environment(store or str(scratch / "store"))  # a fresh store unless one is given: nothing to read, nothing trains
-    plan = [(name, get_paper(name).profile(profile), select(notebooks(name, notebooks_dir), only))
-            for name in papers or papers_with_notebooks(notebooks_dir)]
-    missing = [f"{n}/{prof.name}" for n, prof, paths in plan if paths and not (root / n / prof.name / RECORDS_FILE).exists()]
+    plan = _plan(profile, papers, only, notebooks_dir)
+    missing = [f"{n}/{prof.name}" for n, prof, _ in plan if not (root / n / prof.name / RECORDS_FILE).exists()]
     if missing:
         raise SystemExit(f"no run records ({RECORDS_FILE}) for {', '.join(missing)}: regenerate them once with "
                          "training (without --render records)")
+    scratch = Path(tempfile.mkdtemp(prefix="fedlib-render-"))
+    _environment(store or str(scratch / "store"))  # a fresh store unless one is given: nothing to read, nothing trains
     out_records, failed = {}, []
     for name, prof, paths in plan:
         out = root / name / prof.name
@@ -323,11 +334,7 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
             shutil.copytree(out, backup)
             t = time.perf_counter()
             try:
-                pm.execute_notebook(str(nb), str(out / "executed" / nb.name),
-                                    parameters={"profile": prof.name, "out_dir": _out_param(out)},
-                                    kernel_name="python3", cwd=str(nb.parent), progress_bar=False,
-                                    execution_timeout=timeout, log_output=False)
-                _scrub_executed(out / "executed" / nb.name, root)
+                _execute(nb, out, prof, root, timeout)
                 status = {"name": nb.stem, "status": "rendered"}
             except Exception as err:  # noqa: BLE001 -- put its outputs back, say why, go on
                 shutil.rmtree(out)
@@ -352,10 +359,7 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
         os.environ.pop(var, None)
     shutil.rmtree(scratch, ignore_errors=True)
     if index:
-        from .claims import regenerate as claims  # the claims ledgers, headline figures, README block
-
-        claims(root)  # first: the index counts the claims' verdicts
-        build_index(root)
+        _claims_and_index(root)
     out_records["failed"] = failed
     return out_records
 
@@ -501,8 +505,9 @@ def main(argv: list[str] | None = None) -> int:
     from .budget.plan import PlanError, preflight
 
     try:
-        text = None if args.render == "records" else preflight(papers or papers_with_notebooks(), args.profile, device=args.device, store=args.store,
-                         budget_hours=args.budget_hours, allow_over=args.over_budget, only=only or None)
+        text = None if args.render == "records" else preflight(  # rendering trains nothing: no budget to check
+            papers or papers_with_notebooks(), args.profile, device=args.device, store=args.store,
+            budget_hours=args.budget_hours, allow_over=args.over_budget, only=only or None)
     except (PlanError, ValueError) as err:
         print(f"fedlib.repro.regenerate: {err}", file=sys.stderr)
         return 2

@@ -325,15 +325,14 @@ def aggregate(runs: pd.DataFrame, by: Sequence[str], value: str = "accuracy") ->
         ok = grp[grp.status == "ok"]
         vals = ok[value].astype(float).dropna() if value in ok else pd.Series(dtype=float)
         bad = grp[grp.status == "diverged"]
-        partial = (f"{len(bad)} of {len(grp)} seeds diverged ("
-                   + "; ".join(f"seed {s}: {n}" for s, n in zip(bad.get("seed", [None] * len(bad)), bad.note))
-                   + "): left out of the mean") if len(vals) and len(bad) else ""
         short = grp[~grp.status.isin(("ok", "diverged"))]  # seeds asked for that did not run here (or failed)
-        if len(vals) and len(short):
-            partial = "; ".join(filter(None, (partial, f"{len(short)} of {len(grp)} seeds without a result ("
-                                              + "; ".join(f"seed {s}: {n}" for s, n in
-                                                          zip(short.get("seed", [None] * len(short)), short.note))
-                                              + "): the mean is over the others")))
+        partial = "; ".join(f"{len(part)} of {len(grp)} seeds {what} ("
+                            + "; ".join(f"seed {s}: {n}" for s, n in
+                                        zip(part.get("seed", [None] * len(part)), part.note))
+                            + f"): {then}"
+                            for part, what, then in ((bad, "diverged", "left out of the mean"),
+                                                     (short, "without a result", "the mean is over the others"))
+                            if len(vals) and len(part))
         recs.append({**dict(zip(by, keys)),
                      "ours_mean": float(vals.mean()) if len(vals) else math.nan,
                      "ours_std": float(vals.std(ddof=1)) if len(vals) > 1 else math.nan,
