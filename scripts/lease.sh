@@ -10,7 +10,8 @@
 #                        scripts/lease.sh run --minutes 12
 # The parts stay on the warm machine between calls (/tmp/fedlib-lease); the lease checks each against the
 # manifest's sha256 before anything trains and names a missing one.  Its outputs (lease.json, store-NN.tar,
-# lease.log: 8 files at most) come back from $OUT; here: python -m fedlib.repro.lease --import <that folder>.
+# lease.log: 8 files at most) come back from $OUT; here: python -m fedlib.repro.lease --import <that folder>,
+# then commit lease.json and the store parts as benchmarks/leases/<started>/: the next lease resumes from them.
 set -euo pipefail
 STASH=/tmp/fedlib-lease
 mkdir -p "$STASH/parts"
@@ -24,8 +25,10 @@ OUT="${OUT:-$STASH/out}"
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD" FEDLIB_CACHE="$STASH/cache" MPLBACKEND=Agg
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-resume=()
-if [ -f .lease/resume/lease.json ]; then resume=(--resume .lease/resume); fi
+resume=()  # the committed bring-backs of earlier leases (oldest first), then one carried in .lease/resume
+for d in benchmarks/leases/*/ .lease/resume/; do
+    if [ -f "$d/lease.json" ]; then resume+=(--resume "$d"); fi
+done
 set -o pipefail
 python3 -m fedlib.repro.lease --data-parts "$STASH/parts" --data-root "$STASH/data" --store "$STASH/store" \
     --out "$OUT" "${resume[@]}" "$@" 2>&1 | tee "$OUT/lease.log"

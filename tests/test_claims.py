@@ -165,3 +165,28 @@ def test_a_figures_root_without_any_scale_of_ours_gets_no_headline_figure(tmp_pa
     (tmp_path / "fedic" / "smoke").mkdir(parents=True)  # what a smoke regeneration leaves: no quick, paper or GPU
     assert headline_figure("fedic", tmp_path) is None
     assert not list((tmp_path / "fedic").glob("headline.*"))
+
+
+def test_gpu_runs_are_compared_at_the_round_both_reached_with_the_papers_std_for_one_seed(tmp_path):
+    """A finished FedAvg run and an interrupted FedLC run: the gap is taken at their paired round, never at their
+    different last rounds; with one seed the noise is 2·√(s_a² + s_b²) over the paper's reported stds."""
+    from fedlib.repro.artefacts.claims import _gpu_frame, gap_cells
+
+    pp = get_paper("fedlc")
+    t = pp.table("table1")
+    path = tmp_path / "table1_gpu_runs.csv"
+    pd.DataFrame([
+        {"row": "fedavg", "column": "cifar10_beta0.5", "seed": 0, "round": 400, "rounds": 400, "accuracy": 65.85,
+         "paired_round": 220, "paired_accuracy": 58.91},
+        {"row": "fedlc", "column": "cifar10_beta0.5", "seed": 0, "round": 225, "rounds": 400, "accuracy": 59.38,
+         "paired_round": 220, "paired_accuracy": 59.38},
+    ]).to_csv(path, index=False)
+    frame = _gpu_frame(path, pp, "table1")
+    q = Gap(table="table1", method="fedlc", baseline="fedavg", columns=("cifar10_beta0.5",))
+    (cell,) = gap_cells(frame, q)
+    assert cell["ours"] == pytest.approx(59.38 - 58.91)  # not 59.38 − 65.85
+    assert cell["share"] == pytest.approx(220 / 400) and cell["n"] == 1
+    sa, sb = t.value("fedlc", "cifar10_beta0.5").std, t.value("fedavg", "cifar10_beta0.5").std
+    assert cell["se"] == pytest.approx(math.sqrt(sa ** 2 + sb ** 2))
+    word = rules.sign_rule(cell["ours"], 2 * cell["se"], cell["paper"]).word
+    assert word == "not reproduced"  # +0.47 against +12.81 with noise ±4.2: the paper's size is ruled out

@@ -157,7 +157,16 @@ def test_progress_and_record_show_finished_interrupted_and_unstarted_runs(tmp_pa
                                                              "table1_gpu_curves.pdf", "table1_gpu_curves.png"}
     caption = (tmp_path / "gpu" / "table1_gpu_runs.md").read_text()
     assert "1 finished" in caption and "1 interrupted" in caption and "2 not started" in caption
-    assert "at round" not in caption  # the two runs of seed 0 stopped at different rounds: no gain is shown
+    # the two runs of seed 0 stopped at different rounds: compared at the last round both reached (1), read
+    # from the curves, never at their different last rounds; seed 1 never started and has no comparison
+    at_one = curves[curves["round"] == 1].set_index("row").test_accuracy
+    paired = out["runs"].set_index(["row", "seed"])
+    assert paired.loc[("fedavg", 0), "paired_round"] == paired.loc[("fedlc", 0), "paired_round"] == 1
+    assert paired.loc[("fedavg", 0), "paired_accuracy"] == at_one["fedavg"]
+    assert paired.loc[("fedlc", 0), "paired_accuracy"] == at_one["fedlc"]
+    assert math.isnan(paired.loc[("fedavg", 1), "paired_accuracy"])
+    assert f"at round 1 (the last round both runs of a seed reached): {at_one['fedlc'] - at_one['fedavg']:+.2f} pp" \
+        in caption
     assert out["runs"].paper.notna().all()
     lines = "\n".join(gpu_lines(tmp_path / "gpu", "gpu"))
     assert "table1_gpu_curves.png" in lines and "trained at `abc1234`" in lines and "Test GPU" in lines

@@ -116,10 +116,15 @@ def test_a_stopped_run_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):
 def test_dry_run_prints_the_plan_with_the_cost_models_estimate(capsys):
     assert lease.main(["--dry-run", "--minutes", "12"]) == 0
     out = capsys.readouterr().out
-    # FedLC's CIFAR-10 unit: 8.7e-5 GPU-s per sample-epoch × 50,000 × 400 rounds + 25.4 s; the lease's first
-    # minute measures, its last 45 s write: (720 − 45 − 60) / 1,765.4 of a run
-    est = 8.7e-5 * 50_000 * 400 + 25.4
-    assert f"reaches ≈ {100 * (720 - 45 - 60) / est:.0f} %" in out
+    # FedLC's CIFAR-10 unit: 1.93e-5 GPU-s per sample-epoch × 50,000 × 400 rounds + 25.4 s = 411.4 s a run alone;
+    # the lease's first minute measures, its last 45 s write: one run finishes at 471.4 s, the next starts there
+    # and reaches (720 − 45 − 471.4) / 411.4 of its rounds
+    est = 1.93e-5 * 50_000 * 400 + 25.4
+    assert "finishes" in out and f"reaches ≈ {100 * (720 - 45 - 60 - est) / est:.0f} %" in out
+    # two sharing: each run twice as long (packs measured no faster), so neither of the first two finishes
+    assert lease.main(["--dry-run", "--minutes", "12", "--slots", "2"]) == 0
+    two = capsys.readouterr().out
+    assert "finishes" not in two.split("fedconcat")[0] and f"reaches ≈ {100 * (720 - 45 - 60) / (2 * est):.0f} %" in two
     assert "fedlc table1 fedlc/cifar10_beta0.5 seed 0" in out and "not started" in out
     assert "the same run as fedlc table1 fedavg/cifar10_beta0.5 seed 0" in out  # the ladder's top rung is Table 1's
 
@@ -223,3 +228,73 @@ def test_data_parts_round_trip_and_name_a_bad_part(tmp_path):
         lease.unpack_data(tmp_path / "pack" / "parts", tmp_path / "again", manifest=tmp_path / "pack" / "manifest.json")
     with pytest.raises(FileNotFoundError, match="fmnist"):
         lease.pack_data(["fmnist"], tmp_path / "none", root=root)
+
+
+# ------------------------------------------------------------------------------ measuring a pack's rate
+class _Ends:
+    def __init__(self, *ends):
+        self.round_ends = list(ends)
+
+
+def test_pack_rate_counts_only_the_rounds_all_runs_trained_together():
+    """The 2026-11-26 lease summed each run's own best round time: 2.26 rounds/s for 2 runs that then trained
+    at 1.1 together.  The pack's rate counts round ends inside the window where every run trains."""
+    from fedlib.repro.run.pack import pack_rate
+
+    # turns: two runs alternate 1-second rounds; each run's own round lasts 1 s (the old sum said 2 rounds/s)
+    assert pack_rate([_Ends(1, 3, 5, 7), _Ends(2, 4, 6, 8)]) == pytest.approx(1.0)
+    # alone: the rounds after the first over their span
+    assert pack_rate([_Ends(0.5, 1.5, 2.5, 4.5)]) == pytest.approx(3 / 4)
+    # truly concurrent: two runs each finishing a round a second together make 2 rounds/s
+    assert pack_rate([_Ends(1, 2, 3, 4), _Ends(1.5, 2.5, 3.5, 4.5)]) == pytest.approx(5 / 2.5)
+    # staggered by the serialised setup: never together, no rate (the old measurement said 2 rounds/s)
+    assert pack_rate([_Ends(1, 2, 3), _Ends(4, 5, 6)]) is None
+    assert pack_rate([_Ends(1), _Ends(1, 2)]) is None and pack_rate([]) is None
+
+
+def test_pack_rate_of_a_real_pack_in_turns_is_not_the_sum_of_its_runs(tmp_path):
+    """Two runs in turns on the CPU compute one at a time: the pack's rate is below the sum of each run's own
+    rate by about half (the reduction the turn-taking demands), whatever the machine's speed."""
+    from fedlib.repro.run.pack import pack_rate
+
+    configs = [Config.from_dict({**TINY, "rounds": 6, "checkpoint_every": 6, "seed": s}) for s in (0, 1)]
+    runs = run_pack(configs, Store(tmp_path), slots=2, mode="turns")
+    assert [r.state for r in runs] == ["finished", "finished"]
+    a, b = (r.round_ends for r in runs)
+    assert all(x < y for x, y in zip(a, b)) and all(y < x for x, y in zip(a[1:], b))  # strictly alternating
+    own = sum(1 / min(r.round_times[1:]) for r in runs)
+    assert pack_rate(runs) < 0.75 * own
+
+
+def test_best_share_takes_the_smallest_pack_within_tolerance_of_the_best():
+    rows = [{"k": 1, "rounds_per_s": 1.0}, {"k": 2, "rounds_per_s": 1.05}, {"k": 4, "rounds_per_s": 0.9},
+            {"k": 8, "note": "not measured"}]
+    assert lease.best_share(rows) == 1  # the lease's measurement: packing gave nothing, so runs finish one by one
+    assert lease.best_share([{"k": 1, "rounds_per_s": 1.0}, {"k": 2, "rounds_per_s": 2.0},
+                             {"k": 4, "rounds_per_s": 2.1}]) == 2
+    assert lease.best_share([{"k": 2, "note": "failed: x"}]) == 1
+
+
+def test_resuming_from_several_leases_keeps_the_latest_checkpoint_and_a_finished_result(tmp_path):
+    """Two leases' bring-backs, oldest first (scripts/lease.sh passes benchmarks/leases/*/ in order): the later
+    checkpoint of a run replaces the earlier; a result already in the store is kept."""
+    def bring_back(name, entries):
+        store = Store(tmp_path / f"{name}-store")
+        for key, files in entries.items():
+            store.entry(key).mkdir(parents=True)
+            for f, data in files.items():
+                (store.entry(key) / f).write_bytes(data)
+        rows = [{"key": k, "state": "finished" if "result.json" in fs else "stopped", "round": 1, "rounds": 2}
+                for k, fs in entries.items()]
+        lease.write_outputs(tmp_path / name, {"runs": rows}, store)
+        return tmp_path / name
+
+    old = bring_back("old", {"a": {"checkpoint.pt": b"round 230"}, "b": {"checkpoint.pt": b"round 225"}})
+    new = bring_back("new", {"a": {"checkpoint.pt": b"round 400", "result.json": b"{}"}})
+    dev = Store(tmp_path / "dev")
+    assert sorted(lease.unpack_store_parts(old, dev)) == ["a", "b"]
+    assert lease.unpack_store_parts(new, dev) == ["a"]
+    assert (dev.entry("a") / "checkpoint.pt").read_bytes() == b"round 400" and (dev.entry("a") / "result.json").exists()
+    assert (dev.entry("b") / "checkpoint.pt").read_bytes() == b"round 225"
+    assert lease.unpack_store_parts(old, dev) == ["b"]  # again: the finished run is kept, not set back
+    assert (dev.entry("a") / "checkpoint.pt").read_bytes() == b"round 400"

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from .artefacts.provenance import git_commit
 
-__all__ = ["Job", "load_queue", "queue_jobs", "check", "plan", "measure", "train", "write_outputs",
+__all__ = ["Job", "load_queue", "queue_jobs", "check", "plan", "measure", "best_share", "train", "write_outputs",
            "import_lease", "pack_data", "unpack_data", "DEFAULT_QUEUE", "main"]
 
 #: The queue a lease trains unless ``--queue`` names another.
@@ -51,6 +51,10 @@ FILE_LIMIT = 16 * MIB  # one file brought back from the device
 DATA_FOLDERS = {"cifar10": ("cifar10", "cifar-10-batches-py"), "cifar100": ("cifar-100-python",),
                 "mnist": ("MNIST/raw",), "fmnist": ("FashionMNIST/raw",), "svhn": ("train_32x32.mat",)}
 _ENGINES = ("vectorized", "sequential")
+#: Rounds each run of a measured pack trains: enough for the k runs to overlap after their serialised
+#: setups (the 2026-11-26 lease measured 3-round packs that never overlapped: 2.26 rounds/s for 2 runs
+#: that then trained at 1.1 together).
+SHARE_ROUNDS = 6
 
 
 # ----------------------------------------------------------------------------------------- the queue
@@ -242,11 +246,12 @@ def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
     return rows
 
 
-def plan(jobs: list[Job], minutes: float, *, slots: int = 4, measure_s: float = 60.0, reserve_s: float = 45.0,
+def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 60.0, reserve_s: float = 45.0,
          profile: str = "paper") -> list[dict]:
     """What a lease of ``minutes`` would train: the queued runs in order on ``slots`` sharing the device, each
-    taking the cost model's GPU estimate (measured with 4-12 runs sharing an H100: per run, under sharing);
-    a run without one takes the rest of the lease in its slot.  Rows: run, est. GPU-min, start and end
+    taking the cost model's GPU estimate (a run alone) × ``slots``: packs were measured no faster than one run
+    alone (2026-11-26, ``benchmarks/results_gpu.md``); a run without an estimate takes the rest of the lease
+    in its slot.  Rows: run, est. GPU-min, start and end
     minute, and ``finishes`` / ``reaches ≈ p %`` / ``not started``."""
     from .spec.paper import get_paper
 
@@ -259,6 +264,7 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 4, measure_s: float = 
             continue
         cost = get_paper(job.label["paper"]).profile(profile).cost
         est = cost.seconds(job.config, gpu=True) if cost is not None else None
+        est = None if est is None else est * slots
         slot = min(range(slots), key=lambda s: free[s])
         start = free[slot]
         if start >= measure_s + horizon:
@@ -404,7 +410,7 @@ def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.
     from ..config import Config
     from ..precision import CUDA_ONLY, PRECISIONS
     from ..store import Store
-    from .run.pack import run_pack
+    from .run.pack import pack_rate, run_pack
 
     t0, out = time.perf_counter(), {"rounds": [], "shares": []}
     device = cfg["device"]
@@ -431,25 +437,35 @@ def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.
         if time.perf_counter() - t0 > budget_s:
             out["shares"].append({"k": k, "note": "not measured: the measuring minute was spent"})
             continue
-        configs = [Config.from_dict({**cfg, **out["best"], "rounds": 3, "seed": 1000 + i, "eval_every": 3,
-                                     "checkpoint_every": 3}) for i in range(k)]
+        configs = [Config.from_dict({**cfg, **out["best"], "rounds": SHARE_ROUNDS, "seed": 1000 + i,
+                                     "eval_every": SHARE_ROUNDS, "checkpoint_every": SHARE_ROUNDS})
+                   for i in range(k)]
         with tempfile.TemporaryDirectory(dir=store_root) as tmp, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             runs = run_pack(configs, Store(tmp), slots=k, mode=mode)
-        per_round = [min(r.round_times[1:]) for r in runs if r.state == "finished" and len(r.round_times) > 1]
-        row = {"k": k, "mode": mode}
-        if len(per_round) == k:
-            row["rounds_per_s"] = sum(1 / s for s in per_round)
-        else:
+        row, rate = {"k": k, "mode": mode}, pack_rate(runs)
+        if any(r.state != "finished" for r in runs):
             row["note"] = "failed: " + "; ".join(r.error.splitlines()[0] for r in runs if r.error)
+        elif rate is None:
+            row["note"] = f"not measured: the {k} runs never trained at the same time in {SHARE_ROUNDS} rounds"
+        else:
+            row["rounds_per_s"] = rate
         log(f"measure: {k} sharing: {row.get('rounds_per_s', row.get('note'))}")
         out["shares"].append(row)
-    rated = [s for s in out["shares"] if "rounds_per_s" in s]
-    best_k = max(rated, key=lambda s: s["rounds_per_s"])["k"] if rated else 1
-    # more runs at once than the best gives nothing; fewer leave the device idle: take the best k
-    out["best"]["slots"] = best_k
+    out["best"]["slots"] = best_share(out["shares"])
     out["seconds"] = time.perf_counter() - t0
     return out
+
+
+def best_share(shares: list[dict], tolerance: float = 0.1) -> int:
+    """The pack size to train with: the smallest k whose summed rounds/s is within ``tolerance`` of the
+    best measured (1 where none was measured).  A larger pack that is no faster only finishes its runs
+    later, and a lease cut short keeps finished runs, not half-trained ones."""
+    rated = [s for s in shares if s.get("rounds_per_s")]
+    if not rated:
+        return 1
+    top = max(s["rounds_per_s"] for s in rated)
+    return min(s["k"] for s in rated if s["rounds_per_s"] >= (1 - tolerance) * top)
 
 
 def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_every: int, slots: int,
@@ -594,8 +610,9 @@ def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
         log(f"trained at {chosen}: stored, not recorded into the profile's figures")
         return {"keys": keys, "written": written}
     tables: dict[tuple, dict] = {}
-    for row in rec["runs"]:
-        if row.get("kind") != "cell" or row["state"] not in ("finished", "stopped"):
+    for row in rec["runs"]:  # a run this lease trained, or one an earlier lease left in the store
+        held = row.get("key") and store.entry(row["key"]).exists()
+        if row.get("kind") != "cell" or not (row["state"] in ("finished", "stopped") or held):
             continue
         t = tables.setdefault((row["paper"], row["source"]), {"rows": [], "columns": [], "seeds": []})
         for k, v in (("rows", row["row"]), ("columns", row["column"]), ("seeds", row["seed"])):
@@ -605,7 +622,8 @@ def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
     for (paper, table), sel in tables.items():
         out = figures / paper / profile / "gpu"
         record_cells(paper, table, out, seeds=sel["seeds"], profile=profile, rows=sel["rows"], columns=sel["columns"],
-                     device=rec.get("device", "cuda"), store=store, device_name=rec.get("device_name"),
+                     device=rec.get("device", "cuda"), store=store,
+                     device_name=(rec.get("device_name") or "").split(" (torch")[0] or None,  # as a result's summary
                      trained_at=rec.get("commit"))
         (out / "lease.json").write_text(json.dumps({k: v for k, v in rec.items() if k != "runs"} |
                                                    {"runs": [r for r in rec["runs"] if r["paper"] == paper]},
@@ -667,12 +685,13 @@ def main(argv=None) -> int:
     ap.add_argument("--data-parts", help="folder of the data parts and manifest.json: checked, joined and "
                                          "unpacked into --data-root before anything trains")
     ap.add_argument("--data-root", default="/tmp/fedlib-lease/data")
-    ap.add_argument("--resume", help="a folder of an earlier lease (lease.json, store parts): its entries into the "
-                                     "store first, so its runs resume from their checkpoints")
+    ap.add_argument("--resume", action="append", default=[],
+                    help="a folder of an earlier lease (lease.json, store parts): its entries into the store first, "
+                         "so its runs resume from their checkpoints; repeat it for several leases, oldest first")
     ap.add_argument("--measure-s", type=float, default=60.0, help="seconds for measuring (default 60)")
     ap.add_argument("--reserve-s", type=float, default=45.0, help="seconds kept for writing the outputs (default 45)")
     ap.add_argument("--shares", default="1,2,4,8", help="pack sizes measured (default 1,2,4,8)")
-    ap.add_argument("--slots", type=int, default=4, help="with --dry-run: runs sharing the device (default 4)")
+    ap.add_argument("--slots", type=int, default=1, help="with --dry-run: runs sharing the device (default 1)")
     ap.add_argument("--max-files", type=int, default=7, help="files written into --out (default 7; 8 come back)")
     ap.add_argument("--commit", help="the commit the lease runs at (default: git, else the data manifest's)")
     ap.add_argument("--check", action="store_true", help="every queued configuration builds and trains one tiny "
@@ -708,7 +727,7 @@ def main(argv=None) -> int:
         fin = sum(r["outcome"] == "finishes" for r in rows)
         print(f"\n{len(jobs)} queued runs; in {a.minutes:g} min ({a.measure_s:g} s measuring, {a.reserve_s:g} s "
               f"writing) with {a.slots} sharing the device: {fin} finish (estimate: the cost model's GPU unit, "
-              f"an upper bound measured with 4-12 runs sharing an H100). Datasets: {', '.join(queue_datasets(jobs))}")
+              f"a run alone on an H200, × the runs sharing). Datasets: {', '.join(queue_datasets(jobs))}")
         return 0
     if a.pack_data:
         datasets = a.datasets.split(",") if a.datasets else queue_datasets(jobs)
@@ -729,8 +748,8 @@ def main(argv=None) -> int:
     from .run.grid import as_store
 
     store = as_store(a.store)
-    if a.resume:
-        print(f"resumed {len(unpack_store_parts(a.resume, store))} entries from {a.resume}")
+    for folder in a.resume:  # oldest first: a later lease's checkpoint of a run replaces an earlier one's
+        print(f"resumed {len(unpack_store_parts(folder, store))} entries from {folder}")
     minutes = a.minutes - (time.time() - t0) / 60
     rec = lease(jobs, settings, a.out, minutes=minutes, device=device, store=store, measure_s=a.measure_s,
                 reserve_s=a.reserve_s, shares=[int(k) for k in a.shares.split(",") if k], max_files=a.max_files,

@@ -49,13 +49,15 @@ rather than over 2.  ``--only 05`` plans Table 4 alone (≈ 10 min), ``--only 09
 ladder alone.  1,545 runs need a GPU (≈ 97,000 CPU-h here), 175 more have no measured cost (FEMNIST, the
 ImageNet subset).  With a GPU (``--device cuda``) the ladder runs every seed and every rung.
 
-On a GPU (``python -m fedlib.repro.run.cells --paper fedlc --table table1 --columns cifar10_beta0.5 --rows
-fedavg,fedlc --seeds 0,1 --device cuda``, at ff05572, 2026-11-24, one NVIDIA H100 80GB HBM3): the four runs
-shared the GPU with 8 runs of FedConcat and FEDIC for their first 14 min, then with each other; each reached
-round 310 of 400 in ≈ 1,355 s when the session's 30 GPU-min ran out, i.e. ≤ 4.4 s a round
-(310 × 50,000 sample-epochs: **≤ 8.7e-5 s per client sample-epoch**, an upper bound since the GPU was
-shared).  A 400-round Table 1 run is then ≤ 29 GPU-min when 4 share the GPU; Table 1's CIFAR-10 columns
-(7 methods × 4 β × 5 seeds = 140 runs) ≤ 17 GPU-h that way.  Their progress: ``figures/fedlc/paper/gpu/``.
+On a GPU, the lease of 2026-11-26 (``python -m fedlib.repro.lease``, at 0e54ef9, one NVIDIA H200, torch 2.11,
+CUDA 13.0; ``benchmarks/leases/``, ``benchmarks/results_gpu.md``): one round of Table 1 D(0.5) -- 20 clients,
+50,000 sample-epochs, 14.9 TFLOP counted from the model -- takes **0.95 s** on the vectorized engine in float32
+(tf32 0.61 s, bf16 0.56 s; the sequential engine 1.25 / 0.97 / 1.08 s), the best of 2 rounds after a warm-up;
+trained alone, 170 rounds with their evaluations and checkpoints took 164 s, **0.965 s a round = 1.93e-5 s per
+client sample-epoch**.  Two runs sharing the GPU each took 1.81 s a round: together no faster than one alone.
+A 400-round Table 1 run is then ≈ 6.5 GPU-min, one run at a time; Table 1's CIFAR-10 columns (7 methods × 4 β ×
+5 seeds = 140 runs) ≈ 15 GPU-h.  The earlier upper bound (2026-11-24, an H100 shared by 4 to 12 runs, ≤ 4.4 s a
+round, 8.7e-5 s per sample-epoch) is superseded.  Their progress: ``figures/fedlc/paper/gpu/``.
 
 The budget ladder (:data:`LADDER`) under quick: no rung runs (a ladder budget of 0 min).  Its rung 0, 15
 rounds on 6,000 samples, would cost 2 × (25 + 15 × 6,000 × 3.75 ms) ≈ 12 CPU-min and alone shows no
@@ -66,10 +68,10 @@ of at most 30 CPU-min, 3 seeds).
 
 _LOGREG = UnitCost(fixed_s=0.12, s_per_round=0.036,
                    measured="fedlc_synthetic_logreg: 5/25 rounds 0.30/1.02 s, 2026-11-24, load 10")
-_CNN_CIFAR = UnitCost(s_per_sample_epoch=3.75e-3, fixed_s=25.4, gpu_s_per_sample_epoch=8.7e-5,
+_CNN_CIFAR = UnitCost(s_per_sample_epoch=3.75e-3, fixed_s=25.4, gpu_s_per_sample_epoch=1.93e-5,
                       measured="fedlc_cifar10_cnn: 4,000 samples, 1/3 rounds 40.4/70.4 s, 2026-11-24, load 7; GPU: "
-                               "Table 1 D(0.5) on an H100 shared by 4 to 12 runs, 310 rounds in 1,355 s per run "
-                               "(an upper bound)")
+                               "Table 1 D(0.5) alone on an H200, vectorized float32, 170 rounds in 164 s "
+                               "(lease of 2026-11-26)")
 
 COST = CostModel(units={"logreg": _LOGREG, "cnn_cifar": _CNN_CIFAR}, cpu_run_limit_s=CPU_RUN_LIMIT_S)
 

@@ -51,18 +51,28 @@ def _num(x) -> float | None:
 
 # ----------------------------------------------------------------------------- where the numbers are
 def _gpu_frame(path: Path, pp, table: str) -> pd.DataFrame:
-    """The GPU runs (one row per seed) as a table CSV's cells: mean, std (ddof 1), seeds per cell."""
+    """The GPU runs (one row per seed) as a table CSV's cells: mean, std (ddof 1), seeds per cell.  Each seed
+    counts at its ``paired_round`` (the last round every run of the seed reached, so a finished run is never
+    set against an interrupted one); a seed without one is left out.  With one seed the cell's ``spread``
+    (its std, :func:`_std`) is the paper's reported std of that cell: no spread of ours is measured there."""
     runs = pd.read_csv(path)
+    if "paired_accuracy" not in runs:  # a record written before the pairing: each run's last evaluation
+        runs = runs.assign(paired_accuracy=runs.accuracy, paired_round=runs["round"])
     t = pp.table(table)
     out = []
     for (row, col), g in runs.groupby(["row", "column"]):
         cell = t.value(row, col)
-        stopped = g["round"].min()
-        out.append({"row": row, "column": col, "ours_mean": g.accuracy.mean(),
-                    "ours_std": g.accuracy.std(ddof=1) if len(g) > 1 else float("nan"), "n_seeds": len(g),
-                    "spread": float("nan"), "paper_mean": None if cell is None else cell.mean,
+        g = g[g.paired_accuracy.notna()]
+        at = sorted({int(r) for r in g.paired_round})
+        out.append({"row": row, "column": col, "ours_mean": g.paired_accuracy.mean() if len(g) else float("nan"),
+                    "ours_std": g.paired_accuracy.std(ddof=1) if len(g) > 1 else float("nan"), "n_seeds": len(g),
+                    # one seed: no spread of ours at this scale; the paper's std over its seeds stands for it
+                    "spread": float("nan") if cell is None or cell.std is None else cell.std,
+                    "paper_mean": None if cell is None else cell.mean,
                     "dataset": t.column(col).dataset, "dataset_used": t.column(col).dataset,
-                    "note": f"stopped at round {stopped} of {g.rounds.max()}", "share": stopped / g.rounds.max()})
+                    "note": (f"compared at round {', '.join(map(str, at))} of {g.rounds.max()}" if at
+                             else "no GPU run of this cell has reached an evaluation"),
+                    "share": (min(at) / g.rounds.max()) if at else float("nan")})
     return pd.DataFrame(out)
 
 
@@ -90,7 +100,7 @@ def _ran(cell) -> bool:
 
 
 def _std(cell) -> float | None:
-    """A cell's std over seeds; one seed: the table's measured seed-to-seed spread."""
+    """A cell's std over seeds; one seed: the table's measured seed-to-seed spread (GPU runs: the paper's std)."""
     return _num(cell.ours_std) if int(cell.n_seeds) >= 2 else _num(cell.get("spread"))
 
 

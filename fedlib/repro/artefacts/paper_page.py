@@ -72,7 +72,8 @@ def _no_std(summary: dict) -> str:
 def gpu_lines(folder: Path, rel: str) -> list[str]:
     """The runs a GPU trained for this profile (``python -m fedlib.repro.run.cells --record``, in ``gpu/``):
     kept apart from the notebooks' outputs, which a regeneration rewrites."""
-    metas = [m for m in (load(p) for p in sorted(folder.glob("*.json"))) if m] if folder.is_dir() else []
+    metas = ([m for m in (load(p) for p in sorted(folder.glob("*.json"))) if m and "name" in m]  # (not lease.json)
+             if folder.is_dir() else [])
     if not metas:
         return []
     lines = ["**Runs on a GPU** (`python -m fedlib.repro.run.cells`; a CPU regeneration shows a finished one in its "

@@ -97,7 +97,8 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
     stages: the round within ``stage``, the index of the stage it stopped in), the last evaluated test
     ``accuracy`` (%), the training seconds so far (``elapsed_s``), the ``device_name`` (from the result's
     summary; ``device_name`` for runs whose summary is not written yet) and the training code version of
-    the store key.  ``curves``: every evaluated round of every run (row, column, seed, round, test_accuracy %).
+    the store key; ``paired_round`` and ``paired_accuracy``, where the runs of a seed are compared
+    (:func:`_paired`).  ``curves``: every evaluated round of every run (row, column, seed, round, test_accuracy %).
     An interrupted run resumes from its checkpoint when the same command trains it again with this store."""
     import pandas as pd
 
@@ -131,27 +132,50 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
             runs.append(row)
             curves += [{"row": job["row"], "column": job["column"], "seed": int(seed), "round": h["round"],
                         "test_accuracy": 100.0 * h["test_accuracy"]} for h in evaluated]
-    return pd.DataFrame(runs), pd.DataFrame(curves, columns=["row", "column", "seed", "round", "test_accuracy"])
+    runs = pd.DataFrame(runs)
+    curves = pd.DataFrame(curves, columns=["row", "column", "seed", "round", "test_accuracy"])
+    return _paired(runs, curves), curves
+
+
+def _paired(runs, curves):
+    """``runs`` with ``paired_round`` and ``paired_accuracy``: per column and seed, the last evaluated round
+    that every row's run of that seed reached, and each run's accuracy there.  Runs stopped at different
+    rounds (one finished, one interrupted) are compared there, never at their different last rounds;
+    NaN where a run of the seed has no evaluation yet."""
+    runs = runs.assign(paired_round=float("nan"), paired_accuracy=float("nan"))
+    if runs.empty:
+        return runs.astype({"paired_round": "Int64"})
+    for (col, seed), group in runs.groupby(["column", "seed"]):
+        mine = curves[(curves.column == col) & (curves.seed == seed)]
+        reached = [set(mine[mine.row == r]["round"]) for r in group.row]
+        common = set.intersection(*reached) if reached else set()
+        if not common:
+            continue
+        at = max(common)
+        for i, r in zip(group.index, group.row):
+            hit = mine[(mine.row == r) & (mine["round"] == at)]
+            runs.loc[i, ["paired_round", "paired_accuracy"]] = [at, float(hit.test_accuracy.iloc[-1])]
+    return runs.astype({"paired_round": "Int64"})
 
 
 def _gain_text(pp, runs) -> str:
-    """With two rows in one column: the second's gain over the first, seed by seed, where both runs reached
-    the same round, beside the paper's gain ("" otherwise)."""
+    """With two rows in one column: the second's gain over the first, seed by seed, at the last round both
+    runs of the seed reached (``paired_round``), beside the paper's gain ("" where no seed has one)."""
     import pandas as pd
 
     rows, cols = list(dict.fromkeys(runs.row)), set(runs.column)
     if len(rows) != 2 or len(cols) != 1:
         return ""
     a, b = (runs[runs.row == r].set_index("seed") for r in rows)
-    seeds = [s for s in a.index if s in b.index and a.loc[s, "round"] == b.loc[s, "round"]
-             and pd.notna(a.loc[s, "accuracy"]) and pd.notna(b.loc[s, "accuracy"])]
+    seeds = [s for s in a.index if s in b.index and pd.notna(a.loc[s, "paired_accuracy"])
+             and pd.notna(b.loc[s, "paired_accuracy"])]
     if not seeds:
         return ""
-    gains = [float(b.loc[s, "accuracy"] - a.loc[s, "accuracy"]) for s in seeds]
-    at = sorted({int(a.loc[s, "round"]) for s in seeds})
+    gains = [float(b.loc[s, "paired_accuracy"] - a.loc[s, "paired_accuracy"]) for s in seeds]
+    at = sorted({int(a.loc[s, "paired_round"]) for s in seeds})
     paper = b.paper.iloc[0] - a.paper.iloc[0] if pd.notna(b.paper.iloc[0]) and pd.notna(a.paper.iloc[0]) else None
-    text = (f"{pp.gain_label(rows[1], rows[0])} at round {', '.join(map(str, at))}: {sum(gains) / len(gains):+.2f} pp "
-            f"(seed by seed {', '.join(f'{g:+.2f}' for g in gains)})")
+    text = (f"{pp.gain_label(rows[1], rows[0])} at round {', '.join(map(str, at))} (the last round both runs of a "
+            f"seed reached): {sum(gains) / len(gains):+.2f} pp (seed by seed {', '.join(f'{g:+.2f}' for g in gains)})")
     return text + (f"; the paper: {paper:+.2f} pp at round {int(runs.rounds.max())}. " if paper is not None else ". ")
 
 
@@ -190,8 +214,8 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
                + 
                "An interrupted run's accuracy is its last evaluation before the interruption, not the cell's "
                "result; the same command resumes it from its checkpoint.")
-    cols = ["row", "column", "seed", "state", "round", "rounds", "accuracy", "paper", "gap_pp", "elapsed_s",
-            "device_name"]
+    cols = ["row", "column", "seed", "state", "round", "rounds", "accuracy", "paired_round", "paired_accuracy", "paper",
+            "gap_pp", "elapsed_s", "device_name"]
     save_table(runs[cols], f"{table}_gpu_runs", out_dir, title=f"{paper} {table}: the runs trained on a GPU",
                caption=caption, **meta)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
@@ -200,6 +224,10 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
         palette = {pp.method_label(r): pp.method_colors.get(r, "0.4") for r in set(curves.row)}
         sns.lineplot(data=curves, x="round", y="test_accuracy", hue="method", style="seed", units="seed",
                      estimator=None, ax=ax, lw=1.0, palette=palette)
+        stopped_at = sorted({int(r) for r in runs[runs.state == "interrupted"]["round"] if r})
+        if stopped_at:  # on the axis, under the curves: a marker on a curve would hide a run with one point
+            ax.plot(stopped_at, [0.02] * len(stopped_at), transform=ax.get_xaxis_transform(), marker="^", ms=7,
+                    ls="none", color="0.25", clip_on=False, label="a run stopped here (resumes)")
         for (r, c), cell in reported.items():
             if cell is not None:
                 ax.axhline(cell.mean, ls=":", lw=1.2, color=pp.method_colors.get(r, "0.4"),

@@ -30,7 +30,7 @@ from typing import Callable
 
 import torch
 
-__all__ = ["MODES", "seeds_global_rng", "PackRun", "StopRun", "run_pack"]
+__all__ = ["MODES", "seeds_global_rng", "PackRun", "StopRun", "run_pack", "pack_rate"]
 
 MODES = ("turns", "streams")
 
@@ -61,6 +61,7 @@ class PackRun:
     state: str = "not started"
     round: int = 0
     round_times: list = field(default_factory=list)  # wall seconds between this run's successive rounds
+    round_ends: list = field(default_factory=list)  # time.perf_counter() at the end of each round
     wall_s: float = 0.0
     error: str = ""
     summary: dict | None = None
@@ -154,6 +155,7 @@ def run_pack(configs, store, *, slots: int = 2, mode: str = "turns",
             now = time.perf_counter()
             run.round, run.wall_s = round_, run.wall_s + now - last[0]
             run.round_times.append(now - last[0])
+            run.round_ends.append(now)
             emit("round", run)
             checkpointed = round_ % cfg.checkpoint_every == 0 and round_ != cfg.rounds  # (the last: the result)
             if checkpointed and stop is not None and stop(run):
@@ -210,3 +212,18 @@ def run_pack(configs, store, *, slots: int = 2, mode: str = "turns",
     finally:
         torch.set_num_threads(threads_before)
     return runs
+
+
+def pack_rate(runs) -> float | None:
+    """Rounds a second of a whole pack while all its runs trained at once: the round ends that fall in the
+    window from the latest first round end to the earliest last one, over the window's length.  A run's
+    own round times say nothing of this (in ``turns`` each counts only its own turn; in ``streams`` a
+    run's rounds may all pass before the next run has finished its setup).  One run: its rounds after
+    the first over their span.  None where the runs never trained at the same time."""
+    ends = [list(r.round_ends) for r in runs]
+    if not ends or any(len(e) < 2 for e in ends):
+        return None
+    lo, hi = max(e[0] for e in ends), min(e[-1] for e in ends)
+    if hi <= lo:
+        return None
+    return sum(lo < t <= hi for e in ends for t in e) / (hi - lo)

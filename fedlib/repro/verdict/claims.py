@@ -7,8 +7,9 @@ Pure: numbers in, a :class:`Verdict` out (no files, no runs).  The quantities ar
 ``s_b`` over ``n_a``, ``n_b`` seeds.  Its standard error is ``se = √(s_a²/n_a + s_b²/n_b)``
 (:func:`difference_se`), and its *noise* is ``2·se``.  A mean over ``k`` columns has
 ``se = √(Σ se_i²) / k`` (the columns are independent runs).  Where a cell has one seed, its ``s`` is the
-table's measured seed-to-seed spread (the CSV's ``spread``); where nothing is measured the noise is
-unknown (None), and no verdict may then say "beyond the noise".
+table's measured seed-to-seed spread (the CSV's ``spread``; for runs on a GPU, where no spread of ours is
+measured, the paper's reported std of the same cell); where nothing is measured the noise is unknown (None),
+and no verdict may then say "beyond the noise".
 
 **Sign rule** (:func:`sign_rule`; the paper's gap ``p ≠ 0``, ours ``x``, noise ``z``).  Two questions:
 is a gain of the paper's sign seen (``|x| > z``), and is the paper's size ruled out (``|x − p| > z``)?
