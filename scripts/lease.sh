@@ -3,11 +3,13 @@
 #
 # Prepared here, once:   python -m fedlib.repro.lease --check
 #                        python -m fedlib.repro.lease --dry-run --minutes 12
-#                        python -m fedlib.repro.lease --pack-data .lease     # .lease/parts/data-NN + manifest.json
+#                        python -m fedlib.repro.lease --pack-data .lease --datasets cifar10   # 4 parts of 33 MiB
 # On the device, one call per data part but the last, each carrying that part (carry: .lease/parts/data-00):
 #                        scripts/lease.sh stash
-# then the lease itself, carrying the last part and .lease/manifest.json (carry: .lease/parts/data-02, .lease/manifest.json):
-#                        scripts/lease.sh run --minutes 12
+# then the lease itself, carrying the last part and .lease/manifest.json (carry: .lease/parts/data-03, .lease/manifest.json):
+#                        scripts/lease.sh run --minutes 9
+# Call each within the machine's 30 s warm time after the last (2026-11-26: a start took 30 s, a stash 5 s).
+# A second, shorter `run` on the still-warm machine continues from the same store (/tmp/fedlib-lease/store).
 # The parts stay on the warm machine between calls (/tmp/fedlib-lease); the lease checks each against the
 # manifest's sha256 before anything trains and names a missing one.  Its outputs (lease.json, store-NN.tar,
 # lease.log: 8 files at most) come back from $OUT; here: python -m fedlib.repro.lease --import <that folder>,

@@ -557,3 +557,17 @@ def test_a_row_group_beside_the_papers_rows_is_its_own_curve():
                            "n_seeds": 1} for e in (1, 5)])
     fig = plot_paper_vs_ours(steps, x="E", panel="column")
     assert any(len(ln.get_xdata()) == 2 and ln.get_linestyle() == "-" for ln in fig.axes[0].lines)
+
+
+def test_why_empty_names_the_first_cells_reason_else_the_profile():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from fedlib.repro.artefacts.figure_rules import why_empty
+
+    runs = pd.DataFrame({"note": [None, "not run: needs a GPU (est. 7 GPU-min)", "not run: data absent"]})
+    assert why_empty(SimpleNamespace(runs=runs), "paper") == "not run: needs a GPU (est. 7 GPU-min)"
+    assert why_empty(SimpleNamespace(runs=pd.DataFrame({"note": [None, " "]})), "quick") == \
+        "not run under the 'quick' profile"
+    assert why_empty(None, "smoke") == "not run under the 'smoke' profile"

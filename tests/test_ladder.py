@@ -169,9 +169,24 @@ def test_the_ladder_figure_labels_one_tick_per_rung_and_no_minor_ticks():
     assert [L.compact_count(v) for v in (950, 6000, 2.0e7, 1.5e9)] == ["950", "6k", "20M", "1.5G"]
 
 
-def test_rung_labels_that_would_overlap_on_a_wide_axis_are_thinned_and_the_papers_budget_keeps_its_own():
+def _overlapping_labels(fig, ax) -> list[tuple[str, str]]:
+    """Pairs of tick labels whose inked lines overlap on the canvas (a label on the second line: the lower
+    half of its box, under its blank first line)."""
+    from matplotlib.transforms import Bbox
+
+    boxes = []
+    for t in ax.get_xticklabels():
+        box = t.get_window_extent(fig.canvas.get_renderer())
+        if t.get_text().startswith("\n"):
+            box = Bbox([[box.x0, box.y0], [box.x1, (box.y0 + box.y1) / 2]])
+        boxes.append((t.get_text(), box))
+    return [(a, b) for i, (a, ba) in enumerate(boxes) for b, bb in boxes[i + 1:] if ba.overlaps(bb)]
+
+
+def test_rung_labels_that_would_overlap_go_on_a_second_line_and_every_rung_keeps_its_label():
     """FEDIC's CPU rungs (4.86k, 9.72k, 38.9k sample-epochs) beside the paper's 9.72M: 4.86k and 9.72k,
-    a factor 2 apart on an axis of 3.7 decades, printed on top of each other."""
+    a factor 2 apart on an axis of 3.7 decades, were printed on top of each other, then 9.72k was dropped
+    (FedConcat's quick ladder showed a rung without its budget).  The rendered labels must not overlap."""
     import matplotlib.pyplot as plt
 
     spec = L.spec_for("fedic")
@@ -182,14 +197,23 @@ def test_rung_labels_that_would_overlap_on_a_wide_axis_are_thinned_and_the_paper
     fig.canvas.draw()
     for ax in fig.axes:
         assert list(ax.get_xticks()) == [4862.4, 9724.8, 38899.2, 9724800.0]  # a tick at every rung
-        assert [t.get_text() for t in ax.get_xticklabels()] == ["4.86k", "", "38.9k", "9.72M"]
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["4.86k", "\n9.72k", "38.9k", "9.72M"]
+        assert _overlapping_labels(fig, ax) == []
     plt.close(fig)
     fig, ax = plt.subplots()
     ax.set_xscale("log")
     ax.set_xlim(1e3, 1e5)
-    L._rung_ticks(ax, [2e3, 9e4, 1e5])  # the top rung's label wins over the one just below it
+    L._rung_ticks(ax, [2e3, 9e4, 1e5])
     fig.canvas.draw()
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["2k", "", "100k"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2k", "90k", "\n100k"]
+    assert _overlapping_labels(fig, ax) == []
+    plt.close(fig)
+    fig, ax = plt.subplots()  # the old thinning's case, labelled on one line: the check sees the overlap
+    ax.set_xscale("log")
+    ax.set_xlim(1e3, 1e5)
+    ax.set_xticks([9e4, 1e5], ["90k", "100k"])
+    fig.canvas.draw()
+    assert _overlapping_labels(fig, ax) == [("90k", "100k")]
     plt.close(fig)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...repro.artefacts import figures as F
-from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_empty, merge_coinciding
+from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_empty, merge_coinciding, why_empty
 from . import PAPER
 from . import reported as paper
 from .cells import BASELINES
@@ -104,14 +104,6 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
     return fig
 
 
-def _why_not_run(grid, profile: str) -> str:
-    """Why a study's grid has nothing to draw: its first cell's note (a GPU's, an absent dataset's), else that the
-    profile does not run it."""
-    runs = grid.runs if grid is not None else pd.DataFrame()
-    notes = [str(n) for n in runs.get("note", pd.Series(dtype=str)) if isinstance(n, str) and n.strip()]
-    return notes[0] if notes else f"not run under the '{profile}' profile"
-
-
 def budget_curves(ctx, budget):
     """The ``budget`` study's baselines: accuracy per round, R of each way of counting marked,
     FedConcat's and FedConcat-ID's final accuracy as horizontal lines."""
@@ -129,11 +121,11 @@ def budget_curves(ctx, budget):
         ax.set_axis_off()  # the last row's spare panels
     colors = PAPER.method_colors
     if not columns:
-        mark_empty(axes[0][0], "the baselines per round", _why_not_run(grid1, ctx.profile.name))
+        mark_empty(axes[0][0], "the baselines per round", why_empty(grid1, ctx.profile.name))
     for ax, column in zip(axes[0], columns):
         if not len(hist) or not (hist.column == column).any():
             mark_empty(ax, f"{paper.TABLE1.column(column).label}: the baselines per round",
-                       _why_not_run(grid1, ctx.profile.name))
+                       why_empty(grid1, ctx.profile.name))
             ax.set_title(paper.TABLE1.column(column).label)
             continue
         for m, g in hist[hist.column == column].groupby("method", sort=False):
@@ -186,7 +178,7 @@ def clusters_heatmap(ctx, clusters):
     if not shown:  # nothing trained here: one axes that says what it would show and why
         fig, ax = plt.subplots(figsize=(7, 2.4))
         mark_empty(ax, "the clients' label distributions ordered by FedConcat's clusters",
-                   _why_not_run(grid, ctx.profile.name))
+                   why_empty(grid, ctx.profile.name))
         ax.set_xticks([]), ax.set_yticks([])
     else:
         fig, axes = plt.subplots(len(shown), 3, figsize=(11, 3.2 * len(shown)), squeeze=False)
@@ -250,7 +242,7 @@ def fig4_bars(ctx, fig4):
                label=f"{arch}", color=["0.55", "0.2"][i])
     if not base.ours_mean.notna().any():  # nothing ran here: say what the axes would show and why, on the % scale
         mark_empty(ax, "the baselines on one cluster model and on FedConcat's final architecture",
-                   _why_not_run(grid4, ctx.profile.name))
+                   why_empty(grid4, ctx.profile.name))
         ax.set_ylim(0, 100)
     label_empty_bars(ax, missing="not run")
     if len(fc) and pd.notna(fc.iloc[0]):
@@ -282,7 +274,7 @@ def fig4_communication(ctx, fig4):
     point = curves[curves.method == "fedconcat"]
     if not len(curves):
         mark_empty(ax, "accuracy against the parameters each client sends and receives",
-                   _why_not_run(grid4, ctx.profile.name))
+                   why_empty(grid4, ctx.profile.name))
     if len(point):
         ax.scatter(point.communication_M, point.accuracy, color="k", marker="*", s=120, zorder=5, label="FedConcat")
         ax.axvline(point.communication_M.iloc[0], color="0.5", ls="--", lw=0.7)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...repro.artefacts import figures as F
-from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_empty
+from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_empty, why_empty
 from .experiments import datasets_used
 
 __all__ = ["GROUP_COLORS", "values_view", "long_tail_counts", "table3_groups", "fig3_aux_size",
@@ -176,7 +176,8 @@ def table3_groups(ctx, study):
         ax.set_xlabel("")
         ax.legend(title=None, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     else:
-        ax.text(0.5, 0.5, "not run", ha="center", va="center")
+        mark_empty(ax, "accuracy of every class and of the many / medium / few groups, row by row",
+                   why_empty(grid, ctx.profile.name))
         ax.set_axis_off()
     ax.set_title("Table 3 (ours): teachers (a)-(d) and distilled students (e)-(h), by group" + _on(ctx, grid),
                  fontsize=9)

@@ -100,7 +100,7 @@ __all__ = ["RULES", "REPORT_ONLY", "CELL_STATUSES", "MIN_FONT_PT", "MAX_WIDTH_PX
            "LegendCoversData", "ErrorBarsWithoutSeeds", "SeriesHidden", "AxesBlank", "TextIllegible", "GroupDropped",
            "DatasetUnnamed", "SeedsUnmarked", "ChanceUnflagged", "declare", "declare_stand_ins", "facts",
            "label_cell", "label_empty_bars", "std_caption", "mark_broken_axis", "merge_coinciding", "mark_empty",
-           "label_groups", "seeds_label", "mark_chance", "stamp_datasets", "check_figure"]
+           "why_empty", "label_groups", "seeds_label", "mark_chance", "stamp_datasets", "check_figure"]
 
 
 class FigureRuleError(ValueError):
@@ -401,6 +401,14 @@ def mark_empty(ax, shows: str, why: str, **text_kw: Any):
     kw.update(text_kw)
     facts(ax).empty = text
     return ax.text(0.5, 0.5, text, **kw)
+
+
+def why_empty(grid, profile: str) -> str:
+    """Why a study's grid has nothing to draw, for :func:`mark_empty`: its first cell's note (a GPU's, an
+    absent dataset's), else that the profile does not run it."""
+    runs = getattr(grid, "runs", None)
+    notes = [] if runs is None or "note" not in runs else [str(n) for n in runs["note"] if isinstance(n, str) and n.strip()]
+    return notes[0] if notes else f"not run under the '{profile}' profile"
 
 
 def label_groups(ax, groups: Iterable[str], without: Iterable[str] = (), *, axis: str = "x",
