@@ -251,8 +251,8 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
     """What a lease of ``minutes`` would train: the queued runs in order on ``slots`` sharing the device, each
     taking the cost model's GPU estimate (a run alone) × ``slots``: packs were measured no faster than one run
     alone (2026-11-26, ``benchmarks/results_gpu.md``); a run without an estimate takes the rest of the lease
-    in its slot.  Rows: run, est. GPU-min, start and end
-    minute, and ``finishes`` / ``reaches ≈ p %`` / ``not started``."""
+    in its slot.  Rows: run, est. GPU-min, start and end minute, and ``finishes`` / ``reaches ≈ p %`` /
+    ``not started``."""
     from .spec.paper import get_paper
 
     horizon = minutes * 60 - measure_s - reserve_s
