@@ -463,3 +463,14 @@ def test_a_cell_whose_seeds_partly_diverged_keeps_the_mean_of_the_rest_and_the_t
     text = render_comparison(compare(p, ours.reset_index()))
     assert "98.60 → 96.50±0.71[^1] (-2.10) ~" in text and "98.10 → 98.00 (-0.10) ~" in text
     assert "[^1]: 1 of 3 seeds diverged (seed 1:" in text
+
+
+def test_a_cell_that_did_not_run_has_no_spread_even_where_the_table_has_one():
+    """A table's cross-machine spread belongs to the cells that ran; a not-run cell showed it (FedLC's FEMNIST
+    column, 1.4e-14 "cross-machine (this table)")."""
+    paper = {("fedavg", "x"): 60.0, ("fedavg", "femnist"): 84.0}
+    p, o = _cells(paper, {("fedavg", "x"): 61.0})
+    c = compare(p, o, spread=0.3).set_index("column")
+    assert c.loc["x", "spread"] == 0.3 and c.loc["x", "spread_source"] == "cross-machine (this table)"
+    assert math.isnan(c.loc["femnist", "spread"]) and c.loc["femnist", "spread_source"] == "not measured"
+    assert c.loc["femnist", "status"] == "not_run"

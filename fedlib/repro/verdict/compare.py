@@ -130,7 +130,9 @@ def compare(paper_frame: pd.DataFrame, ours: pd.DataFrame, on: Sequence[str] = (
     seed_std = df.get("ours_std", pd.Series(np.nan, index=df.index))
     if "ours_std_over" in df:  # our ± over rounds (as the paper's) is no spread over seeds
         seed_std = seed_std.where(df["ours_std_over"].isna())
-    cell = [_cell_spread(s, n, table_spreads) for s, n in zip(seed_std, df.get("n_seeds", np.nan))]
+    n_seeds = df["n_seeds"] if "n_seeds" in df else pd.Series(np.nan, index=df.index)
+    cell = [_cell_spread(s, n, table_spreads) if pd.notna(m) else (math.nan, NOT_MEASURED)  # not run: no spread
+            for s, n, m in zip(seed_std, n_seeds, df["ours_mean"])]
     df["spread"] = [c[0] for c in cell]
     df["spread_source"] = [c[1] for c in cell]
     std_over = df["std_over"] if "std_over" in df else pd.Series("seeds", index=df.index)
