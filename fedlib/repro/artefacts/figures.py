@@ -126,6 +126,8 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_minor_formatter(NullFormatter())
     axes[0][0].set_ylabel(ylabel)
+    if title:  # before the layout: a title added later shrinks the axes, and curves apart now would coincide
+        fig.suptitle(title)
     fig.tight_layout()  # the final geometry, where curves drawn as one are found
     for ax in axes[0]:
         merged += [t for t in merge_coinciding(ax, {ln: n for ln, n in names.items() if ln.axes is ax})
@@ -143,8 +145,6 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         handles.append(Line2D([], [], ls="none"))
         labels.append("†: a paper value flagged as a probable typo")
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
-    if title:
-        fig.suptitle(title)
     fig.tight_layout()
     return fig
 
@@ -211,8 +211,6 @@ def plot_histories(histories, *, panel: str = "setting", hue: str = "method", ti
     axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][-1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
-    if title:
-        fig.suptitle(title)
     fig.tight_layout()
     return fig
 
