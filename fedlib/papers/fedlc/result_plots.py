@@ -168,8 +168,10 @@ def fig5_curves(ctx, fig5):
     if not len(hist):
         return None
     datasets = fig5.grid.runs.dataset_used.dropna().unique()
-    fig = F.plot_histories(hist, panel="setting", hue="method", paper=ctx.paper,
-                           title=f"FedLC vs FedRS ({', '.join(datasets)})")
+    names = ", ".join(ctx.paper.dataset_label(d) for d in datasets)
+    fig = F.plot_histories(hist, panel="setting", hue="method", paper=ctx.paper, title=f"FedLC vs FedRS ({names})")
+    for ax in fig.axes:  # every panel names what its runs trained on (a stand-in in reduced profiles)
+        ax.set_title(f"{ax.get_title()} (run on {names})", fontsize=9)
     ctx.save_figure(fig, "fig5_curves", experiment="fig5", title="Fig. 5: test accuracy per round, FedLC vs FedRS",
                     caption="The paper shows ImageNet-subset with 40 clients; here the profile's CIFAR-10 settings (or "
                             "its stand-in), with the profile's number of clients.",
