@@ -42,7 +42,9 @@ def test_difference_se_is_the_std_of_a_difference_of_two_means():
     (4.5, 3.5, 7.5, "reproduced"),         # beyond the noise, under half the size of a paper value within noise
     (3.0, None, 10.0, "partly"),           # noise unknown: never decided
     (-3.0, 2.0, 10.0, "not reproduced"),   # the opposite sign beyond the noise
-    (-1.0, 2.0, 10.0, "not reproduced"),   # the opposite sign within it
+    (-1.0, 2.0, 10.0, "not reproduced"),   # the opposite sign within it, the paper's size ruled out
+    (-0.15, 1.2, 0.83, "partly"),          # the opposite sign within a noise that holds the paper's size too:
+    (0.12, 1.2, 0.83, "partly"),           # undecided, as its mirror of the paper's sign (FedLC's Table 7, quick)
 ])
 def test_sign_rule_branches(ours, noise, paper, word):
     assert rules.sign_rule(ours, noise, paper).word == word

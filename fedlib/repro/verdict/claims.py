@@ -13,7 +13,8 @@ and no verdict may then say "beyond the noise".
 
 **Sign rule** (:func:`sign_rule`; the paper's gap ``p ≠ 0``, ours ``x``, noise ``z``).  Two questions:
 is a gain of the paper's sign seen (``|x| > z``), and is the paper's size ruled out (``|x − p| > z``)?
-Not reproduced if ``x`` has the opposite sign, or if no gain is seen while the paper's size is ruled out
+Not reproduced if ``x`` has the opposite sign (unless the noise holds both zero and the paper's size:
+then partly, as for the paper's sign), or if no gain is seen while the paper's size is ruled out
 (our gain is indistinguishable from zero and clearly not the paper's); partly if no gain is seen but the
 paper's size is not ruled out either (the noise is too large to decide, or unknown), or if a gain is
 seen but under half the paper's size, which is ruled out; reproduced otherwise (the paper's sign beyond
@@ -101,6 +102,8 @@ def sign_rule(ours: float, noise: float | None, paper: float) -> Verdict:
     head = f"{ours:+.2f} vs paper {paper:+.2f} ({_noise_text(noise)})"
     if ours * paper <= 0:
         beyond = _finite(noise) and abs(ours) > noise
+        if _finite(noise) and not beyond and abs(ours - paper) <= noise:  # zero and the paper's size both within it
+            return Verdict("partly", f"{head}: the opposite sign within the noise, which holds the paper's size too")
         return Verdict("not reproduced", f"{head}: the opposite sign{' beyond the noise' if beyond else ''}")
     if not _finite(noise):
         return Verdict("partly", f"{head}: the paper's sign; the noise is not measured, so neither a gain nor "
