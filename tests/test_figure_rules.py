@@ -571,3 +571,31 @@ def test_why_empty_names_the_first_cells_reason_else_the_profile():
     assert why_empty(SimpleNamespace(runs=pd.DataFrame({"note": [None, " "]})), "quick") == \
         "not run under the 'quick' profile"
     assert why_empty(None, "smoke") == "not run under the 'smoke' profile"
+
+
+def test_paper_vs_ours_merges_coinciding_curves_in_the_geometry_it_is_saved_in():
+    """Two curves of ours apart by d pp: either told apart or merged into one legend entry, never hidden, for
+    every d.  With the title set after the merging layout, the axes shrank and curves 0.325-0.375 pp apart
+    merged at one size were hidden at the saved one (FedLC's quick Table 6: FedAvg under FedProx)."""
+    import pandas as pd
+
+    from fedlib.repro.artefacts.figures import plot_paper_vs_ours
+
+    def frame(d):
+        rows = []
+        for m, lab, off in (("fedavg", "FedAvg", 0.0), ("fedprox", "FedProx", d), ("fedlc", "FedLC", 12.0)):
+            for x, base in ((10, 66.0), (30, 64.0), (50, 58.0), (100, 28.0)):
+                rows.append({"row": m, "row_label": lab, "column": "c", "m": x, "dataset": "cifar10",
+                             "ours_mean": base + off, "paper_mean": base - 8 + (3 if m == "fedlc" else 0),
+                             "n_seeds": 1})
+        return pd.DataFrame(rows)
+
+    hidden = []
+    for d in np.linspace(0.02, 2.0, 40):
+        fig = plot_paper_vs_ours(frame(d), x="m", title="Table 6: accuracy against the number of clients\nsecond line")
+        try:
+            fr.check_figure(fig, seeds=1)
+        except fr.SeriesHidden:
+            hidden.append(round(float(d), 3))
+        plt.close(fig)
+    assert hidden == []
