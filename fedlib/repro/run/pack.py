@@ -1,8 +1,9 @@
 """A pack: several runs trained in one process, each exactly as it would train alone.
 
 On a GPU, runs too small to fill the chip may train faster together (FedLC's CIFAR-10 runs on an H200
-did not: two together trained at the rate of one, ``benchmarks/results_gpu.md``; measure with :func:`pack_rate`).  Separate processes share a GPU by
-time-slicing, each with its own CUDA context and its own copy of the data; a pack keeps them in one
+did not: two together trained at the rate of one, ``benchmarks/results_gpu.md``; measure with
+:func:`pack_rate`).  Separate processes share a GPU by time-slicing, each with its own CUDA context and
+its own copy of the data; a pack keeps them in one
 process, one thread per run (``slots`` at a time, taking the next configuration of the list as one
 finishes), in one of two modes:
 
