@@ -100,16 +100,17 @@ def sign_rule(ours: float, noise: float | None, paper: float) -> Verdict:
     if _finite(noise) and noise < 0:
         raise ValueError(f"noise must be ≥ 0, got {noise!r}")
     head = f"{ours:+.2f} vs paper {paper:+.2f} ({_noise_text(noise)})"
+    known = _finite(noise)
+    beyond = known and abs(ours) > noise  # a gain (or loss) is seen
+    ruled_out = known and abs(ours - paper) > noise  # the paper's size lies outside our noise band
     if ours * paper <= 0:
-        beyond = _finite(noise) and abs(ours) > noise
-        if _finite(noise) and not beyond and abs(ours - paper) <= noise:  # zero and the paper's size both within it
+        if known and not beyond and not ruled_out:  # zero and the paper's size both within the noise
             return Verdict("partly", f"{head}: the opposite sign within the noise, which holds the paper's size too")
         return Verdict("not reproduced", f"{head}: the opposite sign{' beyond the noise' if beyond else ''}")
-    if not _finite(noise):
+    if not known:
         return Verdict("partly", f"{head}: the paper's sign; the noise is not measured, so neither a gain nor "
                                  "the paper's size is decided")
-    ruled_out = abs(ours - paper) > noise  # the paper's size lies outside our noise band
-    if abs(ours) <= noise:
+    if not beyond:
         if ruled_out:
             return Verdict("not reproduced", f"{head}: no gain beyond the noise, and the paper's size lies "
                                              "outside it")
