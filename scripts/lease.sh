@@ -14,6 +14,9 @@
 # manifest's sha256 before anything trains and names a missing one.  Its outputs (lease.json, store-NN.tar,
 # lease.log: 8 files at most) come back from $OUT; here: python -m fedlib.repro.lease --import <that folder>,
 # then commit lease.json and the store parts as benchmarks/leases/<started>/: the next lease resumes from them.
+# python -m fedlib.repro.lease --prune benchmarks/leases then deletes the earlier parts the newest supersedes, so
+# the committed tree still travels beside a data part.  The device's copy has no .git: the lease records a
+# fingerprint of fedlib/ (lease.json "code"), and --import finds the commit from it.
 set -euo pipefail
 STASH=/tmp/fedlib-lease
 mkdir -p "$STASH/parts"

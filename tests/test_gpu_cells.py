@@ -165,8 +165,59 @@ def test_progress_and_record_show_finished_interrupted_and_unstarted_runs(tmp_pa
     assert paired.loc[("fedavg", 0), "paired_accuracy"] == at_one["fedavg"]
     assert paired.loc[("fedlc", 0), "paired_accuracy"] == at_one["fedlc"]
     assert math.isnan(paired.loc[("fedavg", 1), "paired_accuracy"])
-    assert f"at round 1 (the last round both runs of a seed reached): {at_one['fedlc'] - at_one['fedavg']:+.2f} pp" \
-        in caption
+    assert (f"at round 1 (the furthest round both runs of a seed reached): {at_one['fedlc'] - at_one['fedavg']:+.2f} pp"
+            " over 1 seed") in caption
     assert out["runs"].paper.notna().all()
     lines = "\n".join(gpu_lines(tmp_path / "gpu", "gpu"))
     assert "table1_gpu_curves.png" in lines and "trained at `abc1234`" in lines and "Test GPU" in lines
+
+
+def test_only_seeds_compared_at_the_furthest_round_count(tmp_path):
+    """Seed 0's runs both finished (paired at 400); seed 1's FedLC run is at round 60.  The comparison and
+    the claims' cells count seed 0 alone: an accuracy at round 60 is no draw of the one at round 400."""
+    import pandas as pd
+
+    from fedlib.repro.artefacts.claims import _gpu_frame
+
+    runs = pd.DataFrame({"row": ["fedavg", "fedlc", "fedavg", "fedlc"], "column": ["cifar10_beta0.5"] * 4,
+                         "seed": [0, 0, 1, 1], "state": ["finished", "finished", "finished", "interrupted"],
+                         "round": [400, 400, 400, 65], "rounds": [400] * 4, "accuracy": [65.0, 66.0, 62.0, 44.0],
+                         "paired_round": [400, 400, 60, 60], "paired_accuracy": [65.0, 66.0, 42.0, 44.0],
+                         "paper": [60.18, 72.99] * 2})
+    kept = gpu_cells.compared(runs)
+    assert sorted(kept.seed) == [0, 0]
+    text = gpu_cells._gain_text(get_paper("fedlc"), runs)
+    assert "at round 400" in text and "+1.00 pp over 1 seed" in text and "seed 1 (+2.00 at round 60)" in text
+
+    path = tmp_path / "runs.csv"
+    runs.to_csv(path, index=False)
+    frame = _gpu_frame(path, get_paper("fedlc"), "table1").set_index("row")
+    assert frame.loc["fedavg", "n_seeds"] == 1 and frame.loc["fedavg", "ours_mean"] == 65.0
+    assert frame.loc["fedlc", "ours_mean"] == 66.0 and "round 400" in frame.loc["fedlc", "note"]
+
+
+def test_a_run_the_compiled_engine_trained_is_read_as_the_cells_and_a_lease_resumes_it_under_that_engine(tmp_path):
+    """The tables read GPU runs of the vectorized and the compiled engine (GPU_ENGINES; float32 only): a seed
+    the compiled engine finished is found, under its own key; a lease that chose the vectorized engine skips
+    it, and resumes a checkpoint under the engine that wrote it."""
+    from fedlib.repro.budget.costs import GPU_ENGINES, gpu_key
+    from fedlib.repro.lease import _held_engine
+
+    assert GPU_ENGINES == ("vectorized", "compiled")
+    store = Store(tmp_path)
+    _plant_gpu_result(store, {**BASE, "seed": 0, "engine": "compiled"})
+    compiled0 = store.key(Config.from_dict({**BASE, "seed": 0, "engine": "compiled", "device": "cuda"}))
+    assert gpu_key(store, {**BASE, "seed": 0, "device": "cuda"}) == compiled0
+    assert gpu_key(store, {**BASE, "seed": 1, "device": "cuda"}) == store.key(
+        Config.from_dict({**BASE, "seed": 1, "device": "cuda"}))
+    assert stored_gpu_runs(BASE, [0, 1], store) == {0: "Test GPU 80GB"}
+    assert stored_gpu_runs({**BASE, "precision": "tf32"}, [0], store) == {}  # another precision: not this cell
+    cuda = {**BASE, "device": "cuda"}
+    assert _held_engine(store, {**cuda, "seed": 0}, "vectorized", "float32") == "compiled"
+    assert _held_engine(store, {**cuda, "seed": 1}, "vectorized", "float32") == "vectorized"
+    assert _held_engine(store, {**cuda, "seed": 0}, "vectorized", "tf32") == "vectorized"
+    assert _held_engine(store, {**cuda, "seed": 0}, "sequential", "float32") == "sequential"
+    ckpt = store.key(Config.from_dict({**cuda, "seed": 2, "engine": "compiled"}))
+    store.entry(ckpt).mkdir(parents=True)
+    (store.entry(ckpt) / "checkpoint.pt").write_bytes(b"")
+    assert _held_engine(store, {**cuda, "seed": 2}, "vectorized", "float32") == "compiled"

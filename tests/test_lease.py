@@ -298,3 +298,75 @@ def test_resuming_from_several_leases_keeps_the_latest_checkpoint_and_a_finished
     assert (dev.entry("b") / "checkpoint.pt").read_bytes() == b"round 225"
     assert lease.unpack_store_parts(old, dev) == ["b"]  # again: the finished run is kept, not set back
     assert (dev.entry("a") / "checkpoint.pt").read_bytes() == b"round 400"
+
+
+def test_pruning_deletes_only_parts_a_later_lease_holds_as_far_and_resuming_skips_them(tmp_path):
+    """Three bring-backs: the second holds the first's runs further on, the third holds one of the second's
+    runs but not the other.  The first's part goes, the second's stays; a resume of all three still
+    restores every run at its furthest checkpoint or result."""
+    def bring_back(name, entries):
+        store = Store(tmp_path / f"{name}-store")
+        rows = []
+        for key, (round_, files) in entries.items():
+            store.entry(key).mkdir(parents=True)
+            for f, data in files.items():
+                (store.entry(key) / f).write_bytes(data)
+            rows.append({"key": key, "state": "finished" if "result.json" in files else "stopped", "round": round_,
+                         "rounds": 400})
+        lease.write_outputs(tmp_path / "leases" / name, {"runs": rows}, store)
+
+    bring_back("1-old", {"a": (225, {"checkpoint.pt": b"a 225"}), "b": (0, {"checkpoint.pt": b"b 0"})})
+    bring_back("2-mid", {"a": (400, {"params.pt": b"a", "result.json": b"{}"}), "b": (220, {"checkpoint.pt": b"b 220"}),
+                         "c": (65, {"checkpoint.pt": b"c 65"})})
+    bring_back("3-new", {"c": (130, {"checkpoint.pt": b"c 130"})})
+    removed = lease.prune_superseded(tmp_path / "leases")
+    assert [p.split("leases/")[1] for p in removed] == ["1-old/store-00.tar"]
+    assert json.loads((tmp_path / "leases" / "1-old" / "lease.json").read_text())["parts"][0]["pruned"] == "2-mid"
+    assert (tmp_path / "leases" / "2-mid" / "store-00.tar").exists()  # b is nowhere later
+    assert lease.prune_superseded(tmp_path / "leases") == []  # idempotent
+    dev = Store(tmp_path / "dev")
+    for name in ("1-old", "2-mid", "3-new"):
+        lease.unpack_store_parts(tmp_path / "leases" / name, dev)
+    assert (dev.entry("a") / "result.json").exists() and (dev.entry("b") / "checkpoint.pt").read_bytes() == b"b 220"
+    assert (dev.entry("c") / "checkpoint.pt").read_bytes() == b"c 130"
+
+
+def test_a_lease_without_git_is_matched_to_its_commit_by_its_code_fingerprint(tmp_path):
+    """The device's copy of the tree has no .git: the lease records a fingerprint of fedlib/'s files, and the
+    developer machine finds the commit whose tracked files give it (caches ignored; an edit matches none)."""
+    import shutil
+    import subprocess
+
+    from fedlib.repro.artefacts.provenance import code_fingerprint, commit_of_code
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    (repo / "fedlib" / "sub").mkdir(parents=True)
+    (repo / "fedlib" / "a.py").write_text("x = 1\n")
+    (repo / "fedlib" / "sub" / "b.py").write_text("y = 2\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "HOME": str(tmp_path), "PATH": __import__("os").environ["PATH"]}
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    first = git("rev-parse", "HEAD").strip()
+    (repo / "fedlib" / "a.py").write_text("x = 3\n")
+    git("commit", "-qam", "two")
+    second = git("rev-parse", "HEAD").strip()
+    device = tmp_path / "device"  # a copy without .git, with the caches a run leaves
+    shutil.copytree(repo / "fedlib", device / "fedlib")
+    (device / "fedlib" / "__pycache__").mkdir()
+    (device / "fedlib" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    assert commit_of_code(code_fingerprint(device), repo) == second
+    (device / "fedlib" / "a.py").write_text("x = 1\n")
+    assert commit_of_code(code_fingerprint(device), repo) == first
+    (device / "fedlib" / "a.py").write_text("x = 4\n")
+    assert commit_of_code(code_fingerprint(device), repo) is None
+    assert lease.lease_commit({"commit": "unknown", "code": code_fingerprint(repo)}, repo) == second
+    assert lease.lease_commit({"commit": "unknown", "code": code_fingerprint(device)}, repo) == "unknown"
+    assert lease.lease_commit({"commit": first, "code": code_fingerprint(repo)}, repo) == first  # git knew it

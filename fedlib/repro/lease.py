@@ -38,7 +38,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .artefacts.provenance import git_commit
+from .artefacts.provenance import code_fingerprint, commit_of_code, git_commit
 
 __all__ = ["Job", "load_queue", "queue_jobs", "check", "plan", "measure", "best_share", "train", "write_outputs",
            "import_lease", "pack_data", "unpack_data", "DEFAULT_QUEUE", "main"]
@@ -50,7 +50,7 @@ FILE_LIMIT = 16 * MIB  # one file brought back from the device
 #: Folders (under the data root) a dataset's loader reads, the first one present is packed.
 DATA_FOLDERS = {"cifar10": ("cifar10", "cifar-10-batches-py"), "cifar100": ("cifar-100-python",),
                 "mnist": ("MNIST/raw",), "fmnist": ("FashionMNIST/raw",), "svhn": ("train_32x32.mat",)}
-_ENGINES = ("vectorized", "sequential")
+_ENGINES = ("vectorized", "compiled", "sequential")
 #: Rounds each run of a measured pack trains: enough for the k runs to overlap after their serialised
 #: setups (the 2026-11-26 lease measured 3-round packs that never overlapped: 2.26 rounds/s for 2 runs
 #: that then trained at 1.1 together).
@@ -406,7 +406,7 @@ def _round_seconds(cfg: dict, rounds: int = 2) -> float:
 
 
 def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.0, store_root=None,
-            log=print) -> dict:
+            log=print, engines=()) -> dict:
     """On ``cfg``'s device: seconds a round of each engine × precision (those the device has), then the
     summed rounds/s of packs of k copies (different seeds) of ``cfg`` for k in ``shares``, until
     ``budget_s`` is spent.  Returns ``{"rounds": [...], "shares": [...]}``."""
@@ -420,8 +420,11 @@ def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.
     t0, out = time.perf_counter(), {"rounds": [], "shares": []}
     device = cfg["device"]
     here = [p for p in PRECISIONS if device.startswith("cuda") or p not in CUDA_ONLY]
-    for engine in _ENGINES:
-        for precision in here:
+    # the queue's allowed engines first; the others on a GPU only, for the record (a compile takes seconds
+    # to a minute, which a CPU's short measuring would overrun)
+    others = [e for e in _ENGINES if e not in engines] if device.startswith("cuda") or not engines else []
+    for engine in [*engines, *others]:
+        for precision in sorted(here, key=lambda p: p not in precisions):
             row = {"engine": engine, "precision": precision}
             if time.perf_counter() - t0 > budget_s:
                 row["note"] = "not measured: the measuring minute was spent"
@@ -473,6 +476,23 @@ def best_share(shares: list[dict], tolerance: float = 0.1) -> int:
     return min(s["k"] for s in rated if s["rounds_per_s"] >= (1 - tolerance) * top)
 
 
+def _held_engine(store, cfg: dict, engine: str, precision: str) -> str:
+    """The engine a queued run trains under: the one an earlier lease finished (else checkpointed) it under,
+    among :data:`fedlib.repro.budget.costs.GPU_ENGINES`, so that it is skipped or resumed, not started again
+    under another key; else ``engine``."""
+    from .budget.costs import GPU_ENGINES
+    from ..config import Config
+
+    if engine not in GPU_ENGINES:
+        return engine
+    keys = {e: store.key(Config.from_dict({**cfg, "precision": precision, "engine": e})) for e in GPU_ENGINES}
+    for probe in ("result.json", "checkpoint.pt"):
+        for e, key in keys.items():
+            if (store.entry(key) / probe).exists():
+                return e
+    return engine
+
+
 def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_every: int, slots: int,
           deadline: float, est_round_s: float = 0.0, log=print) -> list[dict]:
     """Train the queued runs into ``store``, ``slots`` at a time in one process (:func:`fedlib.repro.run.pack.run_pack`;
@@ -482,7 +502,8 @@ def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_eve
     from ..config import Config
     from .run.pack import run_pack, seeds_global_rng
 
-    configs = {i: Config.from_dict(_with_lease(j.config, engine, precision, checkpoint_every))
+    configs = {i: Config.from_dict(_with_lease(j.config, _held_engine(store, j.config, engine, precision), precision,
+                                               checkpoint_every))
                for i, j in enumerate(jobs) if j.config is not None}
     device = next(iter(configs.values())).device if configs else "cpu"
     shared = [i for i, c in configs.items() if not seeds_global_rng(c)]
@@ -582,6 +603,8 @@ def unpack_store_parts(lease_dir, store) -> list[str]:
     keys = []
     for part in record.get("parts", []):
         path = lease_dir / part["name"]
+        if part.get("pruned") and not path.exists():  # a later lease holds every entry (prune_superseded)
+            continue
         if not path.exists() or _sha256_file(path) != part["sha256"]:
             raise ValueError(f"{path} is missing or fails its sha256 (lease.json)")
         with tarfile.open(path) as tar:
@@ -592,6 +615,50 @@ def unpack_store_parts(lease_dir, store) -> list[str]:
                 tar.extractall(store.root, members=members, filter="data")
                 keys.append(key)
     return keys
+
+
+def _reached(record: dict) -> dict[str, int]:
+    """Each store key of a lease's record: how far its run got (a finished run counts as past any round)."""
+    return {r["key"]: (10**9 if r.get("state") == "finished" else int(r.get("round") or 0))
+            for r in record.get("runs", []) if r.get("key")}
+
+
+def prune_superseded(leases_dir) -> list[str]:
+    """Delete the store parts of earlier leases (folders of ``leases_dir``, oldest first by name) whose every
+    entry a later lease's parts hold at least as far on; the part stays listed in the earlier ``lease.json``,
+    marked ``"pruned": <the later folder>``, and resuming skips it.  The committed bring-backs then stay
+    small enough to travel beside a data part.  Returns the deleted parts' paths."""
+    folders = sorted(p for p in Path(leases_dir).iterdir() if (p / "lease.json").is_file())
+    records = {f: json.loads((f / "lease.json").read_text()) for f in folders}
+    removed = []
+    for i, folder in enumerate(folders):
+        rec, changed = records[folder], False
+        reached = _reached(rec)
+        for part in rec.get("parts", []):
+            if part.get("pruned"):
+                continue
+            for later in reversed(folders[i + 1:]):
+                held = {k for p in records[later].get("parts", []) if not p.get("pruned") for k in p["keys"]}
+                got = _reached(records[later])
+                if all(k in held and got.get(k, -1) >= reached.get(k, 0) for k in part["keys"]):
+                    (folder / part["name"]).unlink(missing_ok=True)
+                    part["pruned"] = later.name
+                    removed.append(str(folder / part["name"]))
+                    changed = True
+                    break
+        if changed:
+            (folder / "lease.json").write_text(json.dumps(rec, indent=1, default=str))
+    return removed
+
+
+def lease_commit(rec: dict, root=None) -> str:
+    """The commit a lease ran at: the record's, where git knew it on the device; else the commit whose
+    ``fedlib`` files match the record's code fingerprint (the device's copy of the tree has no ``.git``);
+    else ``"unknown"``."""
+    commit = rec.get("commit") or "unknown"
+    if commit == "unknown" and rec.get("code"):
+        return commit_of_code(rec["code"], root) or "unknown"
+    return commit
 
 
 def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
@@ -606,12 +673,15 @@ def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
 
     lease_dir, store = Path(lease_dir), as_store(store)
     rec = json.loads((lease_dir / "lease.json").read_text())
+    rec["commit"] = lease_commit(rec)
     keys = unpack_store_parts(lease_dir, store)
     log(f"{len(keys)} store entries unpacked into {store.root}")
     figures = Path(figures) if figures is not None else repo_root() / "figures"
     chosen = rec.get("training", {})
     written = {}
-    if chosen.get("engine", "vectorized") != "vectorized" or chosen.get("precision", "float32") != "float32":
+    from .budget.costs import GPU_ENGINES
+
+    if chosen.get("engine", "vectorized") not in GPU_ENGINES or chosen.get("precision", "float32") != "float32":
         log(f"trained at {chosen}: stored, not recorded into the profile's figures")
         return {"keys": keys, "written": written}
     tables: dict[tuple, dict] = {}
@@ -650,10 +720,11 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
     if first is None:
         raise ValueError("the queue has no run to train")
     record = {"device": device, "device_name": _device_name(device), "commit": commit or git_commit(),
+              "code": code_fingerprint(),
               "profile": settings["profile"], "minutes": minutes, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "first_setting": first.name}
     base = _with_lease(first.config, settings["engines"][0], "float32", settings["checkpoint_every"])
-    m = measure(base, precisions=settings["precisions"], shares=shares,
+    m = measure(base, precisions=settings["precisions"], shares=shares, engines=settings["engines"],
                 budget_s=min(measure_s, max(0.0, deadline - time.time())), store_root=None, log=log)
     engines = [r for r in m["rounds"] if "round_s" in r and r["engine"] in settings["engines"]
                and r["precision"] in settings["precisions"]]
@@ -698,7 +769,8 @@ def main(argv=None) -> int:
     ap.add_argument("--shares", default="1,2,4,8", help="pack sizes measured (default 1,2,4,8)")
     ap.add_argument("--slots", type=int, default=1, help="with --dry-run: runs sharing the device (default 1)")
     ap.add_argument("--max-files", type=int, default=7, help="files written into --out (default 7; 8 come back)")
-    ap.add_argument("--commit", help="the commit the lease runs at (default: git, else the data manifest's)")
+    ap.add_argument("--commit", help="the commit the lease runs at (default: git; on the device, which has no git, "
+                    "--import finds it from the record's code fingerprint)")
     ap.add_argument("--check", action="store_true", help="every queued configuration builds and trains one tiny "
                                                          "round on the CPU and on the meta device")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and its estimate; train nothing")
@@ -708,6 +780,8 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", help="with --pack-data: comma-separated datasets (default: all the queue reads; "
                                        "a short lease reaches only the first entries)")
     ap.add_argument("--import", dest="import_dir", metavar="DIR", help="a lease's outputs into the store and figures")
+    ap.add_argument("--prune", metavar="LEASES",
+                    help="delete the store parts of earlier leases under LEASES that a later lease holds")
     ap.add_argument("--figures", help="with --import: the figures folder (default: the repository's)")
     a = ap.parse_args(argv)
 
@@ -742,6 +816,10 @@ def main(argv=None) -> int:
         for p in manifest["parts"]:
             print(f"{a.pack_data}/parts/{p['name']}: {p['bytes'] / MIB:.1f} MiB")
         return 0
+    if a.prune:
+        for path in prune_superseded(a.prune):
+            print(f"pruned {path}")
+        return 0
     if a.minutes is None or not a.out:
         ap.error("a lease needs --minutes and --out (or --check, --dry-run, --pack-data, --import)")
     t0 = time.time()
@@ -749,7 +827,6 @@ def main(argv=None) -> int:
     if a.data_parts:
         manifest = unpack_data(a.data_parts, a.data_root)
         os.environ["FEDLIB_DATA"] = str(a.data_root)
-        commit = commit or manifest.get("commit")
         print(f"data: {', '.join(manifest['datasets'])} checked and unpacked in {time.time() - t0:.0f} s")
     from .run.grid import as_store
 

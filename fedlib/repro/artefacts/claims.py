@@ -53,16 +53,19 @@ def _num(x) -> float | None:
 def _gpu_frame(path: Path, pp, table: str) -> pd.DataFrame:
     """The GPU runs (one row per seed) as a table CSV's cells: mean, std (ddof 1), seeds per cell.  Each seed
     counts at its ``paired_round`` (the last round every run of the seed reached, so a finished run is never
-    set against an interrupted one); a seed without one is left out.  With one seed the cell's ``spread``
+    set against an interrupted one); only the seeds paired at the furthest such round count
+    (:func:`fedlib.repro.run.cells.compared`).  With one seed the cell's ``spread``
     (its std, :func:`_std`) is the paper's reported std of that cell: no spread of ours is measured there."""
+    from ..run.cells import compared
+
     runs = pd.read_csv(path)
     if "paired_accuracy" not in runs:  # a record written before the pairing: each run's last evaluation
         runs = runs.assign(paired_accuracy=runs.accuracy, paired_round=runs["round"])
     t = pp.table(table)
-    out = []
+    out, counted = [], compared(runs)
     for (row, col), g in runs.groupby(["row", "column"]):
         cell = t.value(row, col)
-        g = g[g.paired_accuracy.notna()]
+        g = counted[(counted.row == row) & (counted.column == col)]
         at = sorted({int(r) for r in g.paired_round})
         out.append({"row": row, "column": col, "ours_mean": g.paired_accuracy.mean() if len(g) else float("nan"),
                     "ours_std": g.paired_accuracy.std(ddof=1) if len(g) > 1 else float("nan"), "n_seeds": len(g),

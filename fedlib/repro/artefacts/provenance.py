@@ -21,7 +21,8 @@ from typing import Any, Iterable
 
 from ...data import repo_root
 
-__all__ = ["repo_root", "default_output_dir", "relative_to_repo", "git_commit", "provenance", "scrub_paths"]
+__all__ = ["repo_root", "default_output_dir", "relative_to_repo", "git_commit", "code_fingerprint", "commit_of_code",
+           "provenance", "scrub_paths"]
 
 
 def default_output_dir(paper: str, profile: str) -> Path:
@@ -68,6 +69,48 @@ def git_commit(root: str | os.PathLike | None = None) -> str:
     uncommitted changes (modified or untracked, not ignored, files outside
     ``figures/``); ``"unknown"`` outside git (or without git)."""
     return _git_commit(str(Path(root) if root is not None else repo_root()))
+
+
+def _blob_id(data: bytes) -> str:
+    """git's object id of a file's content (``git hash-object``)."""
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _fingerprint(entries: Iterable[tuple[str, str]]) -> str:
+    import hashlib
+
+    return hashlib.sha256("".join(f"{path} {blob}\n" for path, blob in sorted(entries)).encode()).hexdigest()[:16]
+
+
+def code_fingerprint(root: str | os.PathLike | None = None, package: str = "fedlib") -> str:
+    """A hash of the library's source files as they are on disk (each file's path and git blob id under
+    ``package``, caches left out), computable without git: a GPU lease runs on a copy of the working tree
+    that has no ``.git``.  :func:`commit_of_code` finds the commit whose tracked files give the same hash."""
+    base = Path(root) if root is not None else repo_root()
+    files = (p for p in (base / package).rglob("*") if p.is_file() and "__pycache__" not in p.parts
+             and p.suffix not in (".pyc", ".pyo"))
+    return _fingerprint((p.relative_to(base).as_posix(), _blob_id(p.read_bytes())) for p in files)
+
+
+def commit_of_code(fingerprint: str, root: str | os.PathLike | None = None, package: str = "fedlib",
+                   depth: int = 300) -> str | None:
+    """The newest of the last ``depth`` commits whose ``package`` files give ``fingerprint``
+    (:func:`code_fingerprint`); None when none does (or without git)."""
+    cwd = str(Path(root) if root is not None else repo_root())
+    try:
+        log = subprocess.run(["git", "log", f"-{depth}", "--format=%H"], cwd=cwd, capture_output=True, text=True,
+                             timeout=30)
+        for commit in log.stdout.split():
+            tree = subprocess.run(["git", "ls-tree", "-r", commit, "--", package], cwd=cwd, capture_output=True,
+                                  text=True, timeout=30).stdout
+            entries = [(line.split("\t", 1)[1], line.split()[2]) for line in tree.splitlines() if "\t" in line]
+            if entries and _fingerprint(entries) == fingerprint:
+                return commit
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return None
 
 
 def _jsonable(obj: Any) -> Any:

@@ -104,6 +104,7 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
 
     from ...config import Config
     from ...store import code_version
+    from ..budget.costs import gpu_key
     from .grid import as_store
 
     store = as_store(store)
@@ -113,7 +114,7 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
             continue
         for seed in seeds:
             cfg = Config.from_dict({**job["config"], "seed": int(seed)})
-            key = store.key(cfg)
+            key = gpu_key(store, cfg.to_dict())  # the engine it trained under (GPU_ENGINES)
             result = store.load_result(key)
             row = {"row": job["row"], "column": job["column"], "seed": int(seed), "rounds": cfg.rounds,
                    "device_name": device_name, "code_version": code_version(cfg), "key": key}
@@ -158,6 +159,18 @@ def _paired(runs, curves):
     return runs.astype({"paired_round": "Int64"})
 
 
+def compared(runs):
+    """The rows of ``runs`` that a comparison counts: per column, the seeds whose runs were paired at the
+    furthest round any seed's were (``paired_round``).  A seed paired earlier (one of its runs still
+    training) is left out, not averaged with seeds compared at the end: accuracy at round 60 and at round
+    400 are not draws of one quantity."""
+    runs = runs[runs.paired_accuracy.notna()]
+    if runs.empty:
+        return runs
+    top = runs.groupby("column").paired_round.transform("max")
+    return runs[runs.paired_round == top]
+
+
 def _gain_text(pp, runs) -> str:
     """With two rows in one column: the second's gain over the first, seed by seed, at the last round both
     runs of the seed reached (``paired_round``), beside the paper's gain ("" where no seed has one)."""
@@ -166,17 +179,29 @@ def _gain_text(pp, runs) -> str:
     rows, cols = list(dict.fromkeys(runs.row)), set(runs.column)
     if len(rows) != 2 or len(cols) != 1:
         return ""
-    a, b = (runs[runs.row == r].set_index("seed") for r in rows)
-    seeds = [s for s in a.index if s in b.index and pd.notna(a.loc[s, "paired_accuracy"])
-             and pd.notna(b.loc[s, "paired_accuracy"])]
-    if not seeds:
+    def gains(frame):
+        a, b = (frame[frame.row == r].set_index("seed") for r in rows)
+        seeds = [s for s in a.index if s in b.index and pd.notna(a.loc[s, "paired_accuracy"])
+                 and pd.notna(b.loc[s, "paired_accuracy"])]
+        return {s: (int(a.loc[s, "paired_round"]), float(b.loc[s, "paired_accuracy"] - a.loc[s, "paired_accuracy"]))
+                for s in seeds}
+
+    counted, every = gains(compared(runs)), gains(runs)
+    if not counted:
         return ""
-    gains = [float(b.loc[s, "paired_accuracy"] - a.loc[s, "paired_accuracy"]) for s in seeds]
-    at = sorted({int(a.loc[s, "paired_round"]) for s in seeds})
-    paper = b.paper.iloc[0] - a.paper.iloc[0] if pd.notna(b.paper.iloc[0]) and pd.notna(a.paper.iloc[0]) else None
-    text = (f"{pp.gain_label(rows[1], rows[0])} at round {', '.join(map(str, at))} (the last round both runs of a "
-            f"seed reached): {sum(gains) / len(gains):+.2f} pp (seed by seed {', '.join(f'{g:+.2f}' for g in gains)})")
-    return text + (f"; the paper: {paper:+.2f} pp at round {int(runs.rounds.max())}. " if paper is not None else ". ")
+    at = next(iter(counted.values()))[0]
+    mean = sum(g for _, g in counted.values()) / len(counted)
+    paper = (runs[runs.row == rows[1]].paper.iloc[0] - runs[runs.row == rows[0]].paper.iloc[0]
+             if runs.paper.notna().all() else None)
+    text = (f"{pp.gain_label(rows[1], rows[0])} at round {at} (the furthest round both runs of a seed reached): "
+            f"{mean:+.2f} pp over {len(counted)} seed{'s' if len(counted) > 1 else ''} "
+            f"({', '.join(f'seed {s}: {g:+.2f}' for s, (_, g) in counted.items())})")
+    text += (f"; the paper: {paper:+.2f} pp at round {int(runs.rounds.max())}. " if paper is not None else ". ")
+    behind = {s: v for s, v in every.items() if s not in counted}
+    if behind:
+        text += ("Not counted yet, a run still training: " + ", ".join(f"seed {s} ({g:+.2f} at round {r})"
+                                                                        for s, (r, g) in behind.items()) + ". ")
+    return text
 
 
 def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", rows=None, columns=None,
