@@ -50,7 +50,7 @@ FILE_LIMIT = 16 * MIB  # one file brought back from the device
 #: Folders (under the data root) a dataset's loader reads, the first one present is packed.
 DATA_FOLDERS = {"cifar10": ("cifar10", "cifar-10-batches-py"), "cifar100": ("cifar-100-python",),
                 "mnist": ("MNIST/raw",), "fmnist": ("FashionMNIST/raw",), "svhn": ("train_32x32.mat",)}
-_ENGINES = ("vectorized", "compiled", "sequential")
+_ENGINES = ("vectorized", "sequential")
 #: Rounds each run of a measured pack trains: enough for the k runs to overlap after their serialised
 #: setups (the 2026-11-26 lease measured 3-round packs that never overlapped: 2.26 rounds/s for 2 runs
 #: that then trained at 1.1 together).
@@ -406,7 +406,7 @@ def _round_seconds(cfg: dict, rounds: int = 2) -> float:
 
 
 def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.0, store_root=None,
-            log=print, engines=()) -> dict:
+            log=print) -> dict:
     """On ``cfg``'s device: seconds a round of each engine × precision (those the device has), then the
     summed rounds/s of packs of k copies (different seeds) of ``cfg`` for k in ``shares``, until
     ``budget_s`` is spent.  Returns ``{"rounds": [...], "shares": [...]}``."""
@@ -420,11 +420,8 @@ def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.
     t0, out = time.perf_counter(), {"rounds": [], "shares": []}
     device = cfg["device"]
     here = [p for p in PRECISIONS if device.startswith("cuda") or p not in CUDA_ONLY]
-    # the queue's allowed engines first; the others on a GPU only, for the record (a compile takes seconds
-    # to a minute, which a CPU's short measuring would overrun)
-    others = [e for e in _ENGINES if e not in engines] if device.startswith("cuda") or not engines else []
-    for engine in [*engines, *others]:
-        for precision in sorted(here, key=lambda p: p not in precisions):
+    for engine in _ENGINES:
+        for precision in here:
             row = {"engine": engine, "precision": precision}
             if time.perf_counter() - t0 > budget_s:
                 row["note"] = "not measured: the measuring minute was spent"
@@ -476,23 +473,6 @@ def best_share(shares: list[dict], tolerance: float = 0.1) -> int:
     return min(s["k"] for s in rated if s["rounds_per_s"] >= (1 - tolerance) * top)
 
 
-def _held_engine(store, cfg: dict, engine: str, precision: str) -> str:
-    """The engine a queued run trains under: the one an earlier lease finished (else checkpointed) it under,
-    among :data:`fedlib.repro.budget.costs.GPU_ENGINES`, so that it is skipped or resumed, not started again
-    under another key; else ``engine``."""
-    from .budget.costs import GPU_ENGINES
-    from ..config import Config
-
-    if engine not in GPU_ENGINES:
-        return engine
-    keys = {e: store.key(Config.from_dict({**cfg, "precision": precision, "engine": e})) for e in GPU_ENGINES}
-    for probe in ("result.json", "checkpoint.pt"):
-        for e, key in keys.items():
-            if (store.entry(key) / probe).exists():
-                return e
-    return engine
-
-
 def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_every: int, slots: int,
           deadline: float, est_round_s: float = 0.0, log=print) -> list[dict]:
     """Train the queued runs into ``store``, ``slots`` at a time in one process (:func:`fedlib.repro.run.pack.run_pack`;
@@ -502,8 +482,7 @@ def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_eve
     from ..config import Config
     from .run.pack import run_pack, seeds_global_rng
 
-    configs = {i: Config.from_dict(_with_lease(j.config, _held_engine(store, j.config, engine, precision), precision,
-                                               checkpoint_every))
+    configs = {i: Config.from_dict(_with_lease(j.config, engine, precision, checkpoint_every))
                for i, j in enumerate(jobs) if j.config is not None}
     device = next(iter(configs.values())).device if configs else "cpu"
     shared = [i for i, c in configs.items() if not seeds_global_rng(c)]
@@ -679,9 +658,7 @@ def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
     figures = Path(figures) if figures is not None else repo_root() / "figures"
     chosen = rec.get("training", {})
     written = {}
-    from .budget.costs import GPU_ENGINES
-
-    if chosen.get("engine", "vectorized") not in GPU_ENGINES or chosen.get("precision", "float32") != "float32":
+    if chosen.get("engine", "vectorized") != "vectorized" or chosen.get("precision", "float32") != "float32":
         log(f"trained at {chosen}: stored, not recorded into the profile's figures")
         return {"keys": keys, "written": written}
     tables: dict[tuple, dict] = {}
@@ -724,7 +701,7 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
               "profile": settings["profile"], "minutes": minutes, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "first_setting": first.name}
     base = _with_lease(first.config, settings["engines"][0], "float32", settings["checkpoint_every"])
-    m = measure(base, precisions=settings["precisions"], shares=shares, engines=settings["engines"],
+    m = measure(base, precisions=settings["precisions"], shares=shares,
                 budget_s=min(measure_s, max(0.0, deadline - time.time())), store_root=None, log=log)
     engines = [r for r in m["rounds"] if "round_s" in r and r["engine"] in settings["engines"]
                and r["precision"] in settings["precisions"]]

@@ -104,7 +104,6 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
 
     from ...config import Config
     from ...store import code_version
-    from ..budget.costs import gpu_key
     from .grid import as_store
 
     store = as_store(store)
@@ -114,7 +113,7 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
             continue
         for seed in seeds:
             cfg = Config.from_dict({**job["config"], "seed": int(seed)})
-            key = gpu_key(store, cfg.to_dict())  # the engine it trained under (GPU_ENGINES)
+            key = store.key(cfg)
             result = store.load_result(key)
             row = {"row": job["row"], "column": job["column"], "seed": int(seed), "rounds": cfg.rounds,
                    "device_name": device_name, "code_version": code_version(cfg), "key": key}
