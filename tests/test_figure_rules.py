@@ -599,3 +599,23 @@ def test_paper_vs_ours_merges_coinciding_curves_in_the_geometry_it_is_saved_in()
             hidden.append(round(float(d), 3))
         plt.close(fig)
     assert hidden == []
+
+
+def test_a_cell_label_stays_readable_where_curves_cross_it():
+    """A "not run" label drawn where curves pass (Table 1's curves at β = 0.05 ran through it): it is drawn
+    above every line, on an opaque enough white ground, so the pixels of its box are the label's, not a
+    curve's.  Rendered and read back: inside the box no pixel has a curve's colour."""
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(3, 3), dpi=100)
+    for y in np.linspace(0.1, 0.9, 9):
+        ax.plot([0, 1], [y, y], color=(1.0, 0.0, 0.0), lw=3)
+    text = fr.label_cell(ax, 0.5, 0.3, "not run", key="every method @ 0.5")
+    fig.canvas.draw()
+    box = text.get_bbox_patch().get_window_extent()
+    assert text.get_zorder() > max(line.get_zorder() for line in ax.lines)
+    pixels = np.asarray(fig.canvas.buffer_rgba())[::-1]  # rows from the bottom, as display coordinates
+    inside = pixels[int(box.y0) + 2:int(box.y1) - 2, int(box.x0) + 2:int(box.x1) - 2, :3].astype(int)
+    pure_red = (inside[..., 0] > 200) & (inside[..., 1] < 60) & (inside[..., 2] < 60)
+    assert inside.size and not pure_red.any()
+    plt.close(fig)

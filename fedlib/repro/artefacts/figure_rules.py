@@ -298,11 +298,14 @@ def label_cell(ax, x: float, y: float, status: str, *, key: str | None = None, t
                **text_kw: Any):
     """Draw the label of a cell that has no bar or point to show (``status`` one of
     :data:`CELL_STATUSES`) at data position ``(x, y)`` and declare the cell; ``text`` replaces
-    the default label ("not run", "diverged", "0", "†").  Returns the Text."""
+    the default label ("not run", "diverged", "0", "†").  It is drawn above the data on a white
+    ground, so that curves passing through it hide no letter.  Returns the Text."""
     if status not in CELL_STATUSES:
         raise ValueError(f"status must be one of {', '.join(map(repr, CELL_STATUSES))}, got {status!r}")
     label = text if text is not None else (CELL_STATUSES[status] or "0")
-    kw = {"ha": "center", "va": "bottom", "fontsize": 7, "color": "0.25", "clip_on": False}
+    # above every line and marker, on a white ground: a label drawn where curves pass stays readable
+    kw = {"ha": "center", "va": "bottom", "fontsize": 7, "color": "0.25", "clip_on": False, "zorder": 10,
+          "bbox": {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}}
     kw.update(text_kw)
     artist = ax.text(x, y, label, **kw)
     f = facts(ax)
