@@ -619,3 +619,15 @@ def test_a_cell_label_stays_readable_where_curves_cross_it():
     pure_red = (inside[..., 0] > 200) & (inside[..., 1] < 60) & (inside[..., 2] < 60)
     assert inside.size and not pure_red.any()
     plt.close(fig)
+
+
+def test_labels_of_neighbouring_empty_bars_do_not_run_into_each_other():
+    """Four narrow bars side by side, two without a value: each "n/a" stands upright in its own bar's width
+    (drawn flat, two of them read "n/an/a" in FedConcat's FedLC-gaps figure)."""
+    fig, ax = plt.subplots(figsize=(3, 2), dpi=100)
+    ax.bar(np.arange(12) * 0.2, [1.0, np.nan, np.nan] + [2.0] * 9, 0.2)  # a bar ≈ 18 px wide
+    assert fr.label_empty_bars(ax, missing="n/a", fontsize=12) == 2  # "n/a" ≈ 25 px long
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in ax.texts]
+    assert not boxes[0].overlaps(boxes[1])
+    plt.close(fig)

@@ -329,7 +329,8 @@ def label_empty_bars(ax, missing: str = "not run", *, fmt: str = "0", **text_kw:
             if orient == "vertical":
                 x = p.get_x() + p.get_width() / 2
                 base = p.get_y() if math.isfinite(p.get_y()) else 0.0
-                ax.text(x, base, text, ha="center", va="bottom", rotation=0 if len(text) <= 4 else 90, **kw)
+                # upright: a bar is narrower than a word ("n/a" beside "n/a" read "n/an/a")
+                ax.text(x, base, text, ha="center", va="bottom", rotation=0 if len(text) <= 1 else 90, **kw)
             else:
                 y = p.get_y() + p.get_height() / 2
                 base = p.get_x() if math.isfinite(p.get_x()) else 0.0
