@@ -144,6 +144,7 @@ def test_a_zero_bar_needs_a_value_label_and_a_missing_bar_a_label():
     assert "height 0" in str(info.value) and "drawn as nothing" in str(info.value)
     ax.text(1, 0, "0.0", ha="center")
     ax.text(2, 0, "not run", ha="center")
+    ax.set_xlim(-0.5, 2.5)  # the NaN bar's place: matplotlib's limits leave it out
     assert fr.check_figure(fig)["cells_labelled"]
     fig, ax = plt.subplots()
     ax.bar([0, 1], [3.0, 0.0])
@@ -251,6 +252,7 @@ def test_a_figure_that_obeys_every_rule_records_every_check(tmp_path):
     a.text(1, 0, "0.0", ha="center", va="bottom")
     a.text(2, 0, "diverged", ha="center", va="bottom")
     a.set_ylim(0, 100)
+    a.set_xlim(-0.5, 2.5)
     a.set_title("CIFAR-10 (run on FMNIST)")
     fr.declare(a, stand_in="fmnist", cells={"FedAvg @ 2": "diverged", "FedAvg @ 1": "zero"})
     b.plot([1, 2], [50, 57], ls="--", marker="o", mfc="none", color="C0", label="FedAvg")
@@ -631,3 +633,20 @@ def test_labels_of_neighbouring_empty_bars_do_not_run_into_each_other():
     boxes = [t.get_window_extent() for t in ax.texts]
     assert not boxes[0].overlaps(boxes[1])
     plt.close(fig)
+
+
+def test_a_bar_without_a_value_outside_the_axes_is_refused_and_label_empty_bars_keeps_it_inside():
+    """Ten categories, one with a value: matplotlib sets the x-limits around that one bar, and the nine
+    "not run" cells lie outside the axes (FedLC Fig. 1 under the paper profile drew a 12,520 px figure so).
+    The rule sees the empty bars' places; label_empty_bars keeps them inside."""
+    fig, ax = plt.subplots()
+    ax.bar([f"c{i}" for i in range(10)], [np.nan] * 9 + [64.3])
+    for i in range(9):
+        ax.text(i, 0, "not run")
+    with pytest.raises(fr.CellUnlabelled, match="lies outside the axes"):
+        fr.check_figure(fig)
+    for t in list(ax.texts):
+        t.remove()
+    fr.label_empty_bars(ax)
+    assert ax.get_xlim()[0] < 0 < 9 < ax.get_xlim()[1]
+    assert fr.check_figure(fig)["cells_labelled"]

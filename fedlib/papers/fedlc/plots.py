@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ...repro.artefacts import figures as F
-from ...repro.artefacts.figure_rules import label_empty_bars, merge_coinciding
+from ...repro.artefacts.figure_rules import declare, label_empty_bars, merge_coinciding
 from . import PAPER
 from . import reported as paper
 from .deviation_study import LOSS_NAMES
@@ -51,10 +51,14 @@ def fig1_bars(ctx, fig1: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
     yerr, n = _std(fig1)
     ax.bar(fig1.setting, fig1.ours_mean, yerr=yerr, color=[colors[k] for k in fig1.kind], capsize=2)
+    if yerr is not None:  # the error bars' seeds: the cells' (a GPU's cells may have fewer than the profile's)
+        declare(ax, seeds=n)
+    ax.set_xlim(-0.5, len(fig1) - 0.5)  # every setting: bars without a value set no limit of their own
     label_empty_bars(ax, missing="not run")
-    for i, row in fig1.iterrows():
-        if pd.notna(row.ours_mean):
-            ax.text(i, row.ours_mean + 1, f"{row.ours_mean:.1f}", ha="center", fontsize=7)
+    for i, (_, row) in enumerate(fig1.iterrows()):  # at the bar's position, whatever the frame's index
+        if pd.notna(row.ours_mean):  # above the error bar's cap, where there is one
+            cap = row.ours_std if yerr is not None and row.n_seeds >= 2 and pd.notna(row.ours_std) else 0.0
+            ax.text(i, row.ours_mean + cap + 1, f"{row.ours_mean:.1f}", ha="center", fontsize=7)
     ax.set_ylabel("FedAvg test accuracy (%)")
     used = fig1.dataset_used.dropna().unique()
     ax.set_title("FedAvg under label skew, " + (paper.DATASET_LABELS.get(used[0], used[0]) + (

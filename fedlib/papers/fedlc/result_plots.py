@@ -12,7 +12,7 @@ import pandas as pd
 
 from ...repro.artefacts import figures as F
 from ...repro.verdict.compare import add_column_param
-from ...repro.artefacts.figure_rules import label_cell
+from ...repro.artefacts.figure_rules import declare, label_cell
 from . import PAPER
 from .experiments import cell_config
 from .label_skew import FIG4_SETTINGS
@@ -25,6 +25,16 @@ __all__ = ["calibration_bars", "tau_curve", "partitions", "profile_partitions", 
 _OURS_VS_PAPER = "Ours: solid, filled markers; the paper: dashed, open markers."
 
 
+def _spread_caption(spread: dict) -> str:
+    """The error bars' caption when panels' bars are over different numbers of seeds (``{panel: seeds}``):
+    "Error bars: std over 3 seeds (D(β=0.5): std over 2 seeds)."."""
+    if not spread:
+        return ""
+    most = max(spread.values(), key=list(spread.values()).count)
+    others = "; ".join(f"{k}: std over {n} seeds" for k, n in spread.items() if n != most)
+    return F.std_caption(most) if not others else F.std_caption(most)[:-1] + f" ({others})."
+
+
 def calibration_bars(ctx, calib: dict, name: str = "calibration_variants_bars",
                      title: str = "§4: FedLC loss variants in federated runs", heading: str = "FedLC loss variants"):
     """§4: accuracy of every loss variant per setting (horizontal bars; dashed: FedAvg), from the
@@ -35,9 +45,13 @@ def calibration_bars(ctx, calib: dict, name: str = "calibration_variants_bars",
     order = list(dict.fromkeys(plot.label))
     fig, axes = plt.subplots(1, plot.setting.nunique(), figsize=(4.6 * plot.setting.nunique(), 3.6), squeeze=False)
     palette = dict(zip(order, _palette()))
+    spread = {}  # setting -> the seeds its error bars are over (a GPU's cells may have fewer than the CPU's)
     for ax, (setting, d) in zip(axes[0], plot.groupby("setting", sort=False)):
         d = d.set_index("label").reindex(order)
         xerr, n = _std(d)
+        if xerr is not None:
+            declare(ax, seeds=n)
+            spread[setting] = n
         ax.barh(range(len(d)), d.ours_mean, xerr=xerr, color=[palette[lab] for lab in d.index])
         ax.bar_label(ax.containers[-1], fmt="%.1f", fontsize=7, padding=2)
         for i, st in enumerate(d.get("status", pd.Series("ok", index=d.index))):
@@ -57,7 +71,7 @@ def calibration_bars(ctx, calib: dict, name: str = "calibration_variants_bars",
     fig.suptitle(f"{heading}, " + ", ".join(_dataset(u) for u in used))
     fig.tight_layout()
     ctx.save_figure(fig, name, experiment="calibration", title=title,
-                    caption=f"Dashed: FedAvg. {calib['tau_text']}. " + F.std_caption(F.seeds_of(calib["var"])),
+                    caption=f"Dashed: FedAvg. {calib['tau_text']}. " + _spread_caption(spread),
                     datasets=calib["datasets"])
     return fig
 
@@ -115,11 +129,14 @@ def partitions(ctx, counts: dict, seed: int):
 
 
 def profile_partitions(ctx, seed: int):
-    """The most skewed partitions of Tables 1-2 (Q(α=2), D(β=0.05)) as this profile trains them."""
+    """The most skewed partitions of Tables 1-2 (Q(α=2), D(β=0.05)) as this profile configures them: a
+    partition needs no training, so a cell that only a GPU trains (the paper profile's) shows its partition too."""
     import matplotlib.pyplot as plt
 
     from ...config import Config
     from ...data import DatasetNotFoundError
+    from ...repro.artefacts.figure_rules import mark_empty
+    from ...repro.budget.costs import ungated
     from ...simulation import prepare
 
     cases = {"Q(α=2)": {"partition": "shards", "partition_alpha": 2},
@@ -128,16 +145,18 @@ def profile_partitions(ctx, seed: int):
     used = None
     for ax, (name, params) in zip(axes, cases.items()):
         table_id = "table2" if params["partition"] == "shards" else "table1"
-        cfg, note = cell_config(ctx.profile, table_id, base={"dataset": "cifar10", "num_clients": 20, **params})
+        cfg, note = cell_config(ungated(ctx.profile), table_id,
+                                base={"dataset": "cifar10", "num_clients": 20, **params})
+        shows = f"samples per class and client of {name}, 20 clients"
         if cfg is None:
-            ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes)
+            mark_empty(ax, shows, note)
             continue
         try:
-            exp = prepare(Config.from_dict({**cfg, "seed": seed, "rounds": 1}))
+            exp = prepare(Config.from_dict({**cfg, "device": "cpu", "seed": seed, "rounds": 1}))
             used = cfg["dataset"]
             F.heatmap_counts(exp.class_counts, ax, title=f"{name}, {cfg['dataset']}, 20 clients")
         except DatasetNotFoundError as err:
-            ax.text(0.5, 0.5, f"not run: {err.name} absent", ha="center", va="center", transform=ax.transAxes)
+            mark_empty(ax, shows, f"not run: {err.name} absent")
     fig.tight_layout()
     ctx.save_figure(fig, "fig4_partitions_profile", experiment="table1",
                     title=f"Partitions used by the '{ctx.profile.name}' profile's runs (Tables 1-2 setting)",

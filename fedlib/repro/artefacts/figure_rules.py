@@ -331,11 +331,16 @@ def label_empty_bars(ax, missing: str = "not run", *, fmt: str = "0", **text_kw:
                 base = p.get_y() if math.isfinite(p.get_y()) else 0.0
                 # upright: a bar is narrower than a word ("n/a" beside "n/a" read "n/an/a")
                 ax.text(x, base, text, ha="center", va="bottom", rotation=0 if len(text) <= 1 else 90, **kw)
+                if not math.isfinite(h):  # matplotlib sets no limit for a bar without a value: its place
+                    ax.update_datalim([(p.get_x(), base), (p.get_x() + p.get_width(), base)], updatey=False)
             else:
                 y = p.get_y() + p.get_height() / 2
                 base = p.get_x() if math.isfinite(p.get_x()) else 0.0
                 ax.text(base, y, text, ha="left", va="center", **kw)
+                if not math.isfinite(h):
+                    ax.update_datalim([(base, p.get_y()), (base, p.get_y() + p.get_height())], updatex=False)
             n += 1
+    ax.autoscale_view()
     return n
 
 
@@ -712,6 +717,8 @@ def _cells_labelled(ax, name) -> list[str]:
         if "paper only" not in shown:
             out.append("shows no result of ours (declare(ax, ours=False)) but does not say 'paper only'")
     for c, orient in _bars(ax):
+        lim, log = (ax.get_xlim(), ax.get_xscale() == "log") if orient == "vertical" else \
+            (ax.get_ylim(), ax.get_yscale() == "log")
         for p in c.patches:
             h = p.get_height() if orient == "vertical" else p.get_width()
             if math.isfinite(h) and h != 0:
@@ -731,6 +738,11 @@ def _cells_labelled(ax, name) -> list[str]:
             elif not math.isfinite(h) and not any(over):
                 out.append(f"bar {c.get_label()!r} at {lo:g}..{hi:g} has no value (drawn as nothing) and no label "
                            f"over it ('not run', 'diverged', …)")
+            elif not math.isfinite(h) and not all(_within(v, lim, log) for v in (lo, hi)):
+                # matplotlib sets no limit for a bar without a value: where one bar of a panel has a value,
+                # the others' places (and their labels) can lie outside the axes
+                out.append(f"bar {c.get_label()!r} at {lo:g}..{hi:g} has no value and lies outside the axes: its "
+                           f"label is not seen (label_empty_bars keeps its place inside)")
     return out
 
 
