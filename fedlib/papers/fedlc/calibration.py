@@ -126,7 +126,7 @@ def tau_summary(grid, opts) -> dict:
 
 
 def tau_findings(summary, opts) -> list[str]:
-    tau = summary["tau"]
-    best = tau.loc[tau.groupby("variant").ours_mean.idxmax().dropna()]
+    tau = summary["tau"].dropna(subset=["ours_mean"])  # a variant not run at any τ has no best τ
+    best = tau.loc[tau.groupby("variant").ours_mean.idxmax()]
     return [f"{r.label}: best τ = {r.tau:g} ({r.ours_mean:.2f}%)" for r in best.itertuples()]
 

@@ -61,7 +61,7 @@ def calibration_bars(ctx, calib: dict, name: str = "calibration_variants_bars",
         ax.axvline(d.loc[plot.label[plot.variant == "fedavg"].iloc[0], "ours_mean"], color="k", ls="--", lw=0.8,
                    label="FedAvg (ours)")
         ax.set_yticks(range(len(d)), d.index if ax is axes[0][0] else [""] * len(d))
-        ax.invert_yaxis()
+        ax.set_ylim(len(d) - 0.5, -0.5)  # every variant, top to bottom: a bar without a value sets no limit
         ax.set_title(setting)
         ax.set_xlabel("test accuracy (%)")
         ax.set_xlim(0, max(100.0, float(np.nanmax(d.ours_mean + (d.ours_std.fillna(0) if n >= 2 else 0)))
@@ -76,13 +76,21 @@ def calibration_bars(ctx, calib: dict, name: str = "calibration_variants_bars",
     return fig
 
 
-def tau_curve(ctx, sweep: dict):
+def tau_curve(ctx, sweep: dict, grid=None):
     """§4: accuracy against τ per margin, FedAvg and FedRS as horizontal lines, from the
-    ``calibration_tau`` study's summary."""
+    ``calibration_tau`` study's summary (``grid``: its grid, to say why nothing ran where nothing did)."""
     import matplotlib.pyplot as plt
+
+    from ...repro.artefacts.figure_rules import mark_empty, why_empty
 
     tau_tab, base = sweep["tau"], sweep["baselines"]
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    if not tau_tab.ours_mean.notna().any() and not base.ours_mean.notna().any():
+        mark_empty(ax, "FedLC's test accuracy against τ, beside FedAvg and FedRS", why_empty(grid, ctx.profile.name))
+        ctx.save_figure(fig, "calibration_tau_curve", experiment="calibration",
+                        title="§4: sensitivity of FedLC to τ", caption="Nothing of this sweep ran here.",
+                        datasets=[], placeholder=True)
+        return fig
     floor = tau_tab.ours_mean.min() if tau_tab.ours_mean.notna().any() else 0.0
     for (v, lab), d in tau_tab.groupby(["variant", "label"], sort=False):
         line = ax.errorbar(d.tau, d.ours_mean, yerr=_std(d)[0], marker="o", capsize=2, label=lab)
