@@ -80,6 +80,7 @@ def headline_figure(paper: str, figures_root: str | Path):
             seeds_text.append(f"{scale}: std over {n} seeds")
         top = np.nanmax(np.abs(np.r_[paper_gap, ours, 1.0]) + np.r_[np.zeros(len(paper_gap)), err, 0.0])
         ax.set_ylim(-1.15 * top, 1.15 * top)
+        ax.set_xlim(-0.6, len(columns) - 0.4)  # every column's two slots: a bar without a value sets no limit
         for i, c in enumerate(cells):
             if paper_gap[i] == 0:
                 ax.text(x[i] - 0.2, 0, "0", ha="center", va="bottom", fontsize=7, color="0.25")
