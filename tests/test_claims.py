@@ -192,3 +192,27 @@ def test_gpu_runs_are_compared_at_the_round_both_reached_with_the_papers_std_for
     assert cell["se"] == pytest.approx(math.sqrt(sa ** 2 + sb ** 2))
     word = rules.sign_rule(cell["ours"], 2 * cell["se"], cell["paper"]).word
     assert word == "not reproduced"  # +0.47 against +12.81 with noise ±4.2: the paper's size is ruled out
+
+
+def test_a_gap_between_gpu_cells_over_different_seeds_is_not_taken_from_their_means():
+    """The paper profile's Table 1 reads GPU runs per cell: FedAvg over seeds 0 and 1, FedLC over seed 0.
+    FedLC's mean minus FedAvg's (+2.11) would set seed 0 against seeds 0-1; the gap is left to the GPU
+    records, which pair seed by seed.  Cells over the same seeds, or trained here, give their gap."""
+    from fedlib.repro.artefacts.claims import gap_cells
+
+    q = Gap(table="table1", method="fedlc", baseline="fedavg", columns=("c",))
+
+    def frame(n_fedlc, note):
+        return pd.DataFrame({"row": ["fedavg", "fedlc"], "column": ["c", "c"], "ours_mean": [64.335, 66.44],
+                             "ours_std": [2.14, float("nan")], "n_seeds": [2, n_fedlc], "paper_mean": [60.18, 72.99],
+                             "dataset": "cifar10", "dataset_used": "cifar10", "spread": [2.14, 1.12],
+                             "note": [note, note]})
+
+    gpu = "3 of 5 seeds without a result (seed 2: not run: needs a GPU): the mean is over the others"
+    cell = gap_cells(frame(1, gpu), q)[0]
+    assert not cell["ran"] and "different seeds (1 and 2)" in cell["note"]
+    assert cell["paper"] == pytest.approx(12.81)
+    same = gap_cells(frame(2, gpu), q)[0]
+    assert same["ran"] and same["ours"] == pytest.approx(2.105)
+    here = gap_cells(frame(1, ""), q)[0]  # trained here, a seed missing: the table's means, as before
+    assert here["ran"] and here["n"] == 1

@@ -123,6 +123,12 @@ def gap_cells(frame: pd.DataFrame, q: Gap | Best, columns=None, method=None, bas
             out.append(rec)
             continue
         sa, sb, na, nb = _std(a), _std(b), int(a.n_seeds), int(b.n_seeds)
+        gpu = any("GPU" in str(c.get("note") or "") for c in (a, b))
+        if na != nb and gpu:  # a GPU trained 2 seeds of one row, 1 of the other: the means are no paired gap
+            rec.update(ran=False, note=f"not compared at this scale: the two cells' means are over different seeds "
+                                       f"({na} and {nb}); the GPU records compare them seed by seed")
+            out.append(rec)
+            continue
         rec.update(ours=float(a.ours_mean) - float(b.ours_mean), se=rules.difference_se(sa, na, sb, nb),
                    std=rules.difference_se(sa, 1, sb, 1), n=min(na, nb), dataset=str(a.dataset),
                    used=str(a.dataset_used), share=_num(a.get("share")))
