@@ -53,7 +53,9 @@ def calibration_bars(ctx, calib: dict, name: str = "calibration_variants_bars",
             declare(ax, seeds=n)
             spread[setting] = n
         ax.barh(range(len(d)), d.ours_mean, xerr=xerr, color=[palette[lab] for lab in d.index])
-        ax.bar_label(ax.containers[-1], fmt="%.1f", fontsize=7, padding=2)
+        # on a white ground above the dashed FedAvg rule, which otherwise strikes through a value near it
+        ax.bar_label(ax.containers[-1], fmt="%.1f", fontsize=7, padding=2, zorder=5,
+                     bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85})
         for i, st in enumerate(d.get("status", pd.Series("ok", index=d.index))):
             if pd.isna(d.ours_mean.iloc[i]):
                 label_cell(ax, 0, i, "diverged" if st == "diverged" else "not run", key=str(d.index[i]),
