@@ -33,3 +33,23 @@ def test_gpu_benchmark_runs_on_the_cpu_in_its_tiny_setting():
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert len(rows) == 2 * 2 + 2  # (2 client counts × 2 engines) + (k = 1, 2 runs sharing the device)
     assert sorted(p.name for p in (REPO / "benchmarks").iterdir()) == before  # --tiny writes nothing
+
+
+@pytest.mark.slow
+def test_the_gpu_step_probe_runs_on_the_cpu_and_scales_each_step_to_a_round(tmp_path):
+    """benchmarks/probe_gpu_paths.py on the CPU, tiny and without torch.compile: every path a CPU has (no
+    CUDA graphs) in float32, each row's round the step's time × 50,000 samples ÷ the step's samples."""
+    import json
+
+    out = tmp_path / "probe.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "probe_gpu_paths.py"), "--device", "cpu",
+                           "--steps", "1", "--clients", "2", "--batch", "4", "--no-compile", "--out", str(out)],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["path"], r["layout"]) for r in rows] == [("seq_eager", "channels_last"), ("big_eager", "channels_last"),
+                                                      ("vmap_eager", "channels_last"), ("vmap_eager", "contiguous")]
+    assert {r["precision"] for r in rows} == {"float32"}
+    for r in rows:
+        assert r["samples_per_step"] == (4 if r["path"] == "seq_eager" else 8)
+        assert r["round_s"] == pytest.approx(r["step_ms"] / 1e3 * 50_000 / r["samples_per_step"], rel=1e-2, abs=2e-3)
