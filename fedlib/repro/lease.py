@@ -41,7 +41,7 @@ from pathlib import Path
 from .artefacts.provenance import code_fingerprint, commit_of_code, git_commit
 
 __all__ = ["Job", "load_queue", "queue_jobs", "check", "plan", "measure", "best_share", "train", "write_outputs",
-           "import_lease", "pack_data", "unpack_data", "DEFAULT_QUEUE", "main"]
+           "import_lease", "lease_commit", "prune_superseded", "pack_data", "unpack_data", "DEFAULT_QUEUE", "main"]
 
 #: The queue a lease trains unless ``--queue`` names another.
 DEFAULT_QUEUE = Path(__file__).resolve().parents[1] / "papers" / "lease_queue.toml"
