@@ -53,8 +53,7 @@ def fig1_bars(ctx, fig1: pd.DataFrame):
     ax.bar(fig1.setting, fig1.ours_mean, yerr=yerr, color=[colors[k] for k in fig1.kind], capsize=2)
     if yerr is not None:  # the error bars' seeds: the cells' (a GPU's cells may have fewer than the profile's)
         declare(ax, seeds=n)
-    ax.set_xlim(-0.5, len(fig1) - 0.5)  # every setting: bars without a value set no limit of their own
-    label_empty_bars(ax, missing="not run")
+    label_empty_bars(ax, missing="not run")  # (it keeps the places of bars without a value inside the axes)
     for i, (_, row) in enumerate(fig1.iterrows()):  # at the bar's position, whatever the frame's index
         if pd.notna(row.ours_mean):  # above the error bar's cap, where there is one
             cap = row.ours_std if yerr is not None and row.n_seeds >= 2 and pd.notna(row.ours_std) else 0.0
