@@ -2,13 +2,18 @@
 # The device side of a GPU lease (python -m fedlib.repro.lease); run from the repository root.
 #
 # Prepared here, once:   python -m fedlib.repro.lease --check
-#                        python -m fedlib.repro.lease --dry-run --minutes 12
+#                        python -m fedlib.repro.lease --dry-run --minutes 12 --store .fedlib-store   # less what earlier leases left
 #                        python -m fedlib.repro.lease --pack-data .lease --datasets cifar10   # 4 parts of 33 MiB
 # On the device, one call per data part but the last, each carrying that part (carry: .lease/parts/data-00):
 #                        scripts/lease.sh stash
 # then the lease itself, carrying the last part and .lease/manifest.json (carry: .lease/parts/data-03, .lease/manifest.json):
 #                        scripts/lease.sh run --minutes 9
 # Call each within the machine's 30 s warm time after the last (2026-11-26: a start took 30 s, a stash 5 s).
+# The next lease (benchmarks/results_gpu.md, "What it means for the next lease"): a call runs 600 s at most, so
+#   the last data call:  scripts/lease.sh run --minutes 7.5 --measure-s 0 --max-files 6
+#   then, on the warm machine (the data stays unpacked there):
+#                        FEDLIB_DATA=/tmp/fedlib-lease/data timeout -k 5 75 python3 benchmarks/profile_gpu_round.py \
+#                          --out $OUT/round_profile.json; scripts/lease.sh run --minutes 4 --measure-s 0
 # A second, shorter `run` on the still-warm machine continues from the same store (/tmp/fedlib-lease/store).
 # The parts stay on the warm machine between calls (/tmp/fedlib-lease); the lease checks each against the
 # manifest's sha256 before anything trains and names a missing one.  Its outputs (lease.json, store-NN.tar,

@@ -53,3 +53,34 @@ def test_the_gpu_step_probe_runs_on_the_cpu_and_scales_each_step_to_a_round(tmp_
     for r in rows:
         assert r["samples_per_step"] == (4 if r["path"] == "seq_eager" else 8)
         assert r["round_s"] == pytest.approx(r["step_ms"] / 1e3 * 50_000 / r["samples_per_step"], rel=1e-2, abs=2e-3)
+
+
+@pytest.mark.slow
+def test_the_round_profiler_runs_on_the_cpu_and_counts_the_steps_the_engine_takes(tmp_path):
+    """benchmarks/profile_gpu_round.py --smoke: one precision on a CPU (no device time), and its step counts
+    are those of the clients' real mini-batches (fedlib.client.client_tasks), counted here independently."""
+    import json
+
+    from conftest import have_dataset
+
+    if not have_dataset("cifar10"):
+        pytest.skip("CIFAR-10 is not under FEDLIB_DATA")
+    out = tmp_path / "round.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "profile_gpu_round.py"), "--smoke", "--out",
+                           str(out)], capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row, = json.loads(out.read_text())["rows"]
+    assert row["precision"] == "float32" and row["round_s"] > 0 and row["kernel_s"] is None and row["top_host"]
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import profile_gpu_round as prof
+    from fedlib.client import client_tasks
+    from fedlib.config import Config
+    from fedlib.experiment import prepare
+    from fedlib.engine import sample_clients
+
+    exp = prepare(Config.from_dict(prof.round_config("cpu", "float32", smoke=True)))
+    state = exp.initial_state()
+    tasks = client_tasks(exp, state, sample_clients(exp.num_clients, exp.config.participation, 0, 1), 1, stream=1)
+    batches = [len(t.batches) for t in tasks]
+    assert (row["steps"], row["client_steps"]) == (max(batches), sum(batches)) == prof.steps_of(exp)

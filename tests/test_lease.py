@@ -114,6 +114,8 @@ def test_a_stopped_run_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):
 
 # ------------------------------------------------------------------------------------------ the lease
 def test_dry_run_prints_the_plan_with_the_cost_models_estimate(capsys):
+    from fedlib.repro.budget.costs import GPU_PRECISION_FACTOR
+
     assert lease.main(["--dry-run", "--minutes", "12"]) == 0
     out = capsys.readouterr().out
     # FedLC's CIFAR-10 unit: 1.93e-5 GPU-s per sample-epoch × 50,000 × 400 rounds + 25.4 s = 411.4 s a run alone;
@@ -121,21 +123,33 @@ def test_dry_run_prints_the_plan_with_the_cost_models_estimate(capsys):
     # and reaches (720 − 45 − 471.4) / 411.4 of its rounds
     est = 1.93e-5 * 50_000 * 400 + 25.4
     assert "finishes" in out and f"reaches ≈ {100 * (720 - 45 - 60 - est) / est:.0f} %" in out
+    assert "vectorized engine in float32" in out
     # two sharing: each run twice as long (packs measured no faster), so neither of the first two finishes
     assert lease.main(["--dry-run", "--minutes", "12", "--slots", "2"]) == 0
     two = capsys.readouterr().out
     assert "finishes" not in two.split("fedconcat")[0] and f"reaches ≈ {100 * (720 - 45 - 60) / (2 * est):.0f} %" in two
     assert "fedlc table1 fedlc/cifar10_beta0.5 seed 0" in out and "not started" in out
     assert "the same run as fedlc table1 fedavg/cifar10_beta0.5 seed 0" in out  # the ladder's top rung is Table 1's
+    # the TF32 check run, fifth, priced at TF32's measured round: it starts after four float32 runs
+    assert lease.main(["--dry-run", "--minutes", "35", "--measure-s", "0"]) == 0
+    line, = [x for x in capsys.readouterr().out.splitlines() if "seed 0 in tf32" in x]
+    tf32 = est * GPU_PRECISION_FACTOR["tf32"]
+    assert line.split()[7:10] == [f"{tf32 / 60:.1f}", f"{4 * est / 60:.1f}", f"{(4 * est + tf32) / 60:.1f}"]
+    assert line.endswith("finishes")
 
 
 def test_default_queue_order_and_check_of_its_cheap_configurations():
     settings, entries = lease.load_queue()
     jobs = lease.queue_jobs(entries)
     names = [j.name for j in jobs if j.config is not None]
-    assert names[:4] == ["fedlc table1 fedavg/cifar10_beta0.5 seed 0", "fedlc table1 fedlc/cifar10_beta0.5 seed 0",
-                         "fedlc table1 fedavg/cifar10_beta0.5 seed 1", "fedlc table1 fedlc/cifar10_beta0.5 seed 1"]
-    assert [j.label["paper"] for j in jobs if j.label["kind"] == "cell"][10:] == \
+    assert names[:5] == ["fedlc table1 fedavg/cifar10_beta0.5 seed 0", "fedlc table1 fedlc/cifar10_beta0.5 seed 0",
+                         "fedlc table1 fedavg/cifar10_beta0.5 seed 1", "fedlc table1 fedlc/cifar10_beta0.5 seed 1",
+                         "fedlc table1 fedavg/cifar10_beta0.5 seed 0 in tf32"]
+    tf32 = jobs[4].config
+    assert tf32["precision"] == "tf32" and {k: v for k, v in tf32.items() if k != "precision"} == jobs[0].config
+    assert lease._with_lease(tf32, "vectorized", "float32", 5)["precision"] == "tf32"  # its own, whatever the lease's
+    assert lease._with_lease(jobs[0].config, "vectorized", "bf16", 5)["precision"] == "bf16"
+    assert [j.label["paper"] for j in jobs if j.label["kind"] == "cell"][11:] == \
         ["fedconcat"] * 6 + ["fedic"] * 2 + ["fedabc"] * 6
     assert all(j.config["device"] == "cuda" for j in jobs if j.config)
     # the whole queue's --check takes minutes on a loaded 2-core machine (FEDIC's server round); here the

@@ -70,7 +70,8 @@ class Job:
     @property
     def name(self) -> str:
         lab = self.label
-        return f"{lab['paper']} {lab['source']} {lab['row']}/{lab['column']} seed {lab['seed']}"
+        return (f"{lab['paper']} {lab['source']} {lab['row']}/{lab['column']} seed {lab['seed']}"
+                + (f" in {lab['precision']}" if lab.get("precision") else ""))
 
 
 def load_queue(path=None) -> tuple[dict, list[dict]]:
@@ -87,7 +88,8 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
         raise ValueError(f"{path}: [lease] engines must be among {_ENGINES} and precisions among {PRECISIONS}, "
                          f"each non-empty, got {settings['engines']} / {settings['precisions']}")
     entries = data.get("run", [])
-    known = {"cell": {"kind", "paper", "table", "rows", "columns", "seeds"}, "ladder": {"kind", "paper", "seeds"}}
+    known = {"cell": {"kind", "paper", "table", "rows", "columns", "seeds", "precision"},
+             "ladder": {"kind", "paper", "seeds"}}
     for i, e in enumerate(entries):
         kind = e.get("kind")
         if kind not in known:
@@ -96,6 +98,9 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
         if extra or "paper" not in e or (kind == "cell" and "table" not in e):
             raise ValueError(f"{path}: run {i} ({kind}) takes {sorted(known[kind])} (paper required"
                              f"{', table too' if kind == 'cell' else ''}), got {sorted(e)}")
+        if e.get("precision", "float32") not in PRECISIONS:
+            raise ValueError(f"{path}: run {i}: precision must be one of {', '.join(PRECISIONS)}, "
+                             f"got {e['precision']!r}")
     return settings, entries
 
 
@@ -112,7 +117,7 @@ def _entry_jobs(entry: dict, profile: str, device: str) -> list[Job]:
     prof = _profile(paper, profile, device)
     if entry["kind"] == "cell":
         cells = cell_jobs(paper, entry["table"], profile=profile, rows=entry.get("rows"),
-                          columns=entry.get("columns"), device=device)
+                          columns=entry.get("columns"), device=device, precision=entry.get("precision"))
         source = entry["table"]
         seeds = entry.get("seeds") or prof.seeds_for(entry["table"])
         cells = [{"row": c["row"], "column": c["column"], "config": c["config"], "note": c["note"]} for c in cells]
@@ -126,11 +131,14 @@ def _entry_jobs(entry: dict, profile: str, device: str) -> list[Job]:
                  for c in all_cells if c["rung"] == top]
         source, seeds = "budget_ladder", entry.get("seeds") or ladder_seeds(spec, prof)
     jobs = []
+    # an entry's own precision holds whatever the lease trains the others in (the lease's: the run's "precision"
+    # absent, as the tables configure a cell)
+    own = {"precision": entry["precision"]} if "precision" in entry else {}
     for seed in seeds:  # seed by seed, the rows of each seed together: a cut-short lease leaves pairs
         for c in cells:
-            cfg = None if c["config"] is None else {**c["config"], "device": device, "seed": int(seed)}
+            cfg = None if c["config"] is None else {**c["config"], "device": device, "seed": int(seed), **own}
             jobs.append(Job({"paper": paper, "source": source, "kind": entry["kind"], "row": c["row"],
-                             "column": c["column"], "seed": int(seed)}, cfg, c["note"]))
+                             "column": c["column"], "seed": int(seed), **own}, cfg, c["note"]))
     return jobs
 
 
@@ -154,7 +162,10 @@ def queue_jobs(entries: list[dict], *, profile: str = "paper", device: str = "cu
 
 
 def _with_lease(cfg: dict, engine: str, precision: str, checkpoint_every: int) -> dict:
-    return {**cfg, "engine": engine, "precision": precision, "checkpoint_every": int(checkpoint_every)}
+    """A queued run as the lease trains it: its engine, its checkpoints, and ``precision`` unless its queue
+    entry names its own."""
+    return {**cfg, "engine": engine, "precision": cfg.get("precision") or precision,
+            "checkpoint_every": int(checkpoint_every)}
 
 
 # ------------------------------------------------------------------------------ --check and --dry-run
@@ -247,12 +258,16 @@ def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
 
 
 def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 60.0, reserve_s: float = 45.0,
-         profile: str = "paper") -> list[dict]:
+         profile: str = "paper", engine: str = "vectorized", precision: str = "float32", checkpoint_every: int = 5,
+         store=None) -> list[dict]:
     """What a lease of ``minutes`` would train: the queued runs in order on ``slots`` sharing the device, each
-    taking the cost model's GPU estimate (a run alone) × ``slots``: packs were measured no faster than one run
-    alone (2026-11-26, ``benchmarks/results_gpu.md``); a run without an estimate takes the rest of the lease
-    in its slot.  Rows: run, est. GPU-min, start and end minute, and ``finishes`` / ``reaches ≈ p %`` /
-    ``not started``."""
+    taking the cost model's GPU estimate (a run alone, in ``precision``) × ``slots``: packs were measured no
+    faster than one run alone (2026-11-26, ``benchmarks/results_gpu.md``); a run without an estimate takes the
+    rest of the lease in its slot.  With ``store`` (what the lease resumes from): a run finished there is
+    skipped, one with a checkpoint costs only its rounds left.  Rows: run, est. GPU-min, start and end minute,
+    and ``finishes`` / ``reaches ≈ p %`` / ``not started`` / ``finished in the store``."""
+    from ..config import Config
+    from .run.cells import _read_checkpoint
     from .spec.paper import get_paper
 
     horizon = minutes * 60 - measure_s - reserve_s
@@ -262,8 +277,20 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
         if job.config is None:
             rows.append({"run": job.name, "est_gpu_min": None, "outcome": job.note or "not run"})
             continue
+        cfg = _with_lease(job.config, engine, precision, checkpoint_every)
         cost = get_paper(job.label["paper"]).profile(profile).cost
-        est = cost.seconds(job.config, gpu=True) if cost is not None else None
+        est = cost.seconds(cfg, gpu=True) if cost is not None else None
+        done, resumes = 0, ""
+        if store is not None:
+            key = store.key(Config.from_dict(cfg))
+            if store.load_result(key) is not None:
+                rows.append({"run": job.name, "est_gpu_min": 0.0, "outcome": "finished in the store"})
+                continue
+            ckpt = _read_checkpoint(store.entry(key))  # read only: a GPU's checkpoint, read on a CPU
+            done = int(((ckpt or {}).get("stage_state") or {}).get("round", 0))
+            resumes = f"resumes at round {done}: " if done else ""
+            if est is not None and done:
+                est *= max(0.0, 1.0 - done / int(cfg.get("rounds", 400)))
         est = None if est is None else est * slots
         slot = min(range(slots), key=lambda s: free[s])
         start = free[slot]
@@ -274,8 +301,9 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
         end = math.inf if est is None else start + est
         free[slot] = end
         cut = measure_s + horizon
-        outcome = ("finishes" if end <= cut else
-                   "reaches ? % (GPU time not measured)" if est is None else f"reaches ≈ {100 * (cut - start) / est:.0f} %")
+        left = 1.0 - done / int(cfg.get("rounds", 400))
+        outcome = resumes + ("finishes" if end <= cut else "reaches ? % (GPU time not measured)" if est is None
+                             else f"reaches ≈ {100 * (1 - left + left * (cut - start) / est):.0f} %")
         rows.append({"run": job.name, "est_gpu_min": None if est is None else est / 60, "start_min": start / 60,
                      "end_min": None if math.isinf(end) else end / 60, "outcome": outcome})
     return rows
@@ -477,7 +505,8 @@ def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_eve
           deadline: float, est_round_s: float = 0.0, log=print) -> list[dict]:
     """Train the queued runs into ``store``, ``slots`` at a time in one process (:func:`fedlib.repro.run.pack.run_pack`;
     streams on CUDA, turns on a CPU; methods refused by streams train in turns after the others, runs of
-    another precision apart), each stopped at a checkpoint when the next would end after ``deadline``
+    another precision -- a queue entry's own -- in a pack of their own, queue order kept), each stopped at a
+    checkpoint when the next would end after ``deadline``
     (``time.time()``).  Returns one row per job."""
     from ..config import Config
     from .run.pack import run_pack, seeds_global_rng
@@ -486,8 +515,14 @@ def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_eve
                for i, j in enumerate(jobs) if j.config is not None}
     device = next(iter(configs.values())).device if configs else "cpu"
     shared = [i for i, c in configs.items() if not seeds_global_rng(c)]
-    groups = [("streams" if device.startswith("cuda") else "turns", shared),
-              ("turns", [i for i in configs if i not in shared])]
+    groups = []  # in queue order; a pack holds one precision, so a change of precision starts the next pack
+    for mode, members in (("streams" if device.startswith("cuda") else "turns", shared),
+                          ("turns", [i for i in configs if i not in shared])):
+        for i in members:
+            if groups and groups[-1][0] == mode and configs[groups[-1][1][-1]].precision == configs[i].precision:
+                groups[-1][1].append(i)
+            else:
+                groups.append((mode, [i]))
     guess = [max(est_round_s, 1e-3)]
 
     def stop(run) -> bool:
@@ -644,8 +679,11 @@ def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
     """On a developer machine: a lease's runs into ``store`` (None: the regeneration store), then, per
     paper table of the queue with runs in it, the table and curves of :func:`fedlib.repro.run.cells.record`
     into ``figures/<paper>/<profile>/gpu`` (``figures``: the repository's figures folder); ``lease.json``
-    beside them.  Runs trained at another engine or precision than the profile's are stored and listed
-    in lease.json, not recorded (the profile's tables do not read them)."""
+    beside them.  Runs in another precision than float32 are recorded apart, into ``gpu-<precision>``
+    (:func:`fedlib.repro.run.cells.gpu_folder`), with :func:`fedlib.repro.run.cells.precision_check` against
+    the same runs in float32 where the store holds them; runs trained at another engine than the vectorized
+    one are stored and listed in lease.json, not recorded (the profile's tables do not read them)."""
+    from .run.cells import gpu_folder, precision_check
     from .run.cells import record as record_cells
     from .artefacts.provenance import repo_root
     from .run.grid import as_store
@@ -658,29 +696,36 @@ def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
     figures = Path(figures) if figures is not None else repo_root() / "figures"
     chosen = rec.get("training", {})
     written = {}
-    if chosen.get("engine", "vectorized") != "vectorized" or chosen.get("precision", "float32") != "float32":
+    if chosen.get("engine", "vectorized") != "vectorized":
         log(f"trained at {chosen}: stored, not recorded into the profile's figures")
         return {"keys": keys, "written": written}
+    trained_in = chosen.get("precision", "float32")  # a run whose queue entry named its own: that one
     tables: dict[tuple, dict] = {}
     for row in rec["runs"]:  # a run this lease trained, or one an earlier lease left in the store
         held = row.get("key") and store.entry(row["key"]).exists()
         if row.get("kind") != "cell" or not (row["state"] in ("finished", "stopped") or held):
             continue
-        t = tables.setdefault((row["paper"], row["source"]), {"rows": [], "columns": [], "seeds": []})
+        t = tables.setdefault((row["paper"], row["source"], row.get("precision") or trained_in),
+                              {"rows": [], "columns": [], "seeds": []})
         for k, v in (("rows", row["row"]), ("columns", row["column"]), ("seeds", row["seed"])):
             if v not in t[k]:
                 t[k].append(v)
     profile = rec.get("profile", "paper")
-    for (paper, table), sel in tables.items():
-        out = figures / paper / profile / "gpu"
+    for (paper, table, precision), sel in tables.items():
+        out = figures / paper / profile / gpu_folder(precision)
         record_cells(paper, table, out, seeds=sel["seeds"], profile=profile, rows=sel["rows"], columns=sel["columns"],
                      device=rec.get("device", "cuda"), store=store,
                      device_name=(rec.get("device_name") or "").split(" (torch")[0] or None,  # as a result's summary
-                     trained_at=rec.get("commit"))
+                     trained_at=rec.get("commit"), precision=precision)
+        if precision != "float32":
+            check = precision_check(paper, table, out, seeds=sel["seeds"], precision=precision, profile=profile,
+                                    rows=sel["rows"], columns=sel["columns"], device=rec.get("device", "cuda"),
+                                    store=store, trained_at=rec.get("commit"))
+            log(f"{paper} {table}: {precision} against float32: {check['verdict']}")
         (out / "lease.json").write_text(json.dumps({k: v for k, v in rec.items() if k != "runs"} |
                                                    {"runs": [r for r in rec["runs"] if r["paper"] == paper]},
                                                    indent=1, default=str))
-        written[f"{paper} {table}"] = str(out)
+        written[f"{paper} {table}" + ("" if precision == "float32" else f" {precision}")] = str(out)
         log(f"{paper} {table}: {out}")
     return {"keys": keys, "written": written}
 
@@ -778,13 +823,22 @@ def main(argv=None) -> int:
     if a.dry_run:
         if a.minutes is None:
             ap.error("--dry-run needs --minutes")
+        from .run.grid import as_store
+
+        store = as_store(a.store) if a.store or a.resume else None
+        for folder in a.resume if store is not None else ():
+            unpack_store_parts(folder, store)
+        engine, precision = settings["engines"][0], settings["precisions"][0]  # the lease's choice unmeasured
         rows = plan(jobs, a.minutes, slots=a.slots, measure_s=a.measure_s, reserve_s=a.reserve_s,
-                    profile=settings["profile"])
+                    profile=settings["profile"], engine=engine, precision=precision,
+                    checkpoint_every=settings["checkpoint_every"], store=store)
         _print_rows(rows, ["run", "est_gpu_min", "start_min", "end_min", "outcome"])
-        fin = sum(r["outcome"] == "finishes" for r in rows)
-        print(f"\n{len(jobs)} queued runs; in {a.minutes:g} min ({a.measure_s:g} s measuring, {a.reserve_s:g} s "
-              f"writing) with {a.slots} sharing the device: {fin} finish (estimate: the cost model's GPU unit, "
-              f"a run alone on an H200, × the runs sharing). Datasets: {', '.join(queue_datasets(jobs))}")
+        fin = sum(r["outcome"].endswith("finishes") for r in rows)
+        print(f"\n{len(jobs)} queued runs, {engine} engine in {precision}; in {a.minutes:g} min ({a.measure_s:g} s "
+              f"measuring, {a.reserve_s:g} s writing) with {a.slots} sharing the device: {fin} finish (estimate: "
+              f"the cost model's GPU unit, a run alone on an H200, × the runs sharing"
+              + (", less what the store holds" if store is not None else "; --store or --resume: less what an "
+                 "earlier lease trained") + f"). Datasets: {', '.join(queue_datasets(jobs))}")
         return 0
     if a.pack_data:
         datasets = a.datasets.split(",") if a.datasets else queue_datasets(jobs)

@@ -81,11 +81,14 @@ def _gpu_frame(path: Path, pp, table: str) -> pd.DataFrame:
 
 def _frame(root: Path, pp, scale: str, table: str) -> tuple[pd.DataFrame | None, list[str]]:
     """The cells of ``table`` at ``scale`` and the evidence files (relative to ``figures/<paper>/``)."""
-    if scale == "GPU":
-        path = root / "paper" / "gpu" / f"{table}_gpu_runs.csv"
+    if scale == "GPU":  # the runs in the paper profile's gpu_precision (one precision a cell)
+        from ..run.cells import gpu_folder
+
+        folder = f"paper/{gpu_folder(pp.profile('paper').gpu_precision)}"
+        path = root / folder / f"{table}_gpu_runs.csv"
         if not path.exists():
             return None, []
-        return _gpu_frame(path, pp, table), [f"paper/gpu/{table}_gpu_runs.csv", f"paper/gpu/{table}_gpu_curves.png"]
+        return _gpu_frame(path, pp, table), [f"{folder}/{table}_gpu_runs.csv", f"{folder}/{table}_gpu_curves.png"]
     path = root / scale / f"{table}.csv"
     if not path.exists():
         return None, []

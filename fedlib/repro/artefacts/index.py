@@ -113,8 +113,8 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
         profiles = [k[1] for k in keys if k[0] == paper]
         tables = sum(len(paper_tables(found[(paper, p)]["metas"])) for p in profiles)
         items = sum(len(found[(paper, p)]["metas"]) for p in profiles)
-        gpu = [f"[{p}/gpu/{f.name}]({rel(f)})" for p in profiles
-               for f in sorted((root / paper / p / "gpu").glob("*.md"))]
+        gpu = [f"[{p}/{f.parent.name}/{f.name}]({rel(f)})" for p in profiles
+               for f in sorted((root / paper / p).glob("gpu*/*.md"))]
         lines.append(f"* [{title[paper]}]({link[paper]}): profiles {', '.join(f'`{p}`' for p in profiles)}; "
                      f"{items} tables and figures, {tables} of them the paper's own tables"
                      + (f"; runs on a GPU: {', '.join(gpu)}" if gpu else ""))

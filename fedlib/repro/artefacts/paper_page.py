@@ -76,8 +76,9 @@ def gpu_lines(folder: Path, rel: str) -> list[str]:
              if folder.is_dir() else [])
     if not metas:
         return []
-    lines = ["**Runs on a GPU** (`python -m fedlib.repro.run.cells`; a CPU regeneration shows a finished one in its "
-             "table from the store):", ""]
+    precision = folder.name.removeprefix("gpu").lstrip("-") or "float32"
+    lines = [f"**Runs on a GPU, in {precision}** (`python -m fedlib.repro.run.cells`; a CPU regeneration shows a "
+             "finished one in its table from the store, in the profile's `gpu_precision`):", ""]
     for m in sorted(metas, key=lambda m: (m.get("kind") != "table", m["name"])):
         files = m.get("files", {})
         link = (f"![{m['name']}]({rel}/{files.get('png', m['name'] + '.png')})" if m.get("kind") == "figure"
@@ -285,7 +286,8 @@ def _section(paper: str, profile: str, entry: dict, pp, numbers: dict[str, int])
     if found:
         lines += ["**What the notebooks found:**", ""]
         lines += [f"* {f} ({m['name']})" for m in found for f in m["findings"]] + [""]
-    lines += gpu_lines(folder / "gpu", f"{rel}/gpu")
+    for gpu in sorted(folder.glob("gpu*")):  # gpu/ (float32), gpu-tf32/, ... (fedlib.repro.run.cells.gpu_folder)
+        lines += gpu_lines(gpu, f"{rel}/{gpu.name}")
     by_nb: dict[str, list[dict]] = {}
     for m in metas:
         by_nb.setdefault(m.get("notebook") or "other", []).append(m)

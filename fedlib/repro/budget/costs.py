@@ -28,7 +28,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "resolve_device", "stored_gpu_runs", "gpu_note", "train_size",
+__all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "GPU_PRECISION_FACTOR", "resolve_device", "stored_gpu_runs",
+           "gpu_note", "train_size",
            "client_samples_per_round",
            "ungated", "format_hours", "DEFAULT_BUDGET_HOURS"]
 
@@ -36,6 +37,11 @@ __all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "resolve_device", "stored_gpu_
 DEVICE_ENV = "FEDLIB_DEVICE"
 #: The wall-time budget of a regeneration whose profile states none (``Profile.budget_minutes``).
 DEFAULT_BUDGET_HOURS = 8.0
+#: A GPU estimate's factor by the run's precision (a :class:`UnitCost`'s GPU cost is float32's): the vectorized
+#: engine's FedLC CIFAR-10 round in that precision against float32, as the 2026-11-26 lease measured them on an
+#: NVIDIA H200 (0.612, 0.563 and 0.952 s; ``benchmarks/results_gpu.md``).  The bare step is faster still in
+#: TF32 (0.34 of float32's, the step probe); the engine's round is not, so the round is what a plan prices.
+GPU_PRECISION_FACTOR = {"float32": 1.0, "tf32": 0.612 / 0.952, "bf16": 0.563 / 0.952}
 
 
 def resolve_device(device: str | None = None) -> str:
@@ -127,8 +133,8 @@ class CostModel:
         return None
 
     def seconds(self, cfg: dict, gpu: bool = False) -> float | None:
-        """Estimated seconds of one run (CPU on one core; ``gpu=True``: on a GPU); None where a
-        unit cost is missing (or, for ``gpu``, not measured)."""
+        """Estimated seconds of one run (CPU on one core; ``gpu=True``: on a GPU, in ``cfg``'s precision,
+        :data:`GPU_PRECISION_FACTOR`); None where a unit cost is missing (or, for ``gpu``, not measured)."""
         total, fixed = 0.0, None
         samples = client_samples_per_round(cfg)
         for rounds, stage in self.stages(cfg):
@@ -142,7 +148,8 @@ class CostModel:
                 return None
             total += rounds * ((per_sample * samples if samples else 0.0) + u.s_per_round)
             fixed = u.fixed_s if fixed is None else fixed
-        return total + (fixed or 0.0)
+        factor = GPU_PRECISION_FACTOR[cfg.get("precision") or "float32"] if gpu else 1.0
+        return factor * (total + (fixed or 0.0))
 
     def fits_cpu(self, cfg: dict, limit_s: float | None = None) -> bool:
         """One run's estimate is within ``limit_s`` CPU seconds (None: ``cpu_run_limit_s``)."""
@@ -184,9 +191,11 @@ def stored_gpu_runs(cfg: dict, seeds, store=None) -> dict[int, str]:
     return found
 
 
-def gpu_note(found: dict[int, str], seeds) -> str:
-    """The note of a cell shown from GPU runs in the store: which seeds, on which device."""
+def gpu_note(found: dict[int, str], seeds, precision: str = "float32") -> str:
+    """The note of a cell shown from GPU runs in the store: which seeds, on which device, in which precision
+    (named where it is not float32)."""
     names, total = ", ".join(sorted(set(found.values()))), len(tuple(seeds))
+    names += "" if precision == "float32" else f", in {precision}"
     return (f"trained on a GPU ({names}): {len(found)} of {total} seeds, read from the store"
             + ("; the others need a GPU" if len(found) < total else ""))
 

@@ -25,17 +25,24 @@ from pathlib import Path
 
 from .gate import decide
 
-__all__ = ["cell_jobs", "train_cells", "progress", "record", "main"]
+__all__ = ["cell_jobs", "train_cells", "progress", "record", "precision_check", "gpu_folder", "main"]
+
+
+def gpu_folder(precision: str = "float32") -> str:
+    """The folder, under ``figures/<paper>/<profile>/``, of the records of GPU runs in ``precision``: ``gpu``
+    for float32, ``gpu-<precision>`` for another (a record never mixes precisions)."""
+    return "gpu" if precision == "float32" else f"gpu-{precision}"
 
 
 def _split(text: str | None) -> list[str] | None:
     return None if text is None else [t for t in text.split(",") if t]
 
 
-def cell_jobs(paper: str, table: str, *, profile: str = "paper", rows=None, columns=None, device: str = "cuda"
-              ) -> list[dict]:
+def cell_jobs(paper: str, table: str, *, profile: str = "paper", rows=None, columns=None, device: str = "cuda",
+              precision: str | None = None) -> list[dict]:
     """The table's cells (``rows`` × ``columns``; None: all) as the ``profile`` configures them on
-    ``device``: dicts of row, column, config.  An unknown row or column is an error naming the known ones."""
+    ``device`` (on a GPU in ``precision``; None: the profile's ``gpu_precision``): dicts of row, column,
+    config.  An unknown row or column is an error naming the known ones."""
     from ..spec.paper import get_paper
 
     pp = get_paper(paper)
@@ -48,10 +55,14 @@ def cell_jobs(paper: str, table: str, *, profile: str = "paper", rows=None, colu
         if bad:
             raise ValueError(f"{name} must be among {', '.join(known)} ({paper} {table}), got {', '.join(bad)}")
     prof = dataclasses.replace(pp.profile(profile), device=device)
+    if precision is not None:
+        prof = dataclasses.replace(prof, gpu_precision=precision)
     out = []
     for r in rows or known_rows:
         for c in columns or known_cols:
             cfg, note = decide(prof, t.config(r, c), table)
+            if cfg is not None and cfg.get("device", "cpu") != "cpu" and prof.gpu_precision != "float32":
+                cfg = {**cfg, "precision": prof.gpu_precision}  # (decide sets it where the profile has a cost model)
             out.append({"row": r, "column": c, "config": cfg, "note": note})
     return out
 
@@ -89,15 +100,15 @@ def _read_checkpoint(entry: Path) -> dict | None:
 
 
 def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None, columns=None,
-             device: str = "cuda", store=None, device_name: str | None = None):
+             device: str = "cuda", store=None, device_name: str | None = None, precision: str | None = None):
     """How far each chosen run has got in ``store``: ``(runs, curves)``.
 
     ``runs``: one row per cell and seed with ``state`` (``finished``, ``interrupted`` -- a checkpoint,
     no result -- or ``not started``), the ``round`` reached of ``rounds`` (of a method with several
     stages: the round within ``stage``, the index of the stage it stopped in), the last evaluated test
     ``accuracy`` (%), the training seconds so far (``elapsed_s``), the ``device_name`` (from the result's
-    summary; ``device_name`` for runs whose summary is not written yet) and the training code version of
-    the store key; ``paired_round`` and ``paired_accuracy``, where the runs of a seed are compared
+    summary; ``device_name`` for runs whose summary is not written yet), the ``precision`` and the training
+    code version of the store key; ``paired_round`` and ``paired_accuracy``, where the runs of a seed are compared
     (:func:`_paired`).  ``curves``: every evaluated round of every run (row, column, seed, round, test_accuracy %).
     An interrupted run resumes from its checkpoint when the same command trains it again with this store."""
     import pandas as pd
@@ -108,7 +119,8 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
 
     store = as_store(store)
     runs, curves = [], []
-    for job in cell_jobs(paper, table, profile=profile, rows=rows, columns=columns, device=device):
+    for job in cell_jobs(paper, table, profile=profile, rows=rows, columns=columns, device=device,
+                         precision=precision):
         if job["config"] is None:
             continue
         for seed in seeds:
@@ -116,7 +128,8 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
             key = store.key(cfg)
             result = store.load_result(key)
             row = {"row": job["row"], "column": job["column"], "seed": int(seed), "rounds": cfg.rounds,
-                   "device_name": device_name, "code_version": code_version(cfg), "key": key}
+                   "device_name": device_name, "precision": cfg.precision, "code_version": code_version(cfg),
+                   "key": key}
             if result is not None:
                 history, summary = result["history"], result["summary"]
                 row.update(state="finished", round=cfg.rounds, elapsed_s=summary.get("wall_time_s"),
@@ -204,8 +217,10 @@ def _gain_text(pp, runs) -> str:
 
 
 def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", rows=None, columns=None,
-           device: str = "cuda", store=None, device_name: str | None = None, trained_at: str | None = None) -> dict:
-    """Write what the chosen GPU runs have reached (:func:`progress`) into ``out_dir``:
+           device: str = "cuda", store=None, device_name: str | None = None, trained_at: str | None = None,
+           precision: str | None = None) -> dict:
+    """Write what the chosen GPU runs (in ``precision``; None: the profile's ``gpu_precision``) have reached
+    (:func:`progress`) into ``out_dir``:
     ``<table>_gpu_runs`` (a table: state, round, accuracy, device; beside the paper's value) and
     ``<table>_gpu_curves`` (test accuracy against rounds, the paper's final value dashed), each with
     its sidecar (``trained_at``: the commit the runs trained at, where it is not this one).  Returns the
@@ -219,27 +234,31 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
     pp = get_paper(paper)
     t = pp.table(table)
     runs, curves = progress(paper, table, seeds=seeds, profile=profile, rows=rows, columns=columns, device=device,
-                            store=store, device_name=device_name)
+                            store=store, device_name=device_name, precision=precision)
     if runs.empty:
         raise ValueError(f"no run of {paper} {table} is configured for the chosen rows and columns")
     reported = {(r, c): t.value(r, c) for r, c in set(zip(runs.row, runs.column))}
     runs["paper"] = [getattr(reported[(r, c)], "mean", None) for r, c in zip(runs.row, runs.column)]
     runs["gap_pp"] = runs.accuracy - runs.paper
     devices = sorted({d for d in runs.device_name if d})
+    precisions = sorted(set(runs.precision))
     states = ", ".join(f"{n} {s}" for s, n in runs.state.value_counts().items())
     meta = {"profile": profile, "experiment": table, "seeds": [int(s) for s in seeds], "datasets": sorted(
         {job["config"]["dataset"] for job in cell_jobs(paper, table, profile=profile, rows=rows, columns=columns,
                                                        device=device) if job["config"]}),
-            "device": device, "device_names": devices, "code_versions": sorted(set(runs.code_version)),
+            "device": device, "device_names": devices, "precision": ", ".join(precisions),
+            "code_versions": sorted(set(runs.code_version)),
             "parameters": {"rows": sorted(set(runs.row)), "columns": sorted(set(runs.column))},
             "trained_at": trained_at, "command": "python -m fedlib.repro.run.cells"}
-    caption = (f"{paper} {table} on {', '.join(devices) or device}, {profile} profile: {states}. "
+    on = ", ".join(devices) or device
+    on += "" if precisions == ["float32"] else f", in {', '.join(precisions)}"
+    caption = (f"{paper} {table} on {on}, {profile} profile: {states}. "
                + _gain_text(pp, runs)
                + 
                "An interrupted run's accuracy is its last evaluation before the interruption, not the cell's "
                "result; the same command resumes it from its checkpoint.")
     cols = ["row", "column", "seed", "state", "round", "rounds", "accuracy", "paired_round", "paired_accuracy", "paper",
-            "gap_pp", "elapsed_s", "device_name"]
+            "gap_pp", "elapsed_s", "device_name", "precision"]
     save_table(runs[cols], f"{table}_gpu_runs", out_dir, title=f"{paper} {table}: the runs trained on a GPU",
                caption=caption, **meta)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
@@ -261,13 +280,115 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
     ax.set_ylabel("test accuracy (%)")
     stopped = runs[runs.state != "finished"]
     where = ", ".join(pp.dataset_label(d) for d in meta["datasets"])
-    ax.set_title(f"{paper} {table} on {where}, on a GPU ({', '.join(devices) or device})"
+    ax.set_title(f"{paper} {table} on {where}, on a GPU ({on})"
                  + (f"\n{len(stopped)} of {len(runs)} runs stopped at round {int(stopped['round'].max())} of "
                     f"{int(runs.rounds.max())}: not the cells' results" if len(stopped) else ""), fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     save_figure(fig, f"{table}_gpu_curves", out_dir, title=f"{paper} {table}: GPU learning curves",
                 caption=caption, close=True, **meta)
     return {"runs": runs, "curves": curves}
+
+
+def _seed_pairs(curves, at_round: dict) -> list[float]:
+    """|accuracy difference| (pp) between two seeds of one row and column, at ``at_round[(row, column)]``: every
+    pair of seeds evaluated there."""
+    out = []
+    for (row, col), g in curves.groupby(["row", "column"]):
+        at = at_round.get((row, col))
+        hit = g[g["round"] == at].drop_duplicates("seed").set_index("seed").test_accuracy
+        vals = list(hit.values)
+        out += [abs(a - b) for i, a in enumerate(vals) for b in vals[i + 1:]]
+    return out
+
+
+def precision_check(paper: str, table: str, out_dir, *, seeds, precision: str, profile: str = "paper", rows=None,
+                    columns=None, device: str = "cuda", store=None, trained_at: str | None = None) -> dict:
+    """Does training in ``precision`` move a run more than changing its seed does?  For every run (row, column,
+    seed) held in the store both in float32 and in ``precision``: the two accuracies at the furthest round both
+    evaluated, and their difference; beside it, the difference between two seeds of one row and precision at
+    that round (the yardstick: how far a run moves when only its seed changes).  Writes
+    ``<table>_precision_check`` (a table) and ``<table>_precision_curves`` (the difference round by round,
+    the seed-to-seed band behind it) into ``out_dir``; returns ``{"pairs", "seed_diffs", "verdict"}``.
+    ``verdict`` is ``within`` (the mean same-seed difference is at most the mean seed-to-seed one), ``beyond``,
+    or ``no pair`` / ``no yardstick`` where the store holds no run in both precisions / no two seeds."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    import seaborn as sns
+
+    from ..artefacts.saving import save_figure, save_table
+    from ..spec.paper import get_paper
+
+    if precision == "float32":
+        raise ValueError("precision must be another than float32 (tf32 or bf16): it is checked against float32")
+    pp = get_paper(paper)
+    kw = dict(seeds=seeds, profile=profile, rows=rows, columns=columns, device=device, store=store)
+    (ref_runs, ref), (new_runs, new) = (progress(paper, table, precision=p, **kw) for p in ("float32", precision))
+    both = ref.merge(new, on=["row", "column", "seed", "round"], suffixes=("_float32", f"_{precision}"))
+    both["diff_pp"] = both[f"test_accuracy_{precision}"] - both["test_accuracy_float32"]
+    pairs = both.loc[both.groupby(["row", "column", "seed"])["round"].idxmax()] if not both.empty else both
+    pairs = pairs.reset_index(drop=True)
+    # as the gains (compared): only runs compared at the furthest round of their column count; a difference at
+    # round 65 is no draw of one at round 400
+    top = pairs.groupby("column")["round"].transform("max") if len(pairs) else pairs["round"]
+    behind, pairs = pairs[pairs["round"] != top], pairs[pairs["round"] == top].reset_index(drop=True)
+    at = {(row, col): int(r) for row in set(ref.row) | set(new.row)
+          for col, r in pairs.groupby("column")["round"].max().items()}
+    seed_diffs = _seed_pairs(ref, at) + _seed_pairs(new, at)
+    mean_prec = float(pairs.diff_pp.abs().mean()) if len(pairs) else float("nan")
+    mean_seed = sum(seed_diffs) / len(seed_diffs) if seed_diffs else float("nan")
+    verdict = ("no pair" if pairs.empty else "no yardstick" if not seed_diffs else
+               "within" if mean_prec <= mean_seed else "beyond")
+    text = {"no pair": f"No run is in the store both in float32 and in {precision} yet.",
+            "no yardstick": f"{precision} moves a run by {mean_prec:.2f} pp on average ({len(pairs)} runs); no two "
+                            "seeds of one row reached the same round, so there is no seed-to-seed yardstick yet.",
+            "within": f"{precision} moves a run by {mean_prec:.2f} pp on average ({len(pairs)} runs, largest "
+                      f"{pairs.diff_pp.abs().max():.2f}): within the {mean_seed:.2f} pp that changing only the seed "
+                      f"moves one ({len(seed_diffs)} seed pairs).",
+            "beyond": f"{precision} moves a run by {mean_prec:.2f} pp on average ({len(pairs)} runs, largest "
+                      f"{pairs.diff_pp.abs().max():.2f}): more than the {mean_seed:.2f} pp that changing only the "
+                      f"seed moves one ({len(seed_diffs)} seed pairs)."}[verdict]
+    if len(behind):
+        text += (" Not counted yet, a run still training: " + ", ".join(
+            f"{r.row} seed {r.seed} ({r.diff_pp:+.2f} at round {r['round']})" for _, r in behind.iterrows()) + ".")
+    caption = (f"{paper} {table}: the same runs (method, column, seed) trained on a GPU in float32 and in "
+               f"{precision}, compared at the furthest round both evaluated. {text} The yardstick: the accuracy "
+               f"difference between two seeds of one method and precision at that round.")
+    meta = {"profile": profile, "experiment": table, "seeds": [int(s) for s in seeds], "device": device,
+            "precision": f"float32, {precision}", "verdict": verdict, "trained_at": trained_at,
+            "parameters": {"rows": sorted(set(ref_runs.row)), "columns": sorted(set(ref_runs.column))},
+            "command": "python -m fedlib.repro.lease --import"}
+    cols = ["row", "column", "seed", "round", "test_accuracy_float32", f"test_accuracy_{precision}", "diff_pp"]
+    save_table(pairs[cols] if len(pairs) else pd.DataFrame(columns=cols), f"{table}_precision_check", out_dir,
+               title=f"{paper} {table}: {precision} against float32, run by run", caption=caption, **meta)
+    # one panel a method (and column): the methods' differences never hide under each other; in a panel the
+    # seeds differ in dash and marker
+    panels = sorted(set(zip(both.row, both.column)), key=lambda rc: (rc[1], rows.index(rc[0]) if rows else 0)) \
+        if not both.empty else [(None, None)]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels) + 1.6, 3.6), sharey=True, squeeze=False)
+    for ax, (row, col) in zip(axes[0], panels):
+        if seed_diffs:  # behind the curves: the band a seed change spans
+            ax.axhspan(-mean_seed, mean_seed, color="0.88", zorder=0,
+                       label=f"± mean difference between\ntwo seeds ({mean_seed:.2f} pp)")
+        ax.axhline(0, color="0.3", lw=0.8, zorder=1)
+        mine = both[(both.row == row) & (both.column == col)] if row is not None else both
+        for i, (seed, g) in enumerate(mine.groupby("seed")):  # later seeds: larger hollow markers, on top, so
+            # that a point another seed shares (a run with one evaluation, say) rings it instead of hiding under it
+            ax.plot(g["round"], g.diff_pp, color=pp.method_colors.get(row, "0.3"), lw=1.0, ls=("-", "--", ":", "-.")[i % 4],
+                    marker="osD^v"[i % 5], ms=3 + 2.5 * i, mfc="none" if i else None, mew=1.2, zorder=3 + i,
+                    label=f"seed {seed}")
+        ax.set_title(f"{pp.method_label(row)}" + (f", {col}" if len(set(both.column)) > 1 else "")
+                     if row is not None else f"no run in both float32 and {precision} yet", fontsize=9)
+        ax.set_xlabel("communication round")
+    ax = axes[0][-1]  # one legend, beside the last panel (the seeds' styles are the same in every panel)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    axes[0][0].set_ylabel(f"accuracy, {precision} − float32 (pp)")
+    fig.suptitle(f"{paper} {table}: a run in {precision} against the same run in float32\n{text}", fontsize=8,
+                 wrap=True)
+    fig.tight_layout()
+    save_figure(fig, f"{table}_precision_curves", out_dir, title=f"{paper} {table}: {precision} against float32",
+                caption=caption, close=True, **meta)
+    return {"pairs": pairs, "seed_diffs": seed_diffs, "verdict": verdict}
 
 
 def main(argv=None) -> int:

@@ -8,8 +8,8 @@ Tables and studies ask it the same question, so the answer to "why does this fig
    says so (a dataset it does not use, one the paper's companion does not support).
 2. Where the profile declares a cost model (the ``paper`` profile), a cell this machine
    cannot afford is "not run: needs a GPU (est. …)" (:meth:`fedlib.repro.budget.costs.CostModel.gate`),
-   unless a GPU already trained it into the store (:func:`fedlib.repro.budget.costs.stored_gpu_runs`):
-   then its seeds come from there.
+   unless a GPU already trained it into the store (:func:`fedlib.repro.budget.costs.stored_gpu_runs`) in
+   the profile's ``gpu_precision``: then its seeds come from there, and the note names the precision.
 3. A gated cell whose dataset is absent here says that first.
 
 >>> cfg, note = decide(profile, table.config("fedlc", "cifar10_beta0.5"), "table1")  # doctest: +SKIP
@@ -37,11 +37,15 @@ def decide(profile: Any, base: dict, experiment: str | None = None, *,
         return cfg, note
     wanted = cfg
     cfg, gated = profile.cost.gate(cfg, profile.device)  # on a CPU, the runs it affords; on a GPU, every run
+    if cfg is not None and cfg.get("device", "cpu") != "cpu" and profile.gpu_precision != "float32":
+        cfg = {**cfg, "precision": profile.gpu_precision}  # on a GPU, it trains as its stored runs are read
     seeds = profile.seeds_for(experiment) if experiment is not None else profile.seeds
-    found = stored_gpu_runs(wanted, seeds) if gated else {}
+    on_gpu = {**wanted, "device": "cuda"} | ({} if profile.gpu_precision == "float32"
+                                             else {"precision": profile.gpu_precision})
+    found = stored_gpu_runs(on_gpu, seeds) if gated else {}
     used = wanted.get("dataset")
     if found:  # a GPU trained it (python -m fedlib.repro.run.cells): its seeds come from the store
-        cfg, gated = {**wanted, "device": "cuda"}, gpu_note(found, seeds)
+        cfg, gated = on_gpu, gpu_note(found, seeds, profile.gpu_precision)
     elif gated and used in DATASETS and not dataset_present(used):  # the first reason it does not run here
         label = profile.companion.dataset_label(used)
         gated = (f"not run: {label} is absent here (no files under the data root); where "

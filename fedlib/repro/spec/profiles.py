@@ -20,8 +20,9 @@ A profile is plain data (:class:`Profile`):
   :attr:`fedlib.repro.spec.paper.Paper.experiments`): grid restrictions (``columns``,
   ``rows``, …) and further overrides;
 * ``notes`` -- extra deviation text per experiment;
-* ``cost`` / ``device`` -- the ``paper`` profile's measured unit costs
-  (:class:`fedlib.repro.budget.costs.CostModel`) and where it trains.  The profile only declares
+* ``cost`` / ``device`` / ``gpu_precision`` -- the ``paper`` profile's measured unit costs
+  (:class:`fedlib.repro.budget.costs.CostModel`), where it trains, and the precision of the GPU runs its
+  cells read from the store.  The profile only declares
   them: whether a cell trains here, comes from the store, or is "not run: needs a GPU
   (est. …)" is decided in one place, :func:`fedlib.repro.run.gate.decide`, for tables and
   studies alike.
@@ -72,6 +73,16 @@ class Profile:
     budget_minutes: float | None = None  # the wall-time target of a full regeneration
     cost: Any = None  # fedlib.repro.budget.costs.CostModel: runs a CPU cannot afford are "not run: needs a GPU"
     device: str | None = None  # None: $FEDLIB_DEVICE, else cpu (see fedlib.repro.budget.costs)
+    # the precision of the GPU runs a cell it cannot afford reads from the store (fedlib.repro.run.gate): one a
+    # profile, so that no cell mixes precisions and both rows of a comparison share one (docs/gpu_and_cluster.md)
+    gpu_precision: str = "float32"
+
+    def __post_init__(self):
+        from ...precision import PRECISIONS
+
+        if self.gpu_precision not in PRECISIONS:
+            raise ValueError(f"gpu_precision of profile {self.name!r} must be one of {', '.join(PRECISIONS)}, "
+                             f"got {self.gpu_precision!r}")
 
     # ------------------------------------------------------------------ settings
     @property

@@ -1,0 +1,162 @@
+"""Where a whole engine round's time goes on a GPU: the round the lease trains, under ``torch.profiler``.
+
+The step probe (``probe_gpu_paths.py``) timed the bare stacked step: 20.0 ms in TF32 against 59.1 in float32,
+a ratio of 0.34.  The lease timed the vectorized engine's whole FedLC CIFAR-10 round: 0.612 s in TF32 against
+0.952 in float32, a ratio of 0.64.  Something in the round does not speed up with the arithmetic.  What the
+CPU can say (``results_gpu.md``, "The time outside the step"):
+
+* a round has as many local steps as its largest client has batches: 32 for seed 0 (37 for seed 1), where
+  19.5 steps of all 20 clients would hold its 50,000 samples; in 11 of the 32 at most 5 clients are active;
+* one stacked step's dispatch, with no arithmetic at all (the meta device), takes 7-8.5 ms on this 2-core CPU.
+
+If every step pays its dispatch, 32 steps × ~10 ms is ~0.3-0.45 s a round whatever the precision.  This
+script measures it on the device.  It times rounds of the queue's first setting (FedLC Table 1, CIFAR-10
+D(0.5), FedAvg, seed 0) in each precision, then profiles ``--profiled`` rounds.  It reports, per round:
+
+* ``round_s``: wall time, the mean of the timed rounds after ``--warmup``;
+* ``kernel_s``: the GPU's busy time (the sum of the kernels' own device time);
+* ``busy``: ``kernel_s / round_s``, where 1 means the GPU never waits on the host;
+* ``steps``, ``client_steps``: the local steps and the clients active over them (from the partition);
+* ``host_ms_per_step``: ``(round_s − kernel_s) / steps``, the time a step the GPU waits;
+* ``syncs``: the host synchronisations (device-to-host copies and stream or device synchronisations);
+* ``top_device`` and ``top_host``: the operators with the most own device and host time.
+
+Results go to ``--out`` (JSON) after each precision, so a run cut short keeps what it measured.
+
+    python benchmarks/profile_gpu_round.py --out round_profile.json       # on the GPU (about 40 s)
+    python benchmarks/profile_gpu_round.py --smoke --out /tmp/p.json        # a CPU smoke run (tiny data)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+SMOKE = {"max_train_samples": 640, "max_test_samples": 64, "num_clients": 4, "batch_size": 32}
+
+
+def round_config(device: str, precision: str, smoke: bool = False) -> dict:
+    """The lease queue's first setting (FedLC Table 1, CIFAR-10 D(0.5), FedAvg, seed 0) in ``precision``; with
+    ``smoke``, on tiny data (the model and method unchanged)."""
+    from fedlib.repro.run.cells import cell_jobs
+
+    job, = cell_jobs("fedlc", "table1", rows=["fedavg"], columns=["cifar10_beta0.5"], device="cuda")
+    cfg = {**job["config"], "device": device, "precision": precision, "seed": 0}
+    return {**cfg, **SMOKE} if smoke else cfg
+
+
+def steps_of(exp) -> tuple[int, int]:
+    """``(steps, client_steps)`` of one round of ``exp``: the local steps (its largest client's batches × E)
+    and the sum over them of the clients active (every client samples; FedLC's Table 1 takes them all)."""
+    c = exp.config
+    epochs = int(c.local_epochs or 1)
+    taus = [epochs * math.ceil(len(ix) / c.batch_size) for ix in exp.client_indices]
+    return max(taus), sum(taus)
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _is_sync(name: str) -> bool:
+    return any(s in name for s in ("Synchronize", "DtoH", "item", "_local_scalar_dense"))
+
+
+def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int = 1) -> dict:
+    """Time ``timed`` rounds of ``cfg`` after ``warmup`` rounds, then profile ``profiled`` more."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from fedlib.client import client_trainer
+    from fedlib.config import Config
+    from fedlib.experiment import prepare
+    from fedlib.precision import precision_scope
+    from fedlib.simulation import run_round
+
+    config = Config.from_dict(cfg)
+    device = config.device
+    with precision_scope(config.precision, device):
+        exp = prepare(config)
+        state = exp.initial_state()
+        trainer = client_trainer(config, exp.algorithm)
+        r = 0
+        for _ in range(warmup):
+            state = run_round(exp, state, r, trainer).state
+            r += 1
+        _sync(device)
+        times = []
+        for _ in range(timed):
+            t0 = time.perf_counter()
+            state = run_round(exp, state, r, trainer).state
+            _sync(device)
+            times.append(time.perf_counter() - t0)
+            r += 1
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
+        with profile(activities=activities) as prof:
+            for _ in range(profiled):
+                state = run_round(exp, state, r, trainer).state
+                r += 1
+            _sync(device)
+    events = prof.key_averages()
+    cuda = device.startswith("cuda")
+
+    def own_device(e) -> float:  # µs
+        return float(getattr(e, "self_device_time_total", getattr(e, "self_cuda_time_total", 0.0)) or 0.0)
+
+    kernel_s = sum(own_device(e) for e in events) / 1e6 / profiled if cuda else None
+    steps, client_steps = steps_of(exp)
+    round_s = sum(times) / len(times)
+    top = sorted(events, key=own_device, reverse=True)[:12] if cuda else []
+    host = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:12]
+    return {"precision": config.precision, "round_s": round(round_s, 4), "rounds_timed": [round(t, 4) for t in times],
+            "kernel_s": None if kernel_s is None else round(kernel_s, 4),
+            "busy": None if kernel_s is None else round(kernel_s / round_s, 3),
+            "steps": steps, "client_steps": client_steps, "clients": len(exp.client_indices),
+            "host_ms_per_step": None if kernel_s is None else round(1e3 * (round_s - kernel_s) / steps, 2),
+            "syncs": sum(e.count for e in events if _is_sync(e.key)) // profiled,
+            "top_device": [{"op": e.key, "ms": round(own_device(e) / 1e3 / profiled, 2), "calls": e.count // profiled}
+                           for e in top],
+            "top_host": [{"op": e.key, "ms": round(e.self_cpu_time_total / 1e3 / profiled, 2),
+                          "calls": e.count // profiled} for e in host]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--precisions", default=None, help="comma-separated (default: float32,tf32 on CUDA, float32 on a CPU)")
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--timed", type=int, default=2)
+    ap.add_argument("--profiled", type=int, default=1)
+    ap.add_argument("--smoke", action="store_true", help="tiny data: a check that it runs (a CPU, CI)")
+    ap.add_argument("--out", type=Path)
+    a = ap.parse_args(argv)
+    if min(a.warmup, a.timed - 1, a.profiled - 1) < 0:
+        ap.error(f"--warmup must be ≥ 0 and --timed, --profiled ≥ 1, got {a.warmup}, {a.timed}, {a.profiled}")
+    cuda = a.device.startswith("cuda")
+    precisions = a.precisions.split(",") if a.precisions else (["float32", "tf32"] if cuda else ["float32"])
+    rows = []
+    record = {"device": torch.cuda.get_device_name() if cuda else "cpu", "torch": torch.__version__,
+              "setting": "fedlc table1 fedavg/cifar10_beta0.5 seed 0" + (" (smoke: tiny data)" if a.smoke else ""),
+              "rows": rows}
+    for precision in precisions:
+        try:
+            rows.append(profile_round(round_config(a.device, precision, a.smoke), warmup=a.warmup, timed=a.timed,
+                                      profiled=a.profiled))
+        except Exception as err:  # noqa: BLE001 -- a precision the device lacks: recorded, the others go on
+            rows.append({"precision": precision, "note": f"failed: {type(err).__name__}: {str(err)[:200]}"})
+        print(json.dumps({k: v for k, v in rows[-1].items() if not k.startswith("top")}), flush=True)
+        if a.out is not None:
+            a.out.write_text(json.dumps(record, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
