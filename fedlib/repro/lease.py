@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .artefacts.provenance import code_fingerprint, commit_of_code, git_commit
+from .run.tiny import tiny_config  # (a carry's check trains it too: fedlib.repro.carry)
 
 __all__ = ["Job", "load_queue", "queue_jobs", "check", "plan", "measure", "best_share", "train", "write_outputs",
            "import_lease", "lease_commit", "prune_superseded", "pack_data", "unpack_data", "DEFAULT_QUEUE", "main"]
@@ -169,30 +170,6 @@ def _with_lease(cfg: dict, engine: str, precision: str, checkpoint_every: int) -
 
 
 # ------------------------------------------------------------------------------ --check and --dry-run
-_TINY_SUFFIXES = ("_steps", "_rounds", "_epochs", "rounds", "epochs")
-
-
-def tiny_config(cfg: dict, samples: int = 600) -> dict:
-    """``cfg`` on the CPU at a tiny scale: one round, a ``samples``-sample training subset, 3 test samples a class and client (class-balanced
-    shards for every client; FEDIC's teacher is evaluated on them),
-    every method parameter counting steps, rounds or epochs cut to 1 (0 keeps its meaning) and D_aux to 5 a class."""
-    from ..algorithms.registry import method_params
-
-    from ..data import DATASETS
-
-    classes = DATASETS[cfg.get("dataset", "synthetic")].num_classes
-    tests = min(10_000, max(64, 3 * classes * int(cfg.get("num_clients", 20))))
-    small = {**cfg, "device": "cpu", "precision": "float32", "rounds": 1, "local_epochs": 1, "max_train_samples":
-             samples, "max_test_samples": tests, "min_client_size": 1, "server_unlabeled_size": 64}
-    for p in method_params(cfg.get("method", "fedavg")):
-        if p.type is int and p.name.endswith(_TINY_SUFFIXES) and isinstance(cfg.get(p.name, p.default), int):
-            value = cfg.get(p.name, p.default)
-            small[p.name] = min(value, 1) if value else value
-    if cfg.get("server_aux_per_class"):
-        small["server_aux_per_class"] = 5
-    return small
-
-
 def _meta_round(tiny: dict) -> str:
     """One round with the data and the parameters on PyTorch's ``meta`` device: ``"ok"``, ``"reached a host
     read"`` (a meta tensor cannot be read; every device step before it matched), or raises a device mismatch."""
@@ -693,6 +670,9 @@ def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
     rec["commit"] = lease_commit(rec)
     keys = unpack_store_parts(lease_dir, store)
     log(f"{len(keys)} store entries unpacked into {store.root}")
+    from .carry import carry_store
+
+    carry_store(store, log=log)  # a lease of an earlier code version: its runs under this code's keys, if carried
     figures = Path(figures) if figures is not None else repo_root() / "figures"
     chosen = rec.get("training", {})
     written = {}
@@ -828,6 +808,10 @@ def main(argv=None) -> int:
         store = as_store(a.store) if a.store or a.resume else None
         for folder in a.resume if store is not None else ():
             unpack_store_parts(folder, store)
+        if store is not None:
+            from .carry import carry_store
+
+            carry_store(store, log=lambda *_: None)
         engine, precision = settings["engines"][0], settings["precisions"][0]  # the lease's choice unmeasured
         rows = plan(jobs, a.minutes, slots=a.slots, measure_s=a.measure_s, reserve_s=a.reserve_s,
                     profile=settings["profile"], engine=engine, precision=precision,
@@ -864,6 +848,10 @@ def main(argv=None) -> int:
     store = as_store(a.store)
     for folder in a.resume:  # oldest first: a later lease's checkpoint of a run replaces an earlier one's
         print(f"resumed {len(unpack_store_parts(folder, store))} entries from {folder}")
+    if a.resume:  # runs of an earlier code version, under the keys this code gives them where a carry allows
+        from .carry import carry_store
+
+        print(f"{len(carry_store(store))} runs carried to this code version (benchmarks/carries/)")
     minutes = a.minutes - (time.time() - t0) / 60
     rec = lease(jobs, settings, a.out, minutes=minutes, device=device, store=store, measure_s=a.measure_s,
                 reserve_s=a.reserve_s, shares=[int(k) for k in a.shares.split(",") if k], max_files=a.max_files,

@@ -1,0 +1,86 @@
+"""Carrying stored runs over a change of the training code (``fedlib.repro.carry``): a check that trains a tiny run
+of each group under the old and the new code and compares them bit for bit, and a copy of the stale entries it
+found identical to their current keys -- never of another group's, nor of an entry no record maps."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import REPO
+from fedlib.config import Config
+from fedlib.repro import carry
+from fedlib.simulation import simulate
+from fedlib.store import Store, code_version
+
+TINY = dict(dataset="synthetic", num_clients=4, rounds=2, batch_size=32, seed=0)
+
+
+def _plant(store: Store, cfg: dict, version: str) -> str:
+    """A finished run of ``cfg`` (trained here, in seconds) stored under the key code ``version`` gives it."""
+    config = Config.from_dict(cfg)
+    run = simulate(config, store=None, progress=False)
+    key = carry._key_for(config, version)
+    store.save_result(key, config, run["summary"], run["history"], run["params"])
+    return key
+
+
+def test_the_key_rule_is_the_stores():
+    config = Config.from_dict({**TINY, "method": "fedprox"})
+    assert carry._key_for(config, code_version(config)) == Store("/").key(config)
+
+
+def test_a_record_carries_only_its_identical_groups_stale_entries(tmp_path):
+    store = Store(tmp_path)
+    a, b = {**TINY, "method": "fedavg"}, {**TINY, "method": "fedprox"}
+    a_old, b_old = _plant(store, a, "old-a"), _plant(store, b, "old-b")
+    current = _plant(store, {**a, "seed": 1}, code_version(Config.from_dict(a)))  # trained at this code: not stale
+    assert sorted(k for k, _ in carry.stale_entries(store)) == sorted([a_old, b_old])
+    group = carry._group(a)
+    record = {"name": "test.json", "from_commit": "abc", "to_commit": "def",
+              "versions": [{"path": group, "from": "old-a", "to": code_version(Config.from_dict(a))},
+                           # the same versions under another group (another engine): no licence for a's entries
+                           {"path": carry._group(b), "from": "old-a", "to": code_version(Config.from_dict(b))}]}
+    done = carry.carry_store(store, [record], log=lambda *_: None)
+    new_a = store.key(Config.from_dict(a))
+    assert done == [(a_old, new_a)]
+    got, old = store.load_result(new_a), store.load_result(a_old)
+    assert got["history"] == old["history"] and all((got["params"][k] == old["params"][k]).all() for k in old["params"])
+    note = json.loads((store.entry(new_a) / "carried.json").read_text())
+    assert note == {"record": "test.json", "from_key": a_old, "from_version": "old-a",
+                    "to_version": code_version(Config.from_dict(a)), "from_commit": "abc", "to_commit": "def"}
+    assert store.load_result(store.key(Config.from_dict(b))) is None  # b's old version is not mapped for b
+    assert store.entry(current).exists() and carry.carry_store(store, [record], log=lambda *_: None) == []
+
+
+@pytest.mark.slow
+def test_the_check_finds_the_same_code_identical_and_a_changed_one_different(tmp_path):
+    configs = [{**TINY, "method": "fedavg", "device": "cuda"}, {**TINY, "method": "fedavg", "seed": 3}]
+    same = tmp_path / "same"
+    shutil.copytree(REPO / "fedlib", same / "fedlib", ignore=shutil.ignore_patterns("__pycache__"))
+    record = carry.check(configs, from_root=same, log=lambda *_: None)
+    row, = record["paths"]
+    assert row["identical"] and row["runs"] == 2 and row["tiny"]["device"] == "cpu" and row["tiny"]["rounds"] == 2
+    version = code_version(Config.from_dict(configs[0]))
+    assert record["versions"] == [{"path": row["path"], "from": version, "to": version}]
+
+    changed = tmp_path / "changed"
+    shutil.copytree(same, changed)
+    client = changed / "fedlib" / "client.py"
+    text = client.read_text()
+    assert "ClientOptimizer(config.lr, config.momentum" in text
+    client.write_text(text.replace("ClientOptimizer(config.lr, config.momentum",
+                                   "ClientOptimizer(config.lr * 1.001, config.momentum"))
+    record = carry.check(configs, from_root=changed, log=lambda *_: None)
+    row, = record["paths"]
+    assert not row["identical"] and record["versions"] == []
+    assert row["from_versions"] != row["to_versions"]  # the edit moved the old copy's code version
+
+
+def test_the_check_refuses_a_commit_that_is_not_one_before_any_run(tmp_path):
+    with pytest.raises(ValueError, match="from must name a commit of this repository, got 'no-such-commit'"):
+        carry.check([{**TINY}], from_commit="no-such-commit", log=lambda *_: None)
+    with pytest.raises(ValueError, match="give one of from_commit"):
+        carry.check([{**TINY}], log=lambda *_: None)
