@@ -21,9 +21,15 @@ D(0.5), FedAvg, seed 0) in each precision, then profiles ``--profiled`` rounds. 
 * ``syncs``: the host synchronisations (device-to-host copies and stream or device synchronisations);
 * ``top_device`` and ``top_host``: the operators with the most own device and host time.
 
+With ``--processes K`` it then trains K copies of the setting in K processes at once (each its own CUDA
+context, the GPU time-sliced between them) and reports their rounds a second together against one alone
+(``shared``).  Where a round mostly waits on its host, K processes dispatch on K host cores and the GPU
+fills: that is how runs would share a GPU, where the lease's one-process packs (CUDA streams, one Python
+thread dispatching) measured no gain.
+
 Results go to ``--out`` (JSON) after each precision, so a run cut short keeps what it measured.
 
-    python benchmarks/profile_gpu_round.py --out round_profile.json       # on the GPU (about 40 s)
+    python benchmarks/profile_gpu_round.py --out round_profile.json --processes 2   # on the GPU (about 60 s)
     python benchmarks/profile_gpu_round.py --smoke --out /tmp/p.json        # a CPU smoke run (tiny data)
 """
 
@@ -128,6 +134,48 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
                           "calls": e.count // profiled} for e in host]}
 
 
+def _timed_rounds(cfg: dict, timed: int, start, out) -> None:
+    """A child of :func:`shared_rounds`: one warm-up round, then (after ``start``, a barrier every child
+    reaches) ``timed`` rounds; puts ``(perf_counter at the start, [round end times])`` on ``out``."""
+    from fedlib.client import client_trainer
+    from fedlib.config import Config
+    from fedlib.experiment import prepare
+    from fedlib.precision import precision_scope
+    from fedlib.simulation import run_round, single_thread
+
+    config = Config.from_dict(cfg)
+    with single_thread(), precision_scope(config.precision, config.device):
+        exp = prepare(config)
+        trainer = client_trainer(config, exp.algorithm)
+        state = run_round(exp, exp.initial_state(), 0, trainer).state
+        _sync(config.device)
+        start.wait()
+        t0, ends = time.perf_counter(), []
+        for r in range(1, timed + 1):
+            state = run_round(exp, state, r, trainer).state
+            _sync(config.device)
+            ends.append(time.perf_counter())
+    out.put((t0, ends))
+
+
+def shared_rounds(cfg: dict, processes: int, timed: int = 3) -> dict:
+    """``processes`` copies of ``cfg`` trained at once, one a process: their rounds a second together, from the
+    common start to the last round's end (``rounds_per_s``), and each process's mean round."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    start, out = ctx.Barrier(processes), ctx.Queue()
+    children = [ctx.Process(target=_timed_rounds, args=(cfg, timed, start, out)) for _ in range(processes)]
+    for c in children:
+        c.start()
+    got = [out.get(timeout=900) for _ in children]
+    for c in children:
+        c.join()
+    t0, t1 = min(g[0] for g in got), max(g[1][-1] for g in got)
+    return {"processes": processes, "rounds_per_s": round(processes * timed / (t1 - t0), 3),
+            "round_s_each": [round((g[1][-1] - g[0]) / timed, 4) for g in got]}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -136,10 +184,12 @@ def main(argv=None) -> int:
     ap.add_argument("--timed", type=int, default=2)
     ap.add_argument("--profiled", type=int, default=1)
     ap.add_argument("--smoke", action="store_true", help="tiny data: a check that it runs (a CPU, CI)")
+    ap.add_argument("--processes", type=int, default=0, help="then K copies at once in K processes (0: not)")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args(argv)
-    if min(a.warmup, a.timed - 1, a.profiled - 1) < 0:
-        ap.error(f"--warmup must be ≥ 0 and --timed, --profiled ≥ 1, got {a.warmup}, {a.timed}, {a.profiled}")
+    if min(a.warmup, a.timed - 1, a.profiled - 1, a.processes) < 0 or a.processes == 1:
+        ap.error(f"--warmup and --processes must be ≥ 0 (--processes not 1) and --timed, --profiled ≥ 1, got "
+                 f"{a.warmup}, {a.processes}, {a.timed}, {a.profiled}")
     cuda = a.device.startswith("cuda")
     precisions = a.precisions.split(",") if a.precisions else (["float32", "tf32"] if cuda else ["float32"])
     rows = []
@@ -153,6 +203,19 @@ def main(argv=None) -> int:
         except Exception as err:  # noqa: BLE001 -- a precision the device lacks: recorded, the others go on
             rows.append({"precision": precision, "note": f"failed: {type(err).__name__}: {str(err)[:200]}"})
         print(json.dumps({k: v for k, v in rows[-1].items() if not k.startswith("top")}), flush=True)
+        if a.out is not None:
+            a.out.write_text(json.dumps(record, indent=1))
+    for precision in precisions if a.processes else ():
+        row = next((r for r in rows if r["precision"] == precision and "round_s" in r), None)
+        if row is None:
+            continue
+        try:
+            shared = shared_rounds(round_config(a.device, precision, a.smoke), a.processes, timed=a.timed + 1)
+            shared["alone_rounds_per_s"] = round(1 / row["round_s"], 3)
+        except Exception as err:  # noqa: BLE001 -- recorded
+            shared = {"processes": a.processes, "note": f"failed: {type(err).__name__}: {str(err)[:200]}"}
+        row["shared"] = shared
+        print(json.dumps({"precision": precision, **shared}), flush=True)
         if a.out is not None:
             a.out.write_text(json.dumps(record, indent=1))
     return 0

@@ -12,8 +12,10 @@
 # The next lease (benchmarks/results_gpu.md, "What it means for the next lease"): a call runs 600 s at most, so
 #   the last data call:  scripts/lease.sh run --minutes 7.5 --measure-s 0 --max-files 6
 #   then, on the warm machine (the data stays unpacked there):
-#                        FEDLIB_DATA=/tmp/fedlib-lease/data timeout -k 5 75 python3 benchmarks/profile_gpu_round.py \
-#                          --out $OUT/round_profile.json; scripts/lease.sh run --minutes 4 --measure-s 0
+#                        FEDLIB_DATA=/tmp/fedlib-lease/data timeout -k 5 100 python3 benchmarks/profile_gpu_round.py \
+#                          --processes 2 --out $OUT/round_profile.json; scripts/lease.sh run --minutes 3.5 --measure-s 0
+#   (≈ 14 min of device time with the start and the data calls; a TF32 run cut short is compared at the furthest
+#   round both precisions reached)
 # A second, shorter `run` on the still-warm machine continues from the same store (/tmp/fedlib-lease/store).
 # The parts stay on the warm machine between calls (/tmp/fedlib-lease); the lease checks each against the
 # manifest's sha256 before anything trains and names a missing one.  Its outputs (lease.json, store-NN.tar,

@@ -66,11 +66,15 @@ def test_the_round_profiler_runs_on_the_cpu_and_counts_the_steps_the_engine_take
     if not have_dataset("cifar10"):
         pytest.skip("CIFAR-10 is not under FEDLIB_DATA")
     out = tmp_path / "round.json"
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "profile_gpu_round.py"), "--smoke", "--out",
-                           str(out)], capture_output=True, text=True, cwd=REPO, timeout=600)
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "profile_gpu_round.py"), "--smoke",
+                           "--processes", "2", "--timed", "1", "--out", str(out)],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     row, = json.loads(out.read_text())["rows"]
     assert row["precision"] == "float32" and row["round_s"] > 0 and row["kernel_s"] is None and row["top_host"]
+    shared = row["shared"]  # two processes at once: together at most 2 rounds in the slower one's mean round
+    assert shared["processes"] == 2 and len(shared["round_s_each"]) == 2
+    assert 0 < shared["rounds_per_s"] <= 2 / max(shared["round_s_each"]) + 1e-3
 
     sys.path.insert(0, str(REPO / "benchmarks"))
     import profile_gpu_round as prof

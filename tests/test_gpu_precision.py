@@ -204,8 +204,11 @@ def test_a_lease_trains_an_entrys_own_precision_in_a_pack_of_its_own_in_queue_or
     jobs = lease.queue_jobs(entries)
     packs = []
 
+    modes = []
+
     def fake_pack(configs, store, *, slots, mode, stop, on_event):
         packs.append([(c.seed, c.method, c.precision) for c in configs])
+        modes.append(mode)
         return [SimpleNamespace(index=i, state="finished", round=c.rounds, config=c, wall_s=1.0, error=None,
                                 round_times=[0.1, 0.1]) for i, c in enumerate(configs)]
 
@@ -215,6 +218,15 @@ def test_a_lease_trains_an_entrys_own_precision_in_a_pack_of_its_own_in_queue_or
     assert packs == [[(0, "fedavg", "float32"), (0, "fedlc", "float32")], [(0, "fedavg", "tf32")],
                      [(1, "fedavg", "float32")]]
     assert [r.get("precision") for r in rows] == [None, None, "tf32", None]  # the label the import groups by
+    assert modes == ["streams"] * 3  # a CUDA queue's default pack
+    packs.clear(), modes.clear()
+    lease.train(jobs, Store(tmp_path), engine="vectorized", precision="float32", checkpoint_every=5, slots=2,
+                deadline=math.inf, pack="processes", log=lambda *_: None)
+    assert modes == ["processes"] * 3 and len(packs) == 3
+    queue = tmp_path / "pack.toml"
+    queue.write_text('[lease]\npack = "threads"\n')
+    with pytest.raises(ValueError, match="pack must be 'streams' or 'processes', got 'threads'"):
+        lease.load_queue(queue)
     with pytest.raises(ValueError, match="run 0: precision must be one of float32, tf32, bf16, got 'fp16'"):
         queue = tmp_path / "q.toml"
         queue.write_text('[[run]]\nkind = "cell"\npaper = "fedlc"\ntable = "table1"\nprecision = "fp16"\n')

@@ -7,6 +7,7 @@ import json
 import math
 import time
 import warnings
+from dataclasses import dataclass
 
 import pytest
 import torch
@@ -78,7 +79,7 @@ def _configs():
             for m, s in (("fedavg", 0), ("fedlc", 0), ("fedavg", 1), ("fedprox", 2))]
 
 
-@pytest.mark.parametrize("mode", ["turns", "streams"])
+@pytest.mark.parametrize("mode", ["turns", "streams", "processes"])
 def test_a_packed_run_equals_the_run_alone_bit_for_bit(tmp_path, mode):
     configs = _configs()
     runs = run_pack(configs, Store(tmp_path), slots=3, mode=mode)
@@ -98,6 +99,31 @@ def test_a_pack_refuses_mixed_precisions_duplicates_and_streams_of_global_rng_me
     concat = Config.from_dict({**TINY, "method": "fedconcat", "num_clusters": 2})
     with pytest.raises(ValueError, match="fedconcat"):
         run_pack([concat], Store(tmp_path), mode="streams")
+
+
+@dataclass
+class _StopAt:
+    """A picklable stop: at the first checkpoint at or past ``round_``."""
+    round_: int
+
+    def __call__(self, run) -> bool:
+        return run.round >= self.round_
+
+
+def test_a_pack_of_processes_stops_where_told_and_refuses_a_stop_it_cannot_send(tmp_path):
+    from fedlib.repro.run.pack import DeadlineStop
+
+    cfg = _configs()[0]
+    with pytest.raises(ValueError, match=r"mode='processes' sends stop to each process: it must be picklable "
+                                         r"\(fedlib.repro.run.pack.DeadlineStop\)"):
+        run_pack([cfg], Store(tmp_path), mode="processes", stop=lambda run: False)
+    runs = run_pack([cfg, _configs()[2]], Store(tmp_path), slots=2, mode="processes", stop=_StopAt(2))
+    assert [(r.state, r.round) for r in runs] == [("stopped", 2), ("stopped", 2)]
+    assert Store(tmp_path).load_checkpoint(Store(tmp_path).key(cfg))["stage_state"]["round"] == 2
+    assert len(runs[0].round_ends) == 2 and runs[0].config is cfg
+    # a deadline already past: nothing starts
+    late = run_pack([_configs()[3]], Store(tmp_path), mode="processes", stop=DeadlineStop(0.0, 1.0))
+    assert [(r.state, r.round) for r in late] == [("not started", 0)]
 
 
 def test_a_stopped_run_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):

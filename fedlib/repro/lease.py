@@ -80,7 +80,7 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
     path = Path(path or DEFAULT_QUEUE)
     data = tomllib.loads(path.read_text())
     settings = {"profile": "paper", "engines": ["vectorized"], "precisions": ["float32"], "checkpoint_every": 5,
-                **data.get("lease", {})}
+                "pack": "streams", **data.get("lease", {})}
     from ..precision import PRECISIONS
 
     bad = [e for e in settings["engines"] if e not in _ENGINES] + \
@@ -88,6 +88,8 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
     if bad or not settings["engines"] or not settings["precisions"]:
         raise ValueError(f"{path}: [lease] engines must be among {_ENGINES} and precisions among {PRECISIONS}, "
                          f"each non-empty, got {settings['engines']} / {settings['precisions']}")
+    if settings["pack"] not in ("streams", "processes"):
+        raise ValueError(f"{path}: [lease] pack must be 'streams' or 'processes', got {settings['pack']!r}")
     entries = data.get("run", [])
     known = {"cell": {"kind", "paper", "table", "rows", "columns", "seeds", "precision"},
              "ladder": {"kind", "paper", "seeds"}}
@@ -411,7 +413,7 @@ def _round_seconds(cfg: dict, rounds: int = 2) -> float:
 
 
 def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.0, store_root=None,
-            log=print) -> dict:
+            pack: str = "streams", log=print) -> dict:
     """On ``cfg``'s device: seconds a round of each engine × precision (those the device has), then the
     summed rounds/s of packs of k copies (different seeds) of ``cfg`` for k in ``shares``, until
     ``budget_s`` is spent.  Returns ``{"rounds": [...], "shares": [...]}``."""
@@ -442,7 +444,7 @@ def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.
     best = min(timed, key=lambda r: r["round_s"]) if timed else {"engine": cfg.get("engine", "vectorized"),
                                                                   "precision": chosen[0] if chosen else "float32"}
     out["best"] = {"engine": best["engine"], "precision": best["precision"]}
-    mode = "streams" if device.startswith("cuda") else "turns"
+    mode = pack if pack == "processes" else "streams" if device.startswith("cuda") else "turns"
     for k in shares:
         if time.perf_counter() - t0 > budget_s:
             out["shares"].append({"k": k, "note": "not measured: the measuring minute was spent"})
@@ -479,34 +481,29 @@ def best_share(shares: list[dict], tolerance: float = 0.1) -> int:
 
 
 def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_every: int, slots: int,
-          deadline: float, est_round_s: float = 0.0, log=print) -> list[dict]:
-    """Train the queued runs into ``store``, ``slots`` at a time in one process (:func:`fedlib.repro.run.pack.run_pack`;
-    streams on CUDA, turns on a CPU; methods refused by streams train in turns after the others, runs of
-    another precision -- a queue entry's own -- in a pack of their own, queue order kept), each stopped at a
-    checkpoint when the next would end after ``deadline``
-    (``time.time()``).  Returns one row per job."""
+          deadline: float, est_round_s: float = 0.0, pack: str = "streams", log=print) -> list[dict]:
+    """Train the queued runs into ``store``, ``slots`` at a time (:func:`fedlib.repro.run.pack.run_pack`; on
+    CUDA in the ``pack`` mode, ``streams`` -- one process -- or ``processes``, in turns on a CPU unless
+    ``pack`` is ``processes``; methods refused by streams train in turns after the others, runs of another
+    precision -- a queue entry's own -- in a pack of their own, queue order kept), each stopped at a
+    checkpoint when the next would end after ``deadline`` (``time.time()``).  Returns one row per job."""
     from ..config import Config
-    from .run.pack import run_pack, seeds_global_rng
+    from .run.pack import DeadlineStop, run_pack, seeds_global_rng
 
     configs = {i: Config.from_dict(_with_lease(j.config, engine, precision, checkpoint_every))
                for i, j in enumerate(jobs) if j.config is not None}
     device = next(iter(configs.values())).device if configs else "cpu"
-    shared = [i for i, c in configs.items() if not seeds_global_rng(c)]
+    shared = [i for i, c in configs.items() if pack == "processes" or not seeds_global_rng(c)]
+    first = pack if pack == "processes" else "streams" if device.startswith("cuda") else "turns"
     groups = []  # in queue order; a pack holds one precision, so a change of precision starts the next pack
-    for mode, members in (("streams" if device.startswith("cuda") else "turns", shared),
+    for mode, members in ((first, shared),
                           ("turns", [i for i in configs if i not in shared])):
         for i in members:
             if groups and groups[-1][0] == mode and configs[groups[-1][1][-1]].precision == configs[i].precision:
                 groups[-1][1].append(i)
             else:
                 groups.append((mode, [i]))
-    guess = [max(est_round_s, 1e-3)]
-
-    def stop(run) -> bool:
-        times = run.round_times[1:] or run.round_times
-        per_round = sorted(times[-5:])[len(times[-5:]) // 2] if times else guess[0]
-        guess[0] = max(guess[0], per_round)
-        return time.time() + per_round * run.config.checkpoint_every > deadline
+    stop = DeadlineStop(deadline, max(est_round_s, 1e-3))
 
     def event(kind: str, run) -> None:
         if kind != "round":
@@ -726,21 +723,21 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
               "profile": settings["profile"], "minutes": minutes, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "first_setting": first.name}
     base = _with_lease(first.config, settings["engines"][0], "float32", settings["checkpoint_every"])
-    m = measure(base, precisions=settings["precisions"], shares=shares,
+    m = measure(base, precisions=settings["precisions"], shares=shares, pack=settings.get("pack", "streams"),
                 budget_s=min(measure_s, max(0.0, deadline - time.time())), store_root=None, log=log)
     engines = [r for r in m["rounds"] if "round_s" in r and r["engine"] in settings["engines"]
                and r["precision"] in settings["precisions"]]
     chosen = min(engines, key=lambda r: r["round_s"]) if engines else {"engine": settings["engines"][0],
                                                                         "precision": settings["precisions"][0]}
     training = {"engine": chosen["engine"], "precision": chosen["precision"], "slots": m["best"]["slots"],
-                "checkpoint_every": settings["checkpoint_every"]}
+                "checkpoint_every": settings["checkpoint_every"], "pack": settings.get("pack", "streams")}
     record.update(measurements=m, training=training)
     log(f"training: {training}")
     share = next((s for s in m["shares"] if s.get("k") == training["slots"] and "rounds_per_s" in s), None)
     est = training["slots"] / share["rounds_per_s"] if share else chosen.get("round_s", 0.0)
     record["runs"] = train(jobs, store, engine=training["engine"], precision=training["precision"],
                            checkpoint_every=training["checkpoint_every"], slots=training["slots"], deadline=deadline,
-                           est_round_s=est, log=log)
+                           est_round_s=est, pack=training["pack"], log=log)
     record["wall_s"] = round(time.time() - start, 1)
     return write_outputs(out_dir, record, store, max_files=max_files)
 
@@ -770,6 +767,9 @@ def main(argv=None) -> int:
     ap.add_argument("--reserve-s", type=float, default=45.0, help="seconds kept for writing the outputs (default 45)")
     ap.add_argument("--shares", default="1,2,4,8", help="pack sizes measured (default 1,2,4,8)")
     ap.add_argument("--slots", type=int, default=1, help="with --dry-run: runs sharing the device (default 1)")
+    ap.add_argument("--pack", choices=("streams", "processes"),
+                    help="how runs share the device: one process, a CUDA stream each, or a process each "
+                         "(default: the queue's [lease] pack)")
     ap.add_argument("--max-files", type=int, default=7, help="files written into --out (default 7; 8 come back)")
     ap.add_argument("--commit", help="the commit the lease runs at (default: git; on the device, which has no git, "
                     "--import finds it from the record's code fingerprint)")
@@ -793,6 +793,8 @@ def main(argv=None) -> int:
     if a.minutes is not None and not a.minutes > 0:
         ap.error(f"--minutes must be > 0, got {a.minutes}")
     settings, entries = load_queue(a.queue)
+    if a.pack:
+        settings["pack"] = a.pack
     device = a.device  # --check too: the lease's configurations, made tiny on the CPU (tiny_config)
     jobs = queue_jobs(entries, profile=settings["profile"], device=device)
     if a.check:

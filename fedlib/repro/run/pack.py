@@ -1,11 +1,9 @@
-"""A pack: several runs trained in one process, each exactly as it would train alone.
+"""A pack: several runs trained at once, each exactly as it would train alone.
 
 On a GPU, runs too small to fill the chip may train faster together (FedLC's CIFAR-10 runs on an H200
-did not: two together trained at the rate of one, ``benchmarks/results_gpu.md``; measure with
-:func:`pack_rate`).  Separate processes share a GPU by time-slicing, each with its own CUDA context and
-its own copy of the data; a pack keeps them in one
-process, one thread per run (``slots`` at a time, taking the next configuration of the list as one
-finishes), in one of two modes:
+did not, in float32: two in one process trained at the rate of one, ``benchmarks/results_gpu.md``;
+measure with :func:`pack_rate`).  A pack runs ``slots`` runs at a time, taking the next configuration of
+the list as one finishes, in one of three modes:
 
 * ``turns`` -- round-robin: the runs take turns, one round each, so only one run computes at a time.
   Nothing is shared but the loaded data, which no run writes.  Deterministic interleaving; the mode
@@ -14,6 +12,10 @@ finishes), in one of two modes:
   fill the gaps of another's.  A run's setup (loading, splitting, seeding the model from the process's
   random generator) is serialised; methods whose training draws from the process's global generator
   (their module declares ``SEEDS_GLOBAL_RNG = True``: :func:`seeds_global_rng`) are refused.
+* ``processes`` -- each slot is a process of its own (spawned), training the next configuration of the
+  list as it finishes one: its own CUDA context, its own copy of the data, its own host core to dispatch
+  from (one Python thread dispatches every stream of a ``streams`` pack).  ``stop`` must be picklable
+  (:class:`DeadlineStop`); events arrive when a run ends.
 
 A run's numbers never depend on the pack: every run trains single-threaded in its own scope, the runs
 of one pack share one precision (the TF32 switches are process-wide), and a key appears once.
@@ -32,9 +34,9 @@ from typing import Callable
 
 import torch
 
-__all__ = ["MODES", "seeds_global_rng", "PackRun", "StopRun", "run_pack", "pack_rate"]
+__all__ = ["MODES", "seeds_global_rng", "PackRun", "StopRun", "DeadlineStop", "run_pack", "pack_rate"]
 
-MODES = ("turns", "streams")
+MODES = ("turns", "streams", "processes")
 
 
 def seeds_global_rng(config) -> list[str]:
@@ -51,6 +53,24 @@ def seeds_global_rng(config) -> list[str]:
 
 class StopRun(Exception):
     """Raised inside a run's round hook to stop it after a checkpoint."""
+
+
+@dataclass
+class DeadlineStop:
+    """``stop`` for a pack that must end by ``deadline`` (``time.time()``): a run stops at a checkpoint when
+    its next checkpoint would come after it, by the median of its last five rounds (before its first round:
+    the slowest round seen so far, at first ``est_round_s``).  Picklable: a ``processes`` pack sends it to
+    each process."""
+
+    deadline: float
+    est_round_s: float = 0.0
+
+    def __call__(self, run) -> bool:
+        times = run.round_times[1:] or run.round_times
+        recent = sorted(times[-5:])
+        per_round = recent[len(recent) // 2] if recent else max(self.est_round_s, 1e-3)
+        self.est_round_s = max(self.est_round_s, per_round)
+        return time.time() + per_round * run.config.checkpoint_every > self.deadline
 
 
 @dataclass
@@ -104,7 +124,7 @@ class _Free:
     give = leave = wait
 
 
-def _check(configs, mode: str, slots: int) -> None:
+def _check(configs, mode: str, slots: int, stop=None) -> None:
     from ...store import Store
 
     if mode not in MODES:
@@ -119,6 +139,14 @@ def _check(configs, mode: str, slots: int) -> None:
     twice = sorted({k for k in keys if keys.count(k) > 1})
     if twice:
         raise ValueError(f"a pack trains each configuration once; store key(s) {', '.join(twice)} appear twice")
+    if mode == "processes" and stop is not None:
+        import pickle
+
+        try:
+            pickle.dumps(stop)
+        except Exception as err:  # noqa: BLE001 -- a closure, a lambda
+            raise ValueError(f"mode='processes' sends stop to each process: it must be picklable "
+                             f"(fedlib.repro.run.pack.DeadlineStop), got {stop!r} ({type(err).__name__})") from None
     if mode == "streams":
         bad = sorted({t for c in configs for t in seeds_global_rng(c)})
         if bad:
@@ -137,7 +165,9 @@ def run_pack(configs, store, *, slots: int = 2, mode: str = "turns",
     from ...simulation import simulate
 
     configs = list(configs)
-    _check(configs, mode, slots)
+    _check(configs, mode, slots, stop)
+    if mode == "processes":
+        return _run_processes(configs, store, slots, stop, on_event or (lambda event, run: None))
     runs = [PackRun(i, c) for i, c in enumerate(configs)]
     slots = min(slots, len(runs)) or 1
     turns = _Turns(slots) if mode == "turns" else _Free()
@@ -213,6 +243,61 @@ def run_pack(configs, store, *, slots: int = 2, mode: str = "turns",
             w.join()
     finally:
         torch.set_num_threads(threads_before)
+    return runs
+
+
+def _train_alone(index: int, config: dict, store_root: str, stop) -> PackRun:
+    """A ``processes`` pack's run, in its process: trained into the store at ``store_root`` as it would train
+    alone (:func:`fedlib.simulation.simulate` runs single-threaded), stopped at a checkpoint where ``stop``
+    says so."""
+    from ...config import Config
+    from ...simulation import simulate
+    from ...store import Store
+
+    cfg = Config.from_dict(config)
+    run = PackRun(index, cfg)
+    if stop is not None and stop(run):
+        return run
+    t0 = last = time.perf_counter()
+
+    def hook(round_: int, _state) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        run.round, run.wall_s = round_, run.wall_s + now - last
+        run.round_times.append(now - last)
+        run.round_ends.append(now)  # CLOCK_MONOTONIC: the parent compares the processes' ends (pack_rate)
+        if round_ % cfg.checkpoint_every == 0 and round_ != cfg.rounds and stop is not None and stop(run):
+            raise StopRun
+        last = time.perf_counter()
+
+    try:
+        out = simulate(cfg, store=Store(store_root), progress=False, on_round_end=hook)
+        run.state, run.summary, run.round = "finished", out["summary"], cfg.rounds
+    except StopRun:
+        run.state = "stopped"
+    except Exception as err:  # noqa: BLE001 -- recorded, the pack goes on
+        run.state, run.error = "failed", f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=6)}"
+    run.wall_s = max(run.wall_s, time.perf_counter() - t0)
+    return run
+
+
+def _run_processes(configs, store, slots: int, stop, emit) -> list[PackRun]:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    runs = [PackRun(i, c) for i, c in enumerate(configs)]
+    with ProcessPoolExecutor(max_workers=min(slots, len(configs)) or 1, mp_context=mp.get_context("spawn")) as pool:
+        futures = [pool.submit(_train_alone, i, c.to_dict(), str(store.root), stop) for i, c in enumerate(configs)]
+        for i, future in enumerate(futures):  # in priority order (the pool starts them in that order)
+            try:
+                done = future.result()
+                done.config = configs[i]
+            except Exception as err:  # noqa: BLE001 -- a process that died: recorded
+                done = PackRun(i, configs[i], state="failed", error=f"{type(err).__name__}: {err}")
+            runs[i] = done
+            if done.state != "not started":
+                emit("start", done)
+                emit("end", done)
     return runs
 
 
