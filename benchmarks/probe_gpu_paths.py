@@ -22,11 +22,18 @@ cut short by its timeout keeps what it measured.
 
     python benchmarks/probe_gpu_paths.py --out probe.json              # on the GPU (about 40 s)
     python benchmarks/probe_gpu_paths.py --device cpu --steps 2 --clients 2 --batch 8   # a smoke run
+    python benchmarks/probe_gpu_paths.py --device meta --no-compile    # dispatch alone: no kernel runs
+
+On the ``meta`` device a step computes shapes only, so its time is the host's dispatch of the step (the
+autograd graph, vmap's batching rules, the operator calls), what a GPU step costs at least when the GPU
+waits on its host: on this shared 2-core EPYC (2026-11-26), 7-8.5 ms for 20, 5 or 1 stacked clients with one
+other job running, 17-20 ms under a heavier load (``results_gpu.md``, "The time outside the step").
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -83,6 +90,8 @@ def _graphed(step, device: str):
 
 
 def _autocast(precision: str, device: str):
+    if device == "meta":  # shapes only: no autocast (and nothing to round)
+        return contextlib.nullcontext()
     if precision == "bf16":
         return torch.autocast(torch.device(device).type, dtype=torch.bfloat16, cache_enabled=False)
     return torch.autocast(torch.device(device).type, enabled=False)
@@ -220,7 +229,7 @@ def main(argv=None) -> int:
     for name in ("clients", "batch", "steps"):
         if getattr(a, name) < 1:
             ap.error(f"--{name} must be >= 1, got {getattr(a, name)}")
-    probe(a.device, a.clients, a.batch, a.steps, a.out, a.budget_s, compile_=not a.no_compile)
+    probe(a.device, a.clients, a.batch, a.steps, a.out, a.budget_s, compile_=not (a.no_compile or a.device == "meta"))
     return 0
 
 

@@ -55,6 +55,20 @@ def test_the_gpu_step_probe_runs_on_the_cpu_and_scales_each_step_to_a_round(tmp_
         assert r["round_s"] == pytest.approx(r["step_ms"] / 1e3 * 50_000 / r["samples_per_step"], rel=1e-2, abs=2e-3)
 
 
+def test_the_probe_times_dispatch_alone_on_the_meta_device(tmp_path):
+    """--device meta: every eager path a step has, shapes only (no kernel runs), so each time is dispatch."""
+    import json
+
+    out = tmp_path / "meta.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "probe_gpu_paths.py"), "--device", "meta",
+                           "--steps", "1", "--clients", "2", "--batch", "4", "--no-compile", "--out", str(out)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["path"] for r in rows] == ["seq_eager", "big_eager", "vmap_eager", "vmap_eager"]
+    assert all(r["step_ms"] > 0 and "note" not in r for r in rows)
+
+
 @pytest.mark.slow
 def test_the_round_profiler_runs_on_the_cpu_and_counts_the_steps_the_engine_takes(tmp_path):
     """benchmarks/profile_gpu_round.py --smoke: one precision on a CPU (no device time), and its step counts
