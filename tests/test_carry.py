@@ -84,3 +84,13 @@ def test_the_check_refuses_a_commit_that_is_not_one_before_any_run(tmp_path):
         carry.check([{**TINY}], from_commit="no-such-commit", log=lambda *_: None)
     with pytest.raises(ValueError, match="give one of from_commit"):
         carry.check([{**TINY}], log=lambda *_: None)
+
+
+def test_a_record_is_written_only_from_a_committed_tree(monkeypatch, capsys):
+    from fedlib.repro.artefacts import provenance
+
+    monkeypatch.setattr(provenance, "git_commit", lambda root=None: "0123abc-dirty")
+    with pytest.raises(SystemExit) as stop:
+        carry.main(["--from", "HEAD"])
+    assert stop.value.code == 2
+    assert "commit the code change first" in capsys.readouterr().err

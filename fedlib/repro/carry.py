@@ -219,13 +219,19 @@ def main(argv=None) -> int:
     ap.add_argument("--from", dest="from_commit", help="the commit the stale runs trained at: check them, write "
                                                        "the record into --out")
     ap.add_argument("--store", help="the store (default: $FEDLIB_STORE or the regeneration store)")
-    ap.add_argument("--out", help=f"folder of the record (default {CARRIES.relative_to(CARRIES.parents[1])})")
+    ap.add_argument("--out", help=f"folder of the records: written by --from, read by --apply (default "
+                                  f"{CARRIES.relative_to(CARRIES.parents[1])})")
     ap.add_argument("--apply", action="store_true", help="copy the store's stale runs that a record carries")
     a = ap.parse_args(argv)
     from .run.grid import as_store
 
     store = as_store(a.store)
     if a.from_commit:
+        from .artefacts.provenance import git_commit
+
+        if git_commit().endswith("-dirty") or git_commit() == "unknown":
+            ap.error("commit the code change first: a carry record names the commit whose code it checked, "
+                     f"and this tree is {git_commit()}")
         stale = [cfg for _, cfg in stale_entries(store)]
         if not stale:
             print("no stale run in the store: nothing to check")
@@ -238,7 +244,7 @@ def main(argv=None) -> int:
         print(f"{path}: {sum(r['identical'] for r in record['paths'])} of {len(record['paths'])} paths identical")
         return 0 if all(r["identical"] for r in record["paths"]) else 1
     if a.apply:
-        print(f"{len(carry_store(store))} runs carried")
+        print(f"{len(carry_store(store, load_carries(a.out)))} runs carried")
         return 0
     ap.error("give --from COMMIT (check and record) or --apply")
 
