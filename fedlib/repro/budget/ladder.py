@@ -459,12 +459,15 @@ def compact_count(value: float) -> str:
 
 
 def _rung_ticks(ax, x, min_gap: float = 0.12) -> None:
-    """One labelled tick per rung on a log axis, no minor ticks: the default log ticks of a short range
-    (3×10⁶ beside 4×10⁶) overlap.  A rung whose label would sit within ``min_gap`` of the axis's log width
-    of the label before it on the first line goes on a second line (FEDIC's 4.86k and 9.72k on an axis up
-    to 9.72M; FedConcat's 4.27M and 9.25M): every rung's budget stays readable."""
+    """One labelled tick per rung on a log axis: the default log ticks of a short range (3×10⁶ beside 4×10⁶)
+    overlap.  A rung whose label would sit within ``min_gap`` of the axis's log width of the label before it
+    on the first line goes on a second line (FEDIC's 4.86k and 9.72k on an axis up to 9.72M; FedConcat's
+    4.27M and 9.25M): every rung's budget stays readable.  The second line is the axis's minor ticks, their
+    labels padded one line further down (a label starting with a newline overlapped the first line's
+    neighbour, and its number was lost in the PNG)."""
     import math
 
+    import matplotlib as mpl
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     ticks = sorted(set(float(v) for v in x))
@@ -476,9 +479,16 @@ def _rung_ticks(ax, x, min_gap: float = 0.12) -> None:
             second.add(v)
         else:
             last_first = v
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: ("\n" if v in second else "") + compact_count(v)))
-    ax.xaxis.set_minor_locator(NullLocator())
+    label = FuncFormatter(lambda v, _: compact_count(v))
+    ax.xaxis.set_major_locator(FixedLocator([v for v in ticks if v not in second]))
+    ax.xaxis.set_major_formatter(label)
+    ax.xaxis.set_minor_locator(FixedLocator(sorted(second)) if second else NullLocator())
+    ax.xaxis.set_minor_formatter(label)
+    if second:  # as long as a major tick, its label a line below the first line's
+        size = mpl.font_manager.FontProperties(size=mpl.rcParams["xtick.labelsize"]).get_size_in_points()
+        ax.tick_params(axis="x", which="minor", length=mpl.rcParams["xtick.major.size"],
+                       width=mpl.rcParams["xtick.major.width"], labelsize=mpl.rcParams["xtick.labelsize"],
+                       pad=mpl.rcParams["xtick.major.pad"] + 1.25 * size)
 
 
 def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
