@@ -35,18 +35,23 @@ def test_gpu_benchmark_runs_on_the_cpu_in_its_tiny_setting():
     assert sorted(p.name for p in (REPO / "benchmarks").iterdir()) == before  # --tiny writes nothing
 
 
+def _tiny_probe(tmp_path, device: str) -> list[dict]:
+    """benchmarks/probe_gpu_paths.py on ``device``, tiny (1 step, 2 clients, batch 4, no torch.compile): its rows."""
+    import json
+
+    out = tmp_path / f"probe-{device}.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "probe_gpu_paths.py"), "--device", device,
+                           "--steps", "1", "--clients", "2", "--batch", "4", "--no-compile", "--out", str(out)],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text())["rows"]
+
+
 @pytest.mark.slow
 def test_the_gpu_step_probe_runs_on_the_cpu_and_scales_each_step_to_a_round(tmp_path):
     """benchmarks/probe_gpu_paths.py on the CPU, tiny and without torch.compile: every path a CPU has (no
     CUDA graphs) in float32, each row's round the step's time × 50,000 samples ÷ the step's samples."""
-    import json
-
-    out = tmp_path / "probe.json"
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "probe_gpu_paths.py"), "--device", "cpu",
-                           "--steps", "1", "--clients", "2", "--batch", "4", "--no-compile", "--out", str(out)],
-                          capture_output=True, text=True, cwd=REPO, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = json.loads(out.read_text())["rows"]
+    rows = _tiny_probe(tmp_path, "cpu")
     assert [(r["path"], r["layout"]) for r in rows] == [("seq_eager", "channels_last"), ("big_eager", "channels_last"),
                                                       ("vmap_eager", "channels_last"), ("vmap_eager", "contiguous")]
     assert {r["precision"] for r in rows} == {"float32"}
@@ -57,14 +62,7 @@ def test_the_gpu_step_probe_runs_on_the_cpu_and_scales_each_step_to_a_round(tmp_
 
 def test_the_probe_times_dispatch_alone_on_the_meta_device(tmp_path):
     """--device meta: every eager path a step has, shapes only (no kernel runs), so each time is dispatch."""
-    import json
-
-    out = tmp_path / "meta.json"
-    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "probe_gpu_paths.py"), "--device", "meta",
-                           "--steps", "1", "--clients", "2", "--batch", "4", "--no-compile", "--out", str(out)],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = json.loads(out.read_text())["rows"]
+    rows = _tiny_probe(tmp_path, "meta")
     assert [r["path"] for r in rows] == ["seq_eager", "big_eager", "vmap_eager", "vmap_eager"]
     assert all(r["step_ms"] > 0 and "note" not in r for r in rows)
 

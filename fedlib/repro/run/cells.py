@@ -60,9 +60,7 @@ def cell_jobs(paper: str, table: str, *, profile: str = "paper", rows=None, colu
     out = []
     for r in rows or known_rows:
         for c in columns or known_cols:
-            cfg, note = decide(prof, t.config(r, c), table)
-            if cfg is not None and cfg.get("device", "cpu") != "cpu" and prof.gpu_precision != "float32":
-                cfg = {**cfg, "precision": prof.gpu_precision}  # (decide sets it where the profile has a cost model)
+            cfg, note = decide(prof, t.config(r, c), table)  # on a GPU, in the profile's gpu_precision
             out.append({"row": r, "column": c, "config": cfg, "note": note})
     return out
 
