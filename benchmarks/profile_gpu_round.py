@@ -21,6 +21,10 @@ D(0.5), FedAvg, seed 0) in each precision, then profiles ``--profiled`` rounds. 
 * ``syncs``: the host synchronisations (device-to-host copies and stream or device synchronisations);
 * ``top_device`` and ``top_host``: the operators with the most own device and host time.
 
+Each engine (``--engines``; on CUDA the vectorized and the compiled one) gets these rows in each precision.
+The compiled engine runs the stacked loss as one compiled graph: if the host time a step is dispatch, it
+shrinks there.
+
 With ``--processes K`` it then trains K copies of the setting in K processes at once (each its own CUDA
 context, the GPU time-sliced between them) and reports their rounds a second together against one alone
 (``shared``).  Where a round mostly waits on its host, K processes dispatch on K host cores and the GPU
@@ -29,7 +33,7 @@ thread dispatching) measured no gain.
 
 Results go to ``--out`` (JSON) after each precision, so a run cut short keeps what it measured.
 
-    python benchmarks/profile_gpu_round.py --out round_profile.json --processes 2   # on the GPU (about 60 s)
+    python benchmarks/profile_gpu_round.py --out round_profile.json --processes 2   # on the GPU (about 2 min)
     python benchmarks/profile_gpu_round.py --smoke --out /tmp/p.json        # a CPU smoke run (tiny data)
 """
 
@@ -49,13 +53,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 SMOKE = {"max_train_samples": 640, "max_test_samples": 64, "num_clients": 4, "batch_size": 32}
 
 
-def round_config(device: str, precision: str, smoke: bool = False) -> dict:
-    """The lease queue's first setting (FedLC Table 1, CIFAR-10 D(0.5), FedAvg, seed 0) in ``precision``; with
-    ``smoke``, on tiny data (the model and method unchanged)."""
+def round_config(device: str, precision: str, smoke: bool = False, engine: str = "vectorized") -> dict:
+    """The lease queue's first setting (FedLC Table 1, CIFAR-10 D(0.5), FedAvg, seed 0) in ``precision`` on
+    ``engine``; with ``smoke``, on tiny data (the model and method unchanged)."""
     from fedlib.repro.run.cells import cell_jobs
 
     job, = cell_jobs("fedlc", "table1", rows=["fedavg"], columns=["cifar10_beta0.5"], device="cuda")
-    cfg = {**job["config"], "device": device, "precision": precision, "seed": 0}
+    cfg = {**job["config"], "device": device, "precision": precision, "seed": 0, "engine": engine}
     return {**cfg, **SMOKE} if smoke else cfg
 
 
@@ -122,7 +126,7 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
     round_s = sum(times) / len(times)
     top = sorted(events, key=own_device, reverse=True)[:12] if cuda else []
     host = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:12]
-    return {"precision": config.precision, "round_s": round(round_s, 4), "rounds_timed": [round(t, 4) for t in times],
+    return {"engine": config.engine, "precision": config.precision, "round_s": round(round_s, 4), "rounds_timed": [round(t, 4) for t in times],
             "kernel_s": None if kernel_s is None else round(kernel_s, 4),
             "busy": None if kernel_s is None else round(kernel_s / round_s, 3),
             "steps": steps, "client_steps": client_steps, "clients": len(exp.client_indices),
@@ -180,6 +184,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--precisions", default=None, help="comma-separated (default: float32,tf32 on CUDA, float32 on a CPU)")
+    ap.add_argument("--engines", default=None,
+                    help="comma-separated engines profiled in each precision (default: vectorized,compiled on CUDA, "
+                         "where the compiled engine's warm-up round compiles, seconds to a minute; vectorized on a "
+                         "CPU); --processes shares the first")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--timed", type=int, default=2)
     ap.add_argument("--profiled", type=int, default=1)
@@ -196,26 +204,31 @@ def main(argv=None) -> int:
     record = {"device": torch.cuda.get_device_name() if cuda else "cpu", "torch": torch.__version__,
               "setting": "fedlc table1 fedavg/cifar10_beta0.5 seed 0" + (" (smoke: tiny data)" if a.smoke else ""),
               "rows": rows}
-    for precision in precisions:
-        try:
-            rows.append(profile_round(round_config(a.device, precision, a.smoke), warmup=a.warmup, timed=a.timed,
-                                      profiled=a.profiled))
-        except Exception as err:  # noqa: BLE001 -- a precision the device lacks: recorded, the others go on
-            rows.append({"precision": precision, "note": f"failed: {type(err).__name__}: {str(err)[:200]}"})
-        print(json.dumps({k: v for k, v in rows[-1].items() if not k.startswith("top")}), flush=True)
-        if a.out is not None:
-            a.out.write_text(json.dumps(record, indent=1))
+    engines = a.engines.split(",") if a.engines else (["vectorized", "compiled"] if cuda else ["vectorized"])
+    for engine in engines:
+        for precision in precisions:
+            try:
+                rows.append(profile_round(round_config(a.device, precision, a.smoke, engine), warmup=a.warmup,
+                                          timed=a.timed, profiled=a.profiled))
+            except Exception as err:  # noqa: BLE001 -- a precision the device lacks: recorded, the others go on
+                rows.append({"engine": engine, "precision": precision,
+                             "note": f"failed: {type(err).__name__}: {str(err)[:200]}"})
+            print(json.dumps({k: v for k, v in rows[-1].items() if not k.startswith("top")}), flush=True)
+            if a.out is not None:
+                a.out.write_text(json.dumps(record, indent=1))
     for precision in precisions if a.processes else ():
-        row = next((r for r in rows if r["precision"] == precision and "round_s" in r), None)
+        row = next((r for r in rows if r["precision"] == precision and r["engine"] == engines[0] and "round_s" in r),
+                   None)
         if row is None:
             continue
         try:
-            shared = shared_rounds(round_config(a.device, precision, a.smoke), a.processes, timed=a.timed + 1)
+            shared = shared_rounds(round_config(a.device, precision, a.smoke, engines[0]), a.processes,
+                                   timed=a.timed + 1)
             shared["alone_rounds_per_s"] = round(1 / row["round_s"], 3)
         except Exception as err:  # noqa: BLE001 -- recorded
             shared = {"processes": a.processes, "note": f"failed: {type(err).__name__}: {str(err)[:200]}"}
         row["shared"] = shared
-        print(json.dumps({"precision": precision, **shared}), flush=True)
+        print(json.dumps({"engine": engines[0], "precision": precision, **shared}), flush=True)
         if a.out is not None:
             a.out.write_text(json.dumps(record, indent=1))
     return 0

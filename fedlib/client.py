@@ -147,15 +147,17 @@ def round_algorithm(alg, server_training_state: dict):
 
 def client_trainer(config, algorithm=None):
     """The engine's per-round client training function named by ``config.engine``.
+    ``compiled`` is the vectorized engine with its stacked loss under ``torch.compile``.
     A method the vectorized engine cannot batch runs on the sequential reference,
     with an :class:`EngineFallbackWarning` saying why."""
-    if config.engine == "vectorized":
+    if config.engine in ("vectorized", "compiled"):
         from .vectorized import train_clients_vectorized, vectorization_blocker
 
         reason = vectorization_blocker(algorithm) if algorithm is not None else None
         if reason is None:
-            return functools.partial(train_clients_vectorized, memory_budget_gb=config.memory_budget_gb)
-        warnings.warn(f"engine='vectorized' falls back to the sequential engine for {config.method!r}: {reason}",
+            return functools.partial(train_clients_vectorized, memory_budget_gb=config.memory_budget_gb,
+                                     compiled=config.engine == "compiled")
+        warnings.warn(f"engine={config.engine!r} falls back to the sequential engine for {config.method!r}: {reason}",
                       EngineFallbackWarning, stacklevel=2)
     return train_clients_sequential
 

@@ -46,7 +46,7 @@ __all__ = ["Config", "ConfigError", "CORE_PARAMS", "KEY_EXCLUDED", "all_params",
            "PARTITIONS", "ENGINES"]
 
 PARTITIONS = ("natural", "iid", "shards", "classes_per_client", "dirichlet")
-ENGINES = ("sequential", "vectorized")
+ENGINES = ("sequential", "vectorized", "compiled")
 
 # Parameters that do not change the result and so are not part of its store key.  (memory_budget_gb
 # is: it decides how the vectorized engine groups clients, which changes float rounding.)  The group
@@ -183,8 +183,9 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
         Param("precision", "float32", str, "arithmetic of training and evaluation: float32 (on CUDA with TF32 "
               "off), tf32 (matrix products and convolutions in TF32) or bf16 (autocast to bfloat16); tf32 and bf16 "
               "on CUDA only (fedlib.precision)", choices=PRECISIONS),
-        Param("engine", "vectorized", str, "how the clients of a round are trained: all at once, or the plain "
-              "reference loop (same mathematics, equal to float32 rounding)", choices=ENGINES),
+        Param("engine", "vectorized", str, "how the clients of a round are trained: all at once (vectorized), "
+              "all at once with the stacked loss under torch.compile (compiled), or the plain reference loop "
+              "(sequential); the same mathematics, equal to float32 rounding", choices=ENGINES),
         Param("memory_budget_gb", 4.0, float, "vectorized engine: clients train in groups fitting this budget "
               "(the grouping changes float rounding, so it is part of the store key)", check=_gt(0), allowed="> 0"),
         Param("checkpoint_every", 10, int, "rounds between checkpoints in the store", check=_ge(1),

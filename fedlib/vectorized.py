@@ -41,6 +41,14 @@ two: :mod:`fedlib.engine`'s docstring):
   batching many clients per pass.  On a GPU a pass is the whole group.
 * **bounded memory.**  Clients are trained in groups whose estimated memory
   (:func:`group_size`) fits ``memory_budget_gb``; a group has ≥ 1 client.
+* **compiled** (``engine="compiled"``).  The stacked loss -- ``vmap`` over the client objective, forward
+  only; autograd differentiates the compiled graph -- runs under ``torch.compile`` (one compiled function
+  a model and method, with dynamic shapes for the batch width).  vmap's client count is a constant of a
+  compiled graph: a pass computes its active clients rounded up to a multiple of :data:`BUCKET` (finished
+  clients computed on one row of their own data and dropped, their parameters untouched), so at most
+  ⌈group / 4⌉ graphs are compiled instead of one for every count of active clients.  The same mathematics: the fused kernels round differently, so it equals the vectorized
+  engine to float rounding (``tests/test_vectorized.py``).  Worth it on a GPU in TF32, where a FedLC
+  CIFAR-10 step measured 11.4 ms compiled against 20.0 eager (``benchmarks/results_gpu.md``).
 * data stay tensors on ``x.device``; the same code runs on CPU and CUDA.  A model's
   memory format (:func:`fedlib.models.memory_format`) carries over: the stacked
   parameters keep each client's layout and the batches their images' layout.
@@ -62,6 +70,37 @@ __all__ = ["train_clients_vectorized", "activation_bytes_per_sample", "group_siz
 
 CPU_PASS_BYTES = 16 * 2**20  # saved activations per forward/backward pass on a CPU (cache-sized)
 _ACTIVATIONS: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKeyDictionary()
+_COMPILED: "weakref.WeakKeyDictionary[torch.nn.Module, tuple]" = weakref.WeakKeyDictionary()
+
+
+#: compiled engine: a pass computes its clients in buckets of this many (the last bucket: the whole group),
+#: so that at most ⌈group / BUCKET⌉ graphs are compiled a model
+BUCKET = 4
+
+
+def _bucket(n: int, cap: int) -> int:
+    """The clients a compiled pass computes for ``n`` active ones: ``n`` rounded up to a multiple of
+    :data:`BUCKET`, at most ``cap`` (the clients left in the group)."""
+    return min(cap, -(-n // BUCKET) * BUCKET)
+
+
+def _batched_loss(model, algorithm, compiled: bool):
+    """Every client's objective on its own batch: ``vmap`` over :func:`~fedlib.engine.objective`; with
+    ``compiled``, under ``torch.compile``, built once a model and method (a new closure each round would
+    make dynamo compile again, and past its cache limit fall back to eager without a word)."""
+    def client_loss(p, xb, yb, wb, nb, rb):
+        return objective(model, algorithm, p, xb, yb, nb, rb, sample_weight=wb)
+
+    if not compiled:
+        return vmap(client_loss)
+    # dynamo counts the graphs of one code object over every model it meets (each run builds its own): past
+    # its limit it runs the function eagerly, without a word.  A process trains several runs (a lease's pack).
+    torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 256)
+    torch._dynamo.config.accumulated_cache_size_limit = max(torch._dynamo.config.accumulated_cache_size_limit, 1024)
+    held = _COMPILED.get(model)
+    if held is None or held[0] is not algorithm:  # one a model: a method whose loss changes each round recompiles
+        held = _COMPILED[model] = (algorithm, torch.compile(vmap(client_loss), dynamic=True))
+    return held[1]
 
 
 def _saved_bytes(model: torch.nn.Module, params: Params, xb: torch.Tensor) -> int:
@@ -149,7 +188,8 @@ def _trainable_masks(tasks: list[ClientTask], step: int, active: int, keys, devi
 
 
 def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[ClientTask], context: dict,
-                 refs: dict, x: torch.Tensor, y: torch.Tensor, opt: ClientOptimizer, per_pass: int):
+                 refs: dict, x: torch.Tensor, y: torch.Tensor, opt: ClientOptimizer, per_pass: int,
+                 compiled: bool = False):
     """Local SGD of clients sorted by τ_k (descending, all τ_k ≥ 1) from the stacked
     starting models ``start``.  Returns the stacked final parameters and each
     client's Σ batch-mean loss × batch size."""
@@ -170,25 +210,35 @@ def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[Cl
     def client_loss(p, xb, yb, wb, nb, rb):
         return objective(model, algorithm, p, xb, yb, nb, rb, sample_weight=wb)
 
-    batched_loss = vmap(client_loss)
+    batched_loss = _batched_loss(model, algorithm, compiled)
     for s in range(rows.shape[1]):
         active = actives[s]
         for lo in range(0, active, per_pass):
             hi = min(active, lo + per_pass)
+            # compiled: vmap's client count is a constant of the compiled graph, so the pass computes a
+            # bucket of clients (module docstring); those past ``hi`` are finished, computed and dropped
+            top = lo + _bucket(hi - lo, len(tasks) - lo) if compiled and hi - lo > 1 else hi
             width = int(lengths[lo:hi, s].max())
-            r = rows[lo:hi, s, :width]
+            r = rows[lo:top, s, :width]
+            wb = weight[lo:top, s, :width]
+            if compiled:  # one stride whatever the width: no recompile on it
+                wb = wb.contiguous()
+            if top > hi:  # a finished client's step: one real row (row 0 of its padding), so no 0/0 in its loss
+                wb = wb.clone()  # (a contiguous slice is a view of ``weight``)
+                wb[hi - lo:, 0] = 1
             xb = _rows(x, r.reshape(-1)).view(*r.shape, *x.shape[1:])
-            current = {k: v[lo:hi].detach().requires_grad_(True) for k, v in params.items()}
-            pass_refs = _slice(refs, lo, hi)
+            current = {k: v[lo:top].detach().requires_grad_(True) for k, v in params.items()}
+            pass_refs = _slice(refs, lo, top)
             with torch.enable_grad():
                 if hi - lo == 1:  # a single client needs no vmap: the same computation, less overhead
                     one = {k: v[0] for k, v in current.items()}
-                    losses = client_loss(one, xb[0], y[r[0]], weight[lo, s, :width], counts[lo],
+                    losses = client_loss(one, xb[0], y[r[0]], wb[0], counts[lo],
                                          _slice(pass_refs, 0, None, index=True)).unsqueeze(0)
                 else:
-                    losses = batched_loss(current, xb, y[r], weight[lo:hi, s, :width], counts[lo:hi], pass_refs)
+                    losses = batched_loss(current, xb, y[r], wb, counts[lo:top], pass_refs)[:hi - lo]
                 got = torch.autograd.grad(losses.sum(), list(current.values()), allow_unused=True)
-                pass_grads = {k: torch.zeros_like(v) if g is None else g for (k, v), g in zip(current.items(), got)}
+                pass_grads = {k: torch.zeros_like(v[:hi - lo]) if g is None else g[:hi - lo]
+                              for (k, v), g in zip(current.items(), got)}
             if buffer is None:  # one pass holds every active client
                 grads = pass_grads
             else:
@@ -232,9 +282,11 @@ def vectorization_blocker(algorithm) -> str | None:
 @torch.no_grad()
 def train_clients_vectorized(model, algorithm, global_params: Params, tasks: list[ClientTask],
                              server_correction_state: dict, x: torch.Tensor, y: torch.Tensor,
-                             opt: ClientOptimizer, *, memory_budget_gb: float = 4.0) -> list[ClientOutput]:
+                             opt: ClientOptimizer, *, memory_budget_gb: float = 4.0,
+                             compiled: bool = False) -> list[ClientOutput]:
     """Train the sampled clients together; returns exactly what
-    :func:`~fedlib.engine.train_clients_sequential` returns, in the same order."""
+    :func:`~fedlib.engine.train_clients_sequential` returns, in the same order (``compiled``: the stacked
+    loss under ``torch.compile``, module docstring)."""
     correction, rep = algorithm.correction, algorithm.representation
     received = {k: v.detach() for k, v in global_params.items()}
     outputs: dict[int, ClientOutput] = {}
@@ -267,7 +319,7 @@ def train_clients_vectorized(model, algorithm, global_params: Params, tasks: lis
                 start = {k: torch.stack([v] * len(chunk)) for k, v in received.items()}  # keeps v's layout
                 anchor = received
             params, loss_sum, count = _train_group(model, algorithm, start, anchor, chunk, context, refs, x, y, opt,
-                                                   per_pass)
+                                                   per_pass, compiled)
             for j, (i, loss, n) in enumerate(zip(members, loss_sum.tolist(), count.tolist())):
                 finish(i, {k: v[j] for k, v in params.items()}, loss, int(n))
     return [outputs[i] for i in range(len(tasks))]

@@ -188,9 +188,10 @@ def test_a_tf32_lease_is_imported_apart_with_its_precision_check(tmp_path):
     assert "3 runs" in (folder / "table1_precision_check.md").read_text()
 
 
-def test_a_lease_trains_an_entrys_own_precision_in_a_pack_of_its_own_in_queue_order(tmp_path, monkeypatch):
-    """A pack holds one precision (fedlib.repro.run.pack refuses a mix): the lease splits the queue where the
-    precision changes, and keeps the queue's order across the packs."""
+def test_a_lease_trains_an_entrys_own_precision_and_engine_in_a_pack_of_its_own_in_queue_order(tmp_path, monkeypatch):
+    """A pack holds one precision (fedlib.repro.run.pack refuses a mix) and one engine: the lease splits the queue
+    where either changes, and keeps the queue's order across the packs.  A run an earlier lease started under
+    another engine (a checkpoint in the store) resumes under that engine."""
     from types import SimpleNamespace
 
     import fedlib.repro.run.pack as pack
@@ -198,29 +199,33 @@ def test_a_lease_trains_an_entrys_own_precision_in_a_pack_of_its_own_in_queue_or
     entries = [{"kind": "cell", "paper": "fedlc", "table": "table1", "columns": [COLUMN], "rows": ["fedavg", "fedlc"],
                 "seeds": [0]},
                {"kind": "cell", "paper": "fedlc", "table": "table1", "columns": [COLUMN], "rows": ["fedavg"],
-                "seeds": [0], "precision": "tf32"},
+                "seeds": [0], "precision": "tf32", "engine": "compiled"},
                {"kind": "cell", "paper": "fedlc", "table": "table1", "columns": [COLUMN], "rows": ["fedavg"],
                 "seeds": [1]}]
     jobs = lease.queue_jobs(entries)
+    assert [j.name for j in jobs][2] == f"fedlc table1 fedavg/{COLUMN} seed 0 in tf32 (compiled engine)"
+    store = Store(tmp_path)
+    held = Config.from_dict({**_config("fedavg", "float32"), "seed": 1, "engine": "compiled", "checkpoint_every": 5})
+    store.save_checkpoint(store.key(held), held, {"history": [], "stage_state": {"round": 5}})
     packs = []
 
     modes = []
 
     def fake_pack(configs, store, *, slots, mode, stop, on_event):
-        packs.append([(c.seed, c.method, c.precision) for c in configs])
+        packs.append([(c.seed, c.method, c.precision, c.engine) for c in configs])
         modes.append(mode)
         return [SimpleNamespace(index=i, state="finished", round=c.rounds, config=c, wall_s=1.0, error=None,
                                 round_times=[0.1, 0.1]) for i, c in enumerate(configs)]
 
     monkeypatch.setattr(pack, "run_pack", fake_pack)
-    rows = lease.train(jobs, Store(tmp_path), engine="vectorized", precision="float32", checkpoint_every=5, slots=2,
+    rows = lease.train(jobs, store, engine="vectorized", precision="float32", checkpoint_every=5, slots=2,
                        deadline=math.inf, log=lambda *_: None)
-    assert packs == [[(0, "fedavg", "float32"), (0, "fedlc", "float32")], [(0, "fedavg", "tf32")],
-                     [(1, "fedavg", "float32")]]
+    assert packs == [[(0, "fedavg", "float32", "vectorized"), (0, "fedlc", "float32", "vectorized")],
+                     [(0, "fedavg", "tf32", "compiled")], [(1, "fedavg", "float32", "compiled")]]
     assert [r.get("precision") for r in rows] == [None, None, "tf32", None]  # the label the import groups by
     assert modes == ["streams"] * 3  # a CUDA queue's default pack
     packs.clear(), modes.clear()
-    lease.train(jobs, Store(tmp_path), engine="vectorized", precision="float32", checkpoint_every=5, slots=2,
+    lease.train(jobs, store, engine="vectorized", precision="float32", checkpoint_every=5, slots=2,
                 deadline=math.inf, pack="processes", log=lambda *_: None)
     assert modes == ["processes"] * 3 and len(packs) == 3
     queue = tmp_path / "pack.toml"
@@ -230,4 +235,7 @@ def test_a_lease_trains_an_entrys_own_precision_in_a_pack_of_its_own_in_queue_or
     with pytest.raises(ValueError, match="run 0: precision must be one of float32, tf32, bf16, got 'fp16'"):
         queue = tmp_path / "q.toml"
         queue.write_text('[[run]]\nkind = "cell"\npaper = "fedlc"\ntable = "table1"\nprecision = "fp16"\n')
+        lease.load_queue(queue)
+    with pytest.raises(ValueError, match="run 0: engine must be one of vectorized, compiled, sequential, got 'jit'"):
+        queue.write_text('[[run]]\nkind = "cell"\npaper = "fedlc"\ntable = "table1"\nengine = "jit"\n')
         lease.load_queue(queue)

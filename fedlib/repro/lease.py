@@ -51,7 +51,7 @@ FILE_LIMIT = 16 * MIB  # one file brought back from the device
 #: Folders (under the data root) a dataset's loader reads, the first one present is packed.
 DATA_FOLDERS = {"cifar10": ("cifar10", "cifar-10-batches-py"), "cifar100": ("cifar-100-python",),
                 "mnist": ("MNIST/raw",), "fmnist": ("FashionMNIST/raw",), "svhn": ("train_32x32.mat",)}
-_ENGINES = ("vectorized", "sequential")
+_ENGINES = ("vectorized", "compiled", "sequential")
 #: Rounds each run of a measured pack trains: enough for the k runs to overlap after their serialised
 #: setups (the 2026-11-26 lease measured 3-round packs that never overlapped: 2.26 rounds/s for 2 runs
 #: that then trained at 1.1 together).
@@ -72,7 +72,8 @@ class Job:
     def name(self) -> str:
         lab = self.label
         return (f"{lab['paper']} {lab['source']} {lab['row']}/{lab['column']} seed {lab['seed']}"
-                + (f" in {lab['precision']}" if lab.get("precision") else ""))
+                + (f" in {lab['precision']}" if lab.get("precision") else "")
+                + (f" ({lab['engine']} engine)" if lab.get("engine") else ""))
 
 
 def load_queue(path=None) -> tuple[dict, list[dict]]:
@@ -91,7 +92,7 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
     if settings["pack"] not in ("streams", "processes"):
         raise ValueError(f"{path}: [lease] pack must be 'streams' or 'processes', got {settings['pack']!r}")
     entries = data.get("run", [])
-    known = {"cell": {"kind", "paper", "table", "rows", "columns", "seeds", "precision"},
+    known = {"cell": {"kind", "paper", "table", "rows", "columns", "seeds", "precision", "engine"},
              "ladder": {"kind", "paper", "seeds"}}
     for i, e in enumerate(entries):
         kind = e.get("kind")
@@ -104,6 +105,8 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
         if e.get("precision", "float32") not in PRECISIONS:
             raise ValueError(f"{path}: run {i}: precision must be one of {', '.join(PRECISIONS)}, "
                              f"got {e['precision']!r}")
+        if e.get("engine", "vectorized") not in _ENGINES:
+            raise ValueError(f"{path}: run {i}: engine must be one of {', '.join(_ENGINES)}, got {e['engine']!r}")
     return settings, entries
 
 
@@ -134,9 +137,9 @@ def _entry_jobs(entry: dict, profile: str, device: str) -> list[Job]:
                  for c in all_cells if c["rung"] == top]
         source, seeds = "budget_ladder", entry.get("seeds") or ladder_seeds(spec, prof)
     jobs = []
-    # an entry's own precision holds whatever the lease trains the others in (the lease's: the run's "precision"
-    # absent, as the tables configure a cell)
-    own = {"precision": entry["precision"]} if "precision" in entry else {}
+    # an entry's own precision and engine hold whatever the lease trains the others in (the lease's: the run's
+    # "precision" and "engine" absent, as the tables configure a cell)
+    own = {k: entry[k] for k in ("precision", "engine") if k in entry}
     for seed in seeds:  # seed by seed, the rows of each seed together: a cut-short lease leaves pairs
         for c in cells:
             cfg = None if c["config"] is None else {**c["config"], "device": device, "seed": int(seed), **own}
@@ -165,9 +168,9 @@ def queue_jobs(entries: list[dict], *, profile: str = "paper", device: str = "cu
 
 
 def _with_lease(cfg: dict, engine: str, precision: str, checkpoint_every: int) -> dict:
-    """A queued run as the lease trains it: its engine, its checkpoints, and ``precision`` unless its queue
+    """A queued run as the lease trains it: its checkpoints, and ``engine`` and ``precision`` unless its queue
     entry names its own."""
-    return {**cfg, "engine": engine, "precision": cfg.get("precision") or precision,
+    return {**cfg, "engine": cfg.get("engine") or engine, "precision": cfg.get("precision") or precision,
             "checkpoint_every": int(checkpoint_every)}
 
 
@@ -203,7 +206,8 @@ def _meta_round(tiny: dict) -> str:
 
 def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
     """Every distinct queued configuration: validated as the lease trains it (on its device, each allowed
-    engine and precision), then one round of :func:`tiny_config` on the CPU and one on the meta device.
+    engine and precision), then one round of :func:`tiny_config` on the CPU under each allowed engine, and one
+    on the meta device.
     Returns one row per configuration (``ok`` False with the error where something failed)."""
     from ..config import Config
     from ..simulation import simulate
@@ -223,10 +227,13 @@ def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
                 for precision in settings["precisions"]:
                     Config.from_dict(_with_lease(job.config, engine, precision, settings["checkpoint_every"]))
             tiny = tiny_config(job.config)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                out = simulate(Config.from_dict(tiny), store=None, progress=False)
-            row["tiny_accuracy"] = out["summary"]["final_accuracy"]
+            for engine in dict.fromkeys([tiny.get("engine", "vectorized"), *settings["engines"]]):
+                # every engine the lease may choose trains the tiny round here (a compiled one compiles too)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out = simulate(Config.from_dict({**tiny, "engine": engine}), store=None, progress=False)
+                row.setdefault("tiny_accuracy", out["summary"]["final_accuracy"])
+                row.setdefault("engines", []).append(engine)
             row["meta"] = _meta_round(tiny)
         except Exception as err:  # noqa: BLE001 -- reported per configuration
             row.update(ok=False, error=f"{type(err).__name__}: {err}")
@@ -256,7 +263,7 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
         if job.config is None:
             rows.append({"run": job.name, "est_gpu_min": None, "outcome": job.note or "not run"})
             continue
-        cfg = _with_lease(job.config, engine, precision, checkpoint_every)
+        cfg = _as_trained(job, store, engine, precision, checkpoint_every)
         cost = get_paper(job.label["paper"]).profile(profile).cost
         est = cost.seconds(cfg, gpu=True) if cost is not None else None
         done, resumes = 0, ""
@@ -413,7 +420,7 @@ def _round_seconds(cfg: dict, rounds: int = 2) -> float:
 
 
 def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.0, store_root=None,
-            pack: str = "streams", log=print) -> dict:
+            pack: str = "streams", log=print, engines=()) -> dict:
     """On ``cfg``'s device: seconds a round of each engine × precision (those the device has), then the
     summed rounds/s of packs of k copies (different seeds) of ``cfg`` for k in ``shares``, until
     ``budget_s`` is spent.  Returns ``{"rounds": [...], "shares": [...]}``."""
@@ -427,8 +434,11 @@ def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.
     t0, out = time.perf_counter(), {"rounds": [], "shares": []}
     device = cfg["device"]
     here = [p for p in PRECISIONS if device.startswith("cuda") or p not in CUDA_ONLY]
-    for engine in _ENGINES:
-        for precision in here:
+    # the queue's allowed engines first; the others on a GPU only, for the record (a compile takes seconds
+    # to a minute, which a CPU's short measuring would overrun)
+    others = [e for e in _ENGINES if e not in engines] if device.startswith("cuda") or not engines else []
+    for engine in [*engines, *others]:
+        for precision in sorted(here, key=lambda p: p not in precisions):
             row = {"engine": engine, "precision": precision}
             if time.perf_counter() - t0 > budget_s:
                 row["note"] = "not measured: the measuring minute was spent"
@@ -480,26 +490,45 @@ def best_share(shares: list[dict], tolerance: float = 0.1) -> int:
     return min(s["k"] for s in rated if s["rounds_per_s"] >= (1 - tolerance) * top)
 
 
+def _held_engine(store, cfg: dict) -> str:
+    """The engine a queued run (``cfg``: as the lease trains it, engine and precision set) trains under: the one
+    an earlier lease finished (else checkpointed) it under, among :data:`fedlib.repro.budget.costs.GPU_ENGINES`,
+    so that it is skipped or resumed, not started again under another key; else ``cfg``'s."""
+    from .budget.costs import GPU_ENGINES, gpu_engine
+
+    return gpu_engine(store, cfg)[0] if cfg["engine"] in GPU_ENGINES else cfg["engine"]
+
+
+def _as_trained(job: Job, store, engine: str, precision: str, checkpoint_every: int) -> dict:
+    """``job``'s configuration as the lease trains it: :func:`_with_lease`, under the engine that holds it in
+    ``store`` (:func:`_held_engine`) where ``store`` is given."""
+    cfg = _with_lease(job.config, engine, precision, checkpoint_every)
+    return cfg if store is None else {**cfg, "engine": _held_engine(store, cfg)}
+
+
 def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_every: int, slots: int,
           deadline: float, est_round_s: float = 0.0, pack: str = "streams", log=print) -> list[dict]:
     """Train the queued runs into ``store``, ``slots`` at a time (:func:`fedlib.repro.run.pack.run_pack`; on
     CUDA in the ``pack`` mode, ``streams`` -- one process -- or ``processes``, in turns on a CPU unless
     ``pack`` is ``processes``; methods refused by streams train in turns after the others, runs of another
-    precision -- a queue entry's own -- in a pack of their own, queue order kept), each stopped at a
-    checkpoint when the next would end after ``deadline`` (``time.time()``).  Returns one row per job."""
+    precision or engine -- a queue entry's own, or the engine an earlier lease started a run under -- in a pack
+    of their own, queue order kept), each stopped at a checkpoint when the next would end after ``deadline``
+    (``time.time()``).  Returns one row per job."""
     from ..config import Config
     from .run.pack import DeadlineStop, run_pack, seeds_global_rng
 
-    configs = {i: Config.from_dict(_with_lease(j.config, engine, precision, checkpoint_every))
+    configs = {i: Config.from_dict(_as_trained(j, store, engine, precision, checkpoint_every))
                for i, j in enumerate(jobs) if j.config is not None}
     device = next(iter(configs.values())).device if configs else "cpu"
     shared = [i for i, c in configs.items() if pack == "processes" or not seeds_global_rng(c)]
     first = pack if pack == "processes" else "streams" if device.startswith("cuda") else "turns"
-    groups = []  # in queue order; a pack holds one precision, so a change of precision starts the next pack
+    groups = []  # in queue order; a pack holds one precision and engine: a change of either starts the next pack
     for mode, members in ((first, shared),
                           ("turns", [i for i in configs if i not in shared])):
         for i in members:
-            if groups and groups[-1][0] == mode and configs[groups[-1][1][-1]].precision == configs[i].precision:
+            last = configs[groups[-1][1][-1]] if groups else None
+            if groups and groups[-1][0] == mode and (last.precision, last.engine) == (configs[i].precision,
+                                                                                       configs[i].engine):
                 groups[-1][1].append(i)
             else:
                 groups.append((mode, [i]))
@@ -673,7 +702,9 @@ def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
     figures = Path(figures) if figures is not None else repo_root() / "figures"
     chosen = rec.get("training", {})
     written = {}
-    if chosen.get("engine", "vectorized") != "vectorized":
+    from .budget.costs import GPU_ENGINES
+
+    if chosen.get("engine", "vectorized") not in GPU_ENGINES:
         log(f"trained at {chosen}: stored, not recorded into the profile's figures")
         return {"keys": keys, "written": written}
     trained_in = chosen.get("precision", "float32")  # a run whose queue entry named its own: that one
@@ -724,6 +755,7 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
               "first_setting": first.name}
     base = _with_lease(first.config, settings["engines"][0], "float32", settings["checkpoint_every"])
     m = measure(base, precisions=settings["precisions"], shares=shares, pack=settings.get("pack", "streams"),
+                engines=settings["engines"],
                 budget_s=min(measure_s, max(0.0, deadline - time.time())), store_root=None, log=log)
     engines = [r for r in m["rounds"] if "round_s" in r and r["engine"] in settings["engines"]
                and r["precision"] in settings["precisions"]]

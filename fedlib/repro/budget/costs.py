@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 __all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "GPU_PRECISION_FACTOR", "resolve_device", "stored_gpu_runs",
-           "gpu_note", "train_size",
+           "gpu_note", "train_size", "GPU_ENGINES", "gpu_engine", "gpu_key",
            "client_samples_per_round",
            "ungated", "format_hours", "DEFAULT_BUDGET_HOURS"]
 
@@ -175,6 +175,33 @@ class CostModel:
         return None, self.not_run_note(cfg)
 
 
+#: The engines whose GPU runs a paper table reads, in this order: the vectorized engine's, then the compiled
+#: engine's (the same mathematics, equal to float rounding: tests/test_vectorized.py).  A table's GPU cell
+#: never mixes in a run of another precision: ``precision`` stays what the configuration says (float32).
+GPU_ENGINES = ("vectorized", "compiled")
+
+
+def gpu_engine(store, cfg: dict) -> tuple[str, str]:
+    """``(engine, store key)`` of ``cfg``'s run (on its device): the first engine of :data:`GPU_ENGINES` whose
+    entry ``store`` holds (a result, else a checkpoint), else ``cfg``'s own engine where it is one of them, else
+    the vectorized engine.  A run started under one engine resumes and is read under it."""
+    from ...config import Config
+
+    keys = {e: store.key(Config.from_dict({**cfg, "engine": e})) for e in GPU_ENGINES}
+    for probe in ("result.json", "checkpoint.pt"):
+        for engine, key in keys.items():
+            if (store.entry(key) / probe).exists():
+                return engine, key
+    own = cfg.get("engine", GPU_ENGINES[0])
+    own = own if own in GPU_ENGINES else GPU_ENGINES[0]
+    return own, keys[own]
+
+
+def gpu_key(store, cfg: dict) -> str:
+    """The store key of :func:`gpu_engine`."""
+    return gpu_engine(store, cfg)[1]
+
+
 def stored_gpu_runs(cfg: dict, seeds, store=None) -> dict[int, str]:
     """The seeds whose run of ``cfg`` on ``cuda`` is finished in ``store`` (None: the regeneration store,
     :func:`fedlib.repro.run.grid.default_store`), each with the device it trained on: what a CPU shows of a
@@ -185,7 +212,7 @@ def stored_gpu_runs(cfg: dict, seeds, store=None) -> dict[int, str]:
     store = as_store(store)
     found = {}
     for seed in seeds:
-        result = store.load_result(store.key(Config.from_dict({**cfg, "device": "cuda", "seed": int(seed)})))
+        result = store.load_result(gpu_key(store, {**cfg, "device": "cuda", "seed": int(seed)}))
         if result is not None:
             found[int(seed)] = result["summary"].get("device_name") or "a GPU"
     return found
