@@ -21,9 +21,11 @@ D(0.5), FedAvg, seed 0) in each precision, then profiles ``--profiled`` rounds. 
 * ``syncs``: the host synchronisations (device-to-host copies and stream or device synchronisations);
 * ``top_device`` and ``top_host``: the operators with the most own device and host time.
 
-Each engine (``--engines``; on CUDA the vectorized and the compiled one) gets these rows in each precision.
-The compiled engine runs the stacked loss as one compiled graph: if the host time a step is dispatch, it
-shrinks there.
+Each variant (``--variants`` ENGINE@GB: an engine and a memory budget) gets these rows in each precision, with
+``groups``: the local steps of each group of clients trained one after another.  The default memory budget
+(4 GB) stacks this setting's 20 clients in groups of 5 on a GPU, 89 steps a round (32 + 22 + 20 + 15 for seed 0);
+24 GB stacks all 20, 32 steps.  The compiled engine runs the stacked loss as one compiled graph: if the host
+time a step is dispatch, it shrinks there.
 
 With ``--processes K`` it then trains K copies of the setting in K processes at once (each its own CUDA
 context, the GPU time-sliced between them) and reports their rounds a second together against one alone
@@ -53,13 +55,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 SMOKE = {"max_train_samples": 640, "max_test_samples": 64, "num_clients": 4, "batch_size": 32}
 
 
-def round_config(device: str, precision: str, smoke: bool = False, engine: str = "vectorized") -> dict:
+def round_config(device: str, precision: str, smoke: bool = False, engine: str = "vectorized",
+                 memory_budget_gb: float = 4.0) -> dict:
     """The lease queue's first setting (FedLC Table 1, CIFAR-10 D(0.5), FedAvg, seed 0) in ``precision`` on
-    ``engine``; with ``smoke``, on tiny data (the model and method unchanged)."""
+    ``engine`` under ``memory_budget_gb``; with ``smoke``, on tiny data (the model and method unchanged)."""
     from fedlib.repro.run.cells import cell_jobs
 
     job, = cell_jobs("fedlc", "table1", rows=["fedavg"], columns=["cifar10_beta0.5"], device="cuda")
-    cfg = {**job["config"], "device": device, "precision": precision, "seed": 0, "engine": engine}
+    cfg = {**job["config"], "device": device, "precision": precision, "seed": 0, "engine": engine,
+           "memory_budget_gb": float(memory_budget_gb)}
     return {**cfg, **SMOKE} if smoke else cfg
 
 
@@ -70,6 +74,22 @@ def steps_of(exp) -> tuple[int, int]:
     epochs = int(c.local_epochs or 1)
     taus = [epochs * math.ceil(len(ix) / c.batch_size) for ix in exp.client_indices]
     return max(taus), sum(taus)
+
+
+def groups_of(exp) -> list[int]:
+    """The local steps of each group of clients the vectorized engines train one after another in a round of
+    ``exp`` on its device (:func:`fedlib.vectorized.group_size` under its memory budget; clients by τ_k
+    descending): their sum is the round's steps one after another."""
+    from fedlib.vectorized import group_size
+
+    c = exp.config
+    epochs = int(c.local_epochs or 1)
+    taus = sorted((epochs * math.ceil(len(ix) / c.batch_size) for ix in exp.client_indices), reverse=True)
+    params = exp.initial_state().params
+    x = exp.data.train_x[:1].to(c.device)
+    size, _ = group_size(exp.model, {k: v.to(c.device) for k, v in params.items()}, x, c.batch_size, taus[0],
+                         c.memory_budget_gb)
+    return [taus[i] for i in range(0, len(taus), size)]
 
 
 def _sync(device: str) -> None:
@@ -126,7 +146,8 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
     round_s = sum(times) / len(times)
     top = sorted(events, key=own_device, reverse=True)[:12] if cuda else []
     host = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:12]
-    return {"engine": config.engine, "precision": config.precision, "round_s": round(round_s, 4), "rounds_timed": [round(t, 4) for t in times],
+    return {"engine": config.engine, "memory_budget_gb": config.memory_budget_gb, "precision": config.precision,
+            "round_s": round(round_s, 4), "groups": groups_of(exp), "rounds_timed": [round(t, 4) for t in times],
             "kernel_s": None if kernel_s is None else round(kernel_s, 4),
             "busy": None if kernel_s is None else round(kernel_s / round_s, 3),
             "steps": steps, "client_steps": client_steps, "clients": len(exp.client_indices),
@@ -184,10 +205,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--precisions", default=None, help="comma-separated (default: float32,tf32 on CUDA, float32 on a CPU)")
-    ap.add_argument("--engines", default=None,
-                    help="comma-separated engines profiled in each precision (default: vectorized,compiled on CUDA, "
-                         "where the compiled engine's warm-up round compiles, seconds to a minute; vectorized on a "
-                         "CPU); --processes shares the first")
+    ap.add_argument("--variants", default=None,
+                    help="comma-separated ENGINE@GB (engine and memory budget) profiled in each precision (default: "
+                         "vectorized@4,vectorized@24,compiled@24 on CUDA, where the compiled engine's warm-up round "
+                         "compiles, seconds to a minute; vectorized@4 on a CPU); --processes shares the last")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--timed", type=int, default=2)
     ap.add_argument("--profiled", type=int, default=1)
@@ -204,31 +225,36 @@ def main(argv=None) -> int:
     record = {"device": torch.cuda.get_device_name() if cuda else "cpu", "torch": torch.__version__,
               "setting": "fedlc table1 fedavg/cifar10_beta0.5 seed 0" + (" (smoke: tiny data)" if a.smoke else ""),
               "rows": rows}
-    engines = a.engines.split(",") if a.engines else (["vectorized", "compiled"] if cuda else ["vectorized"])
-    for engine in engines:
+    text = a.variants or ("vectorized@4,vectorized@24,compiled@24" if cuda else "vectorized@4")
+    try:
+        variants = [(e, float(b)) for e, b in (v.split("@") for v in text.split(","))]
+    except ValueError:
+        ap.error(f"--variants takes ENGINE@GB,... (e.g. vectorized@24), got {text!r}")
+    for engine, budget in variants:
         for precision in precisions:
             try:
-                rows.append(profile_round(round_config(a.device, precision, a.smoke, engine), warmup=a.warmup,
-                                          timed=a.timed, profiled=a.profiled))
+                rows.append(profile_round(round_config(a.device, precision, a.smoke, engine, budget),
+                                          warmup=a.warmup, timed=a.timed, profiled=a.profiled))
             except Exception as err:  # noqa: BLE001 -- a precision the device lacks: recorded, the others go on
-                rows.append({"engine": engine, "precision": precision,
+                rows.append({"engine": engine, "memory_budget_gb": budget, "precision": precision,
                              "note": f"failed: {type(err).__name__}: {str(err)[:200]}"})
             print(json.dumps({k: v for k, v in rows[-1].items() if not k.startswith("top")}), flush=True)
             if a.out is not None:
                 a.out.write_text(json.dumps(record, indent=1))
     for precision in precisions if a.processes else ():
-        row = next((r for r in rows if r["precision"] == precision and r["engine"] == engines[0] and "round_s" in r),
-                   None)
+        engine, budget = variants[-1]
+        row = next((r for r in rows if (r["precision"], r["engine"], r["memory_budget_gb"]) == (precision, engine, budget)
+                    and "round_s" in r), None)
         if row is None:
             continue
         try:
-            shared = shared_rounds(round_config(a.device, precision, a.smoke, engines[0]), a.processes,
+            shared = shared_rounds(round_config(a.device, precision, a.smoke, engine, budget), a.processes,
                                    timed=a.timed + 1)
             shared["alone_rounds_per_s"] = round(1 / row["round_s"], 3)
         except Exception as err:  # noqa: BLE001 -- recorded
             shared = {"processes": a.processes, "note": f"failed: {type(err).__name__}: {str(err)[:200]}"}
         row["shared"] = shared
-        print(json.dumps({"engine": engines[0], "precision": precision, **shared}), flush=True)
+        print(json.dumps({"engine": engine, "memory_budget_gb": budget, "precision": precision, **shared}), flush=True)
         if a.out is not None:
             a.out.write_text(json.dumps(record, indent=1))
     return 0

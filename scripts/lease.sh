@@ -11,12 +11,14 @@
 # Call each within the machine's 30 s warm time after the last (2026-11-26: a start took 30 s, a stash 5 s).
 # The next lease (benchmarks/results_gpu.md, "What it means for the next lease"): a call runs 600 s at most, so
 #   the last data call:  scripts/lease.sh run --minutes 7 --measure-s 0 --max-files 6
-#   (FedLC seed 1 resumes at round 65 and finishes, ≈ 5.7 min; the TF32 check starts, compiled)
+#   (FedLC seed 1 resumes at round 65 under its 4 GB budget and finishes, ≈ 5.7 min; the TF32 check starts,
+#   compiled, 24 GB)
 #   then, on the warm machine (the data stays unpacked there):
-#                        FEDLIB_DATA=/tmp/fedlib-lease/data timeout -k 5 200 python3 benchmarks/profile_gpu_round.py \
-#                          --processes 2 --out $OUT/round_profile.json; scripts/lease.sh run --minutes 2.5 --measure-s 0
-#   (the profile: both engines × float32, tf32, then 2 processes; ≈ 14 min of device time with the start and the
-#   data calls; a TF32 run cut short is compared at the furthest round both precisions reached)
+#                        FEDLIB_DATA=/tmp/fedlib-lease/data timeout -k 5 240 python3 benchmarks/profile_gpu_round.py \
+#                          --processes 2 --out $OUT/round_profile.json; scripts/lease.sh run --minutes 2 --measure-s 0
+#   (the profile: vectorized at 4 and 24 GB, compiled at 24 GB, each in float32 and tf32, then 2 processes;
+#   ≈ 14 min of device time with the start and the data calls; a TF32 run cut short is compared at the
+#   furthest round both precisions reached)
 # A second, shorter `run` on the still-warm machine continues from the same store (/tmp/fedlib-lease/store).
 # The parts stay on the warm machine between calls (/tmp/fedlib-lease); the lease checks each against the
 # manifest's sha256 before anything trains and names a missing one.  Its outputs (lease.json, store-NN.tar,

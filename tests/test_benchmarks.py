@@ -100,3 +100,22 @@ def test_the_round_profiler_runs_on_the_cpu_and_counts_the_steps_the_engine_take
     tasks = client_tasks(exp, state, sample_clients(exp.num_clients, exp.config.participation, 0, 1), 1, stream=1)
     batches = [len(t.batches) for t in tasks]
     assert (row["steps"], row["client_steps"]) == (max(batches), sum(batches)) == prof.steps_of(exp)
+
+
+@pytest.mark.slow
+def test_operators_a_step_dispatches_do_not_depend_on_the_clients_stacked_and_exceed_the_bare_step():
+    """benchmarks/count_step_ops.py: a stacked step dispatches the same operators for 20 clients as for 5 (vmap
+    batches, it does not loop), at least the bare stacked step's, and the count is one a step: the difference
+    between 2 and 4 steps equals that between 4 and 8 (what a round spends once cancels)."""
+    from conftest import have_dataset
+
+    if not have_dataset("cifar10"):
+        pytest.skip("CIFAR-10 is not under FEDLIB_DATA")
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import count_step_ops as ops
+
+    twenty, five = ops.per_step(20, 2), ops.per_step(5, 2)
+    assert twenty == five
+    assert twenty["total"] == ops.per_step(5, 4)["total"]
+    assert twenty["by_op"]["convolution"] == 3  # the CNN's 3 convolutions, once each, whatever the clients
+    assert twenty["total"] >= ops.bare_ops(5) > 100

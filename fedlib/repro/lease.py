@@ -80,8 +80,10 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
     """``([lease] settings, [[run]] entries)`` of a queue file; an unknown kind or key is an error naming it."""
     path = Path(path or DEFAULT_QUEUE)
     data = tomllib.loads(path.read_text())
+    from .budget.costs import GPU_MEMORY_BUDGETS
+
     settings = {"profile": "paper", "engines": ["vectorized"], "precisions": ["float32"], "checkpoint_every": 5,
-                "pack": "streams", **data.get("lease", {})}
+                "pack": "streams", "memory_budget_gb": GPU_MEMORY_BUDGETS[0], **data.get("lease", {})}
     from ..precision import PRECISIONS
 
     bad = [e for e in settings["engines"] if e not in _ENGINES] + \
@@ -89,6 +91,11 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
     if bad or not settings["engines"] or not settings["precisions"]:
         raise ValueError(f"{path}: [lease] engines must be among {_ENGINES} and precisions among {PRECISIONS}, "
                          f"each non-empty, got {settings['engines']} / {settings['precisions']}")
+    if settings["memory_budget_gb"] not in GPU_MEMORY_BUDGETS:
+        raise ValueError(f"{path}: [lease] memory_budget_gb must be one of {GPU_MEMORY_BUDGETS} (the budgets whose GPU "
+                         f"runs the tables read: fedlib.repro.budget.costs.GPU_MEMORY_BUDGETS), got "
+                         f"{settings['memory_budget_gb']!r}")
+    settings["memory_budget_gb"] = float(settings["memory_budget_gb"])
     if settings["pack"] not in ("streams", "processes"):
         raise ValueError(f"{path}: [lease] pack must be 'streams' or 'processes', got {settings['pack']!r}")
     entries = data.get("run", [])
@@ -167,11 +174,13 @@ def queue_jobs(entries: list[dict], *, profile: str = "paper", device: str = "cu
     return out
 
 
-def _with_lease(cfg: dict, engine: str, precision: str, checkpoint_every: int) -> dict:
-    """A queued run as the lease trains it: its checkpoints, and ``engine`` and ``precision`` unless its queue
-    entry names its own."""
+def _with_lease(cfg: dict, engine: str, precision: str, checkpoint_every: int,
+                memory_budget_gb: float | None = None) -> dict:
+    """A queued run as the lease trains it: its checkpoints, ``engine`` and ``precision`` unless its queue
+    entry names its own, and the lease's ``memory_budget_gb`` (None: the configuration's)."""
+    budget = {} if memory_budget_gb is None or "memory_budget_gb" in cfg else {"memory_budget_gb": memory_budget_gb}
     return {**cfg, "engine": cfg.get("engine") or engine, "precision": cfg.get("precision") or precision,
-            "checkpoint_every": int(checkpoint_every)}
+            "checkpoint_every": int(checkpoint_every), **budget}
 
 
 # ------------------------------------------------------------------------------ --check and --dry-run
@@ -225,7 +234,8 @@ def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
         try:
             for engine in settings["engines"]:
                 for precision in settings["precisions"]:
-                    Config.from_dict(_with_lease(job.config, engine, precision, settings["checkpoint_every"]))
+                    Config.from_dict(_with_lease(job.config, engine, precision, settings["checkpoint_every"],
+                                                 settings.get("memory_budget_gb")))
             tiny = tiny_config(job.config)
             for engine in dict.fromkeys([tiny.get("engine", "vectorized"), *settings["engines"]]):
                 # every engine the lease may choose trains the tiny round here (a compiled one compiles too)
@@ -245,7 +255,7 @@ def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
 
 def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 60.0, reserve_s: float = 45.0,
          profile: str = "paper", engine: str = "vectorized", precision: str = "float32", checkpoint_every: int = 5,
-         store=None) -> list[dict]:
+         store=None, memory_budget_gb: float | None = None) -> list[dict]:
     """What a lease of ``minutes`` would train: the queued runs in order on ``slots`` sharing the device, each
     taking the cost model's GPU estimate (a run alone, in ``precision``) × ``slots``: packs were measured no
     faster than one run alone (2026-11-26, ``benchmarks/results_gpu.md``); a run without an estimate takes the
@@ -263,7 +273,7 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
         if job.config is None:
             rows.append({"run": job.name, "est_gpu_min": None, "outcome": job.note or "not run"})
             continue
-        cfg = _as_trained(job, store, engine, precision, checkpoint_every)
+        cfg = _as_trained(job, store, engine, precision, checkpoint_every, memory_budget_gb)
         cost = get_paper(job.label["paper"]).profile(profile).cost
         est = cost.seconds(cfg, gpu=True) if cost is not None else None
         done, resumes = 0, ""
@@ -490,24 +500,26 @@ def best_share(shares: list[dict], tolerance: float = 0.1) -> int:
     return min(s["k"] for s in rated if s["rounds_per_s"] >= (1 - tolerance) * top)
 
 
-def _held_engine(store, cfg: dict) -> str:
-    """The engine a queued run (``cfg``: as the lease trains it, engine and precision set) trains under: the one
-    an earlier lease finished (else checkpointed) it under, among :data:`fedlib.repro.budget.costs.GPU_ENGINES`,
-    so that it is skipped or resumed, not started again under another key; else ``cfg``'s."""
-    from .budget.costs import GPU_ENGINES, gpu_engine
+def _held_variant(store, cfg: dict) -> dict:
+    """The engine and memory budget a queued run (``cfg``: as the lease trains it) trains under: those an earlier
+    lease finished (else checkpointed) it under (:func:`fedlib.repro.budget.costs.gpu_variant`), so that it is
+    skipped or resumed, not started again under another key; else ``cfg``'s."""
+    from .budget.costs import GPU_ENGINES, gpu_variant
 
-    return gpu_engine(store, cfg)[0] if cfg["engine"] in GPU_ENGINES else cfg["engine"]
+    return gpu_variant(store, cfg)[0] if cfg["engine"] in GPU_ENGINES else {}
 
 
-def _as_trained(job: Job, store, engine: str, precision: str, checkpoint_every: int) -> dict:
-    """``job``'s configuration as the lease trains it: :func:`_with_lease`, under the engine that holds it in
-    ``store`` (:func:`_held_engine`) where ``store`` is given."""
-    cfg = _with_lease(job.config, engine, precision, checkpoint_every)
-    return cfg if store is None else {**cfg, "engine": _held_engine(store, cfg)}
+def _as_trained(job: Job, store, engine: str, precision: str, checkpoint_every: int,
+                memory_budget_gb: float | None = None) -> dict:
+    """``job``'s configuration as the lease trains it: :func:`_with_lease`, under the engine and memory budget
+    that hold it in ``store`` (:func:`_held_variant`) where ``store`` is given."""
+    cfg = _with_lease(job.config, engine, precision, checkpoint_every, memory_budget_gb)
+    return cfg if store is None else {**cfg, **_held_variant(store, cfg)}
 
 
 def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_every: int, slots: int,
-          deadline: float, est_round_s: float = 0.0, pack: str = "streams", log=print) -> list[dict]:
+          deadline: float, est_round_s: float = 0.0, pack: str = "streams", memory_budget_gb: float | None = None,
+          log=print) -> list[dict]:
     """Train the queued runs into ``store``, ``slots`` at a time (:func:`fedlib.repro.run.pack.run_pack`; on
     CUDA in the ``pack`` mode, ``streams`` -- one process -- or ``processes``, in turns on a CPU unless
     ``pack`` is ``processes``; methods refused by streams train in turns after the others, runs of another
@@ -517,7 +529,7 @@ def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_eve
     from ..config import Config
     from .run.pack import DeadlineStop, run_pack, seeds_global_rng
 
-    configs = {i: Config.from_dict(_as_trained(j, store, engine, precision, checkpoint_every))
+    configs = {i: Config.from_dict(_as_trained(j, store, engine, precision, checkpoint_every, memory_budget_gb))
                for i, j in enumerate(jobs) if j.config is not None}
     device = next(iter(configs.values())).device if configs else "cpu"
     shared = [i for i, c in configs.items() if pack == "processes" or not seeds_global_rng(c)]
@@ -753,7 +765,8 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
               "code": code_fingerprint(),
               "profile": settings["profile"], "minutes": minutes, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "first_setting": first.name}
-    base = _with_lease(first.config, settings["engines"][0], "float32", settings["checkpoint_every"])
+    base = _with_lease(first.config, settings["engines"][0], "float32", settings["checkpoint_every"],
+                       settings["memory_budget_gb"])
     m = measure(base, precisions=settings["precisions"], shares=shares, pack=settings.get("pack", "streams"),
                 engines=settings["engines"],
                 budget_s=min(measure_s, max(0.0, deadline - time.time())), store_root=None, log=log)
@@ -762,14 +775,16 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
     chosen = min(engines, key=lambda r: r["round_s"]) if engines else {"engine": settings["engines"][0],
                                                                         "precision": settings["precisions"][0]}
     training = {"engine": chosen["engine"], "precision": chosen["precision"], "slots": m["best"]["slots"],
-                "checkpoint_every": settings["checkpoint_every"], "pack": settings.get("pack", "streams")}
+                "checkpoint_every": settings["checkpoint_every"], "pack": settings.get("pack", "streams"),
+                "memory_budget_gb": settings["memory_budget_gb"]}
     record.update(measurements=m, training=training)
     log(f"training: {training}")
     share = next((s for s in m["shares"] if s.get("k") == training["slots"] and "rounds_per_s" in s), None)
     est = training["slots"] / share["rounds_per_s"] if share else chosen.get("round_s", 0.0)
     record["runs"] = train(jobs, store, engine=training["engine"], precision=training["precision"],
                            checkpoint_every=training["checkpoint_every"], slots=training["slots"], deadline=deadline,
-                           est_round_s=est, pack=training["pack"], log=log)
+                           est_round_s=est, pack=training["pack"], memory_budget_gb=training["memory_budget_gb"],
+                           log=log)
     record["wall_s"] = round(time.time() - start, 1)
     return write_outputs(out_dir, record, store, max_files=max_files)
 
@@ -849,7 +864,8 @@ def main(argv=None) -> int:
         engine, precision = settings["engines"][0], settings["precisions"][0]  # the lease's choice unmeasured
         rows = plan(jobs, a.minutes, slots=a.slots, measure_s=a.measure_s, reserve_s=a.reserve_s,
                     profile=settings["profile"], engine=engine, precision=precision,
-                    checkpoint_every=settings["checkpoint_every"], store=store)
+                    checkpoint_every=settings["checkpoint_every"], store=store,
+                    memory_budget_gb=settings["memory_budget_gb"])
         _print_rows(rows, ["run", "est_gpu_min", "start_min", "end_min", "outcome"])
         fin = sum(r["outcome"].endswith("finishes") for r in rows)
         print(f"\n{len(jobs)} queued runs, {engine} engine in {precision}; in {a.minutes:g} min ({a.measure_s:g} s "

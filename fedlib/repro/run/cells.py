@@ -105,16 +105,16 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
     no result -- or ``not started``), the ``round`` reached of ``rounds`` (of a method with several
     stages: the round within ``stage``, the index of the stage it stopped in), the last evaluated test
     ``accuracy`` (%), the training seconds so far (``elapsed_s``), the ``device_name`` (from the result's
-    summary; ``device_name`` for runs whose summary is not written yet), the ``precision``, the ``engine``
-    (:data:`~fedlib.repro.budget.costs.GPU_ENGINES`: the one whose entry the store holds) and the training
-    code version of the store key; ``paired_round`` and ``paired_accuracy``, where the runs of a seed are compared
+    summary; ``device_name`` for runs whose summary is not written yet), the ``precision``, the ``engine`` and
+    ``memory_budget_gb`` (:func:`~fedlib.repro.budget.costs.gpu_variant`: those whose entry the store holds) and
+    the training code version of the store key; ``paired_round`` and ``paired_accuracy``, where the runs of a seed are compared
     (:func:`_paired`).  ``curves``: every evaluated round of every run (row, column, seed, round, test_accuracy %).
     An interrupted run resumes from its checkpoint when the same command trains it again with this store."""
     import pandas as pd
 
     from ...config import Config
     from ...store import code_version
-    from ..budget.costs import gpu_engine
+    from ..budget.costs import gpu_variant
     from .grid import as_store
 
     store = as_store(store)
@@ -125,10 +125,10 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
             continue
         for seed in seeds:
             cfg = Config.from_dict({**job["config"], "seed": int(seed)})
-            engine, key = gpu_engine(store, cfg.to_dict())  # the engine it trained under (GPU_ENGINES)
+            variant, key = gpu_variant(store, cfg.to_dict())  # the engine and memory budget it trained under
             result = store.load_result(key)
             row = {"row": job["row"], "column": job["column"], "seed": int(seed), "rounds": cfg.rounds,
-                   "device_name": device_name, "precision": cfg.precision, "engine": engine,
+                   "device_name": device_name, "precision": cfg.precision, **variant,
                    "code_version": code_version(cfg), "key": key}
             if result is not None:
                 history, summary = result["history"], result["summary"]
@@ -247,7 +247,7 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
         {job["config"]["dataset"] for job in cell_jobs(paper, table, profile=profile, rows=rows, columns=columns,
                                                        device=device) if job["config"]}),
             "device": device, "device_names": devices, "precision": ", ".join(precisions),
-            "engines": sorted(set(runs.engine)),
+            "engines": sorted(set(runs.engine)), "memory_budgets_gb": sorted(set(runs.memory_budget_gb)),
             "code_versions": sorted(set(runs.code_version)),
             "parameters": {"rows": sorted(set(runs.row)), "columns": sorted(set(runs.column))},
             "trained_at": trained_at, "command": "python -m fedlib.repro.run.cells"}
@@ -259,7 +259,7 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
                "An interrupted run's accuracy is its last evaluation before the interruption, not the cell's "
                "result; the same command resumes it from its checkpoint.")
     cols = ["row", "column", "seed", "state", "round", "rounds", "accuracy", "paired_round", "paired_accuracy", "paper",
-            "gap_pp", "elapsed_s", "device_name", "precision", "engine"]
+            "gap_pp", "elapsed_s", "device_name", "precision", "engine", "memory_budget_gb"]
     save_table(runs[cols], f"{table}_gpu_runs", out_dir, title=f"{paper} {table}: the runs trained on a GPU",
                caption=caption, **meta)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
@@ -353,16 +353,16 @@ def precision_check(paper: str, table: str, out_dir, *, seeds, precision: str, p
             f"{r.row} seed {r.seed} ({r.diff_pp:+.2f} at round {r['round']})" for _, r in behind.iterrows()) + ".")
     held = {(r.row, r.column, r.seed) for r in pairs.itertuples()} if len(pairs) else set()
 
-    def engines(runs) -> str:  # the engines of the runs compared (both, where none is compared yet)
+    def engines(runs) -> str:  # the engines and budgets of the runs compared (all, where none is compared yet)
         mine = runs[[(r, c, s) in held for r, c, s in zip(runs.row, runs.column, runs.seed)]] if held else runs
-        return " and ".join(sorted(set(mine.engine))) + " engine" + ("s" if mine.engine.nunique() > 1 else "")
+        return " and ".join(sorted(f"{e} engine, {b:g} GB" for e, b in set(zip(mine.engine, mine.memory_budget_gb))))
 
-    caption = (f"{paper} {table}: the same runs (method, column, seed) trained on a GPU in float32 (the "
-               f"{engines(ref_runs)}) and in {precision} (the {engines(new_runs)}), compared at the furthest round "
+    caption = (f"{paper} {table}: the same runs (method, column, seed) trained on a GPU in float32 ("
+               f"{engines(ref_runs)}) and in {precision} ({engines(new_runs)}), compared at the furthest round "
                f"both evaluated. {text} The yardstick: the accuracy difference between two seeds of one method and "
-               f"precision at that round. The engines compute the same mathematics and differ in rounding only "
-               f"(tests/test_vectorized.py); what is compared is the whole arithmetic a run in {precision} "
-               f"would train in.")
+               f"precision at that round. The engines and memory budgets (how many clients are stacked) compute "
+               f"the same mathematics and differ in rounding only (tests/test_vectorized.py); what is compared is "
+               f"the whole arithmetic a run in {precision} would train in.")
     meta = {"profile": profile, "experiment": table, "seeds": [int(s) for s in seeds], "device": device,
             "precision": f"float32, {precision}", "verdict": verdict, "trained_at": trained_at,
             "parameters": {"rows": sorted(set(ref_runs.row)), "columns": sorted(set(ref_runs.column))},
