@@ -19,6 +19,7 @@ D(0.5), FedAvg, seed 0) in each precision, then profiles ``--profiled`` rounds. 
 * ``steps``, ``client_steps``: the local steps and the clients active over them (from the partition);
 * ``host_ms_per_step``: ``(round_s − kernel_s) / steps``, the time a step the GPU waits;
 * ``syncs``: the host synchronisations (device-to-host copies and stream or device synchronisations);
+* ``peak_gib``: the GPU memory the rounds held at most, against the run's memory budget;
 * ``top_device`` and ``top_host``: the operators with the most own device and host time.
 
 Each variant (``--variants`` ENGINE@GB: an engine and a memory budget) gets these rows in each precision, with
@@ -113,6 +114,9 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
 
     config = Config.from_dict(cfg)
     device = config.device
+    cuda = device.startswith("cuda")
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
     with precision_scope(config.precision, device):
         exp = prepare(config)
         state = exp.initial_state()
@@ -136,7 +140,6 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
                 r += 1
             _sync(device)
     events = prof.key_averages()
-    cuda = device.startswith("cuda")
 
     def own_device(e) -> float:  # µs
         return float(getattr(e, "self_device_time_total", getattr(e, "self_cuda_time_total", 0.0)) or 0.0)
@@ -153,6 +156,7 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
             "steps": steps, "client_steps": client_steps, "clients": len(exp.client_indices),
             "host_ms_per_step": None if kernel_s is None else round(1e3 * (round_s - kernel_s) / steps, 2),
             "syncs": sum(e.count for e in events if _is_sync(e.key)) // profiled,
+            "peak_gib": round(torch.cuda.max_memory_allocated() / 2 ** 30, 2) if cuda else None,
             "top_device": [{"op": e.key, "ms": round(own_device(e) / 1e3 / profiled, 2), "calls": e.count // profiled}
                            for e in top],
             "top_host": [{"op": e.key, "ms": round(e.self_cpu_time_total / 1e3 / profiled, 2),
