@@ -785,6 +785,10 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
                            checkpoint_every=training["checkpoint_every"], slots=training["slots"], deadline=deadline,
                            est_round_s=est, pack=training["pack"], memory_budget_gb=training["memory_budget_gb"],
                            log=log)
+    if device.startswith("cuda"):  # what the runs trained in this process held at most (not a pack of processes)
+        import torch
+
+        record["peak_gib"] = round(torch.cuda.max_memory_allocated() / 2 ** 30, 2)
     record["wall_s"] = round(time.time() - start, 1)
     return write_outputs(out_dir, record, store, max_files=max_files)
 
