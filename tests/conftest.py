@@ -23,6 +23,18 @@ def _isolated_store(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDLIB_STORE", str(tmp_path / "store"))
 
 
+def have_cxx() -> bool:
+    """Whether torch.compile can build CPU kernels here: inductor compiles them with $CXX, else g++ or clang++."""
+    import shutil
+
+    return any(shutil.which(c) for c in (os.environ.get("CXX"), "g++", "clang++") if c)
+
+
+#: the compiled engine's tests train under torch.compile on the CPU, which needs a C++ compiler
+needs_cxx = pytest.mark.skipif(not have_cxx(), reason="torch.compile on a CPU needs a C++ compiler ($CXX, g++ or "
+                                                       "clang++): none on this machine")
+
+
 def have_dataset(name: str) -> bool:
     root = Path(os.environ["FEDLIB_DATA"])
     marker = {"mnist": "MNIST/raw", "fmnist": "FashionMNIST/raw", "cifar10": "cifar10/train",

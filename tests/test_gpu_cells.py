@@ -24,7 +24,7 @@ no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks what a ma
 def _plant_gpu_result(store: Store, cfg: dict, device_name: str = "Test GPU 80GB") -> dict:
     """Store, under the key of ``cfg`` on cuda, a result as a GPU run leaves it: trained here on the CPU
     (the store keeps whatever was trained under a key), its summary naming ``device_name``."""
-    out = fedlib.run({**cfg, "device": "cpu"}, store=False, progress=False)
+    out = fedlib.run({**cfg, "device": "cpu", "engine": "vectorized"}, store=False, progress=False)  # (any engine's)
     gpu = Config.from_dict({**cfg, "device": "cuda"})
     summary = {**out.summary, "device_name": device_name, "key": store.key(gpu)}
     history = out.history.to_dict("records")

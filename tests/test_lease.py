@@ -184,10 +184,14 @@ def test_default_queue_order_and_check_of_its_cheap_configurations():
     # the whole queue's --check takes minutes on a loaded 2-core machine (FEDIC's server round); here the
     # configurations of FedConcat's and FedABC's ladder rungs, which build and train fastest
     cheap = [j for j in jobs if j.label["kind"] == "ladder" and j.label["paper"] in ("fedconcat", "fedabc")]
+    assert settings["engines"] == ["vectorized", "compiled"]
+    from conftest import have_cxx
+
+    if not have_cxx():  # torch.compile cannot build CPU kernels here: --check would say so for the compiled engine
+        settings = {**settings, "engines": ["vectorized"]}
     rows = lease.check(cheap, settings, log=lambda *_: None)
     assert len(rows) == 4 and all(r["ok"] for r in rows), rows
-    assert settings["engines"] == ["vectorized", "compiled"]  # each trained the tiny round, the compiled one compiled
-    assert all(r["engines"] == settings["engines"] for r in rows)
+    assert all(r["engines"] == settings["engines"] for r in rows)  # each trained the tiny round, compiled ones compiled
     assert {r["meta"] for r in rows} <= {"ok", "reached a host read"}
 
 

@@ -21,7 +21,7 @@ from fedlib.client import client_tasks
 from fedlib.simulation import prepare, run_round
 from fedlib.vectorized import train_clients_vectorized
 
-from conftest import have_dataset
+from conftest import have_dataset, needs_cxx
 
 METHODS = ["fedavg", "fedprox", "scaffold", "fednova", "fedopt", "fedrs", "fedlc", "fedlc+fedprox",
            "fedlc+scaffold"]
@@ -177,6 +177,7 @@ def test_resnet18_on_tiny_inputs_equals_the_reference():
                             {k: params[k] + d for k, d in s.delta.items()})
 
 
+@needs_cxx
 @pytest.mark.parametrize("method,extra", [("fedlc", {}), ("scaffold", {"participation": 0.5, "local_epochs": 2})])
 def test_the_compiled_engine_equals_the_vectorized_one_and_compiles_once_a_run(method, extra):
     """engine="compiled": the vectorized loop with its stacked loss under torch.compile.  Fused kernels round
@@ -198,6 +199,7 @@ def test_the_compiled_engine_equals_the_vectorized_one_and_compiles_once_a_run(m
 
 
 @pytest.mark.slow
+@needs_cxx
 @pytest.mark.skipif(not have_dataset("cifar10"), reason="CIFAR-10 not found under FEDLIB_DATA")
 def test_the_compiled_engine_trains_the_cifar_cnn_a_gpu_lease_compiles_to_float_rounding(monkeypatch):
     """The compiled engine on the CIFAR-10 CNN the GPU lease trains it on (FedLC, its stacked convolutions under
