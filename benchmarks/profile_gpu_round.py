@@ -247,8 +247,8 @@ def main(argv=None) -> int:
                 a.out.write_text(json.dumps(record, indent=1))
     for precision in precisions if a.processes else ():
         engine, budget = variants[-1]
-        row = next((r for r in rows if (r["precision"], r["engine"], r["memory_budget_gb"]) == (precision, engine, budget)
-                    and "round_s" in r), None)
+        row = next((r for r in rows if "round_s" in r
+                    and (r["precision"], r["engine"], r["memory_budget_gb"]) == (precision, engine, budget)), None)
         if row is None:
             continue
         try:

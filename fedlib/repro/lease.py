@@ -872,9 +872,10 @@ def main(argv=None) -> int:
                     memory_budget_gb=settings["memory_budget_gb"])
         _print_rows(rows, ["run", "est_gpu_min", "start_min", "end_min", "outcome"])
         fin = sum(r["outcome"].endswith("finishes") for r in rows)
-        print(f"\n{len(jobs)} queued runs, {engine} engine in {precision}; in {a.minutes:g} min ({a.measure_s:g} s "
-              f"measuring, {a.reserve_s:g} s writing) with {a.slots} sharing the device: {fin} finish (estimate: "
-              f"the cost model's GPU unit, a run alone on an H200, × the runs sharing"
+        budget = settings["memory_budget_gb"]
+        print(f"\n{len(jobs)} queued runs, {engine} engine in {precision} ({budget:g} GB for the runs it starts); in "
+              f"{a.minutes:g} min ({a.measure_s:g} s measuring, {a.reserve_s:g} s writing) with {a.slots} sharing the "
+              f"device: {fin} finish (estimate: the cost model's GPU unit, a run alone on an H200, × the runs sharing"
               + (", less what the store holds" if store is not None else "; --store or --resume: less what an "
                  "earlier lease trained") + f"). Datasets: {', '.join(queue_datasets(jobs))}")
         return 0
