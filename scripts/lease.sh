@@ -10,15 +10,15 @@
 #                        scripts/lease.sh run --minutes 9
 # Call each within the machine's 30 s warm time after the last (2026-11-26: a start took 30 s, a stash 5 s).
 # The next lease (benchmarks/results_gpu.md, "What it means for the next lease"): a call runs 600 s at most, so
-#   the last data call:  scripts/lease.sh run --minutes 7 --measure-s 0 --max-files 6
-#   (FedLC seed 1 resumes at round 65 under its 4 GB budget and finishes, ≈ 5.7 min; the TF32 check starts,
-#   compiled, 24 GB)
+#   the last data call:  scripts/lease.sh run --minutes 8.5 --measure-s 0 --max-files 6
+#   (FedLC seed 1 resumes at round 65 under its 4 GB budget and finishes, ≈ 5.7 min; then the TF32 check starts,
+#   compiled at 24 GB, if its first round's compile and a checkpoint fit: fedlib.repro.run.pack.DeadlineStop)
 #   then, on the warm machine (the data stays unpacked there):
 #                        FEDLIB_DATA=/tmp/fedlib-lease/data timeout -k 5 240 python3 benchmarks/profile_gpu_round.py \
-#                          --processes 2 --out $OUT/round_profile.json; scripts/lease.sh run --minutes 2 --measure-s 0
-#   (the profile: vectorized at 4 and 24 GB, compiled at 24 GB, each in float32 and tf32, then 2 processes;
-#   ≈ 14 min of device time with the start and the data calls; a TF32 run cut short is compared at the
-#   furthest round both precisions reached)
+#                          --processes 2 --out $OUT/round_profile.json
+#   (vectorized at 4 and 24 GB, compiled at 24 GB, each in float32 and tf32, then 2 processes: ≈ 14 min of device
+#   time with the start and the data calls; a TF32 run cut short is compared at the furthest round both
+#   precisions reached, and resumes in the lease after)
 # A second, shorter `run` on the still-warm machine continues from the same store (/tmp/fedlib-lease/store).
 # The parts stay on the warm machine between calls (/tmp/fedlib-lease); the lease checks each against the
 # manifest's sha256 before anything trains and names a missing one.  Its outputs (lease.json, store-NN.tar,

@@ -126,6 +126,23 @@ def test_a_pack_of_processes_stops_where_told_and_refuses_a_stop_it_cannot_send(
     assert [(r.state, r.round) for r in late] == [("not started", 0)]
 
 
+def test_a_deadline_leaves_a_compiled_run_its_first_rounds_compile_time():
+    """DeadlineStop before a run's first round: a vectorized run starts when its first checkpoint fits before the
+    deadline; a compiled one needs its first round's compile on top (FIRST_ROUND_EXTRA_S); once a round is timed,
+    its own times decide, whatever the engine."""
+    from types import SimpleNamespace
+
+    from fedlib.repro.run.pack import FIRST_ROUND_EXTRA_S, DeadlineStop
+
+    def run(engine, times=()):
+        return SimpleNamespace(round_times=list(times), config=SimpleNamespace(engine=engine, checkpoint_every=5))
+
+    extra = FIRST_ROUND_EXTRA_S["compiled"]
+    stop = DeadlineStop(time.time() + 5 * 1.0 + extra / 2, est_round_s=1.0)  # a checkpoint fits, a compile does not
+    assert not stop(run("vectorized")) and stop(run("compiled"))
+    assert not stop(run("compiled", [extra + 1.0] + [1.0] * 5))  # compiled already: its median round, 1 s
+
+
 def test_a_stopped_run_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):
     cfg = _configs()[1]
     runs = run_pack([cfg], Store(tmp_path), stop=lambda run: run.round >= 2)
@@ -141,6 +158,7 @@ def test_a_stopped_run_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):
 # ------------------------------------------------------------------------------------------ the lease
 def test_dry_run_prints_the_plan_with_the_cost_models_estimate(capsys):
     from fedlib.repro.budget.costs import GPU_PRECISION_FACTOR
+    from fedlib.repro.run.pack import FIRST_ROUND_EXTRA_S
 
     assert lease.main(["--dry-run", "--minutes", "12"]) == 0
     out = capsys.readouterr().out
@@ -156,11 +174,11 @@ def test_dry_run_prints_the_plan_with_the_cost_models_estimate(capsys):
     assert "finishes" not in two.split("fedconcat")[0] and f"reaches ≈ {100 * (720 - 45 - 60) / (2 * est):.0f} %" in two
     assert "fedlc table1 fedlc/cifar10_beta0.5 seed 0" in out and "not started" in out
     assert "the same run as fedlc table1 fedavg/cifar10_beta0.5 seed 0" in out  # the ladder's top rung is Table 1's
-    # the TF32 check run, fifth, priced at TF32's measured round (the compiled engine as the vectorized one):
-    # it starts after four float32 runs
+    # the TF32 check run, fifth, priced at TF32's measured round (the compiled engine's rounds as the vectorized
+    # one's) and its first round's compile: it starts after four float32 runs
     assert lease.main(["--dry-run", "--minutes", "35", "--measure-s", "0"]) == 0
     line, = [x for x in capsys.readouterr().out.splitlines() if "seed 0 in tf32" in x]
-    tf32 = est * GPU_PRECISION_FACTOR["tf32"]
+    tf32 = est * GPU_PRECISION_FACTOR["tf32"] + FIRST_ROUND_EXTRA_S["compiled"]
     assert line.split()[9:12] == [f"{tf32 / 60:.1f}", f"{4 * est / 60:.1f}", f"{(4 * est + tf32) / 60:.1f}"]
     assert line.endswith("finishes")
 

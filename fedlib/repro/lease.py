@@ -258,12 +258,14 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
          store=None, memory_budget_gb: float | None = None) -> list[dict]:
     """What a lease of ``minutes`` would train: the queued runs in order on ``slots`` sharing the device, each
     taking the cost model's GPU estimate (a run alone, in ``precision``) × ``slots``: packs were measured no
-    faster than one run alone (2026-11-26, ``benchmarks/results_gpu.md``); a run without an estimate takes the
+    faster than one run alone (2026-11-26, ``benchmarks/results_gpu.md``), plus its engine's first-round compile
+    (:data:`fedlib.repro.run.pack.FIRST_ROUND_EXTRA_S`); a run without an estimate takes the
     rest of the lease in its slot.  With ``store`` (what the lease resumes from): a run finished there is
     skipped, one with a checkpoint costs only its rounds left.  Rows: run, est. GPU-min, start and end minute,
     and ``finishes`` / ``reaches ≈ p %`` / ``not started`` / ``finished in the store``."""
     from ..config import Config
     from .run.cells import _read_checkpoint
+    from .run.pack import FIRST_ROUND_EXTRA_S
     from .spec.paper import get_paper
 
     horizon = minutes * 60 - measure_s - reserve_s
@@ -287,6 +289,8 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
             resumes = f"resumes at round {done}: " if done else ""
             if est is not None and done:
                 est *= max(0.0, 1.0 - done / int(cfg.get("rounds", 400)))
+        if est is not None:  # a compiled run's first round compiles (a resumed one too: a new process)
+            est += FIRST_ROUND_EXTRA_S.get(cfg["engine"], 0.0)
         est = None if est is None else est * slots
         slot = min(range(slots), key=lambda s: free[s])
         start = free[slot]
