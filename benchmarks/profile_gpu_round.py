@@ -68,13 +68,18 @@ def round_config(device: str, precision: str, smoke: bool = False, engine: str =
     return {**cfg, **SMOKE} if smoke else cfg
 
 
+def _taus(exp) -> list[int]:
+    """Each client's local steps τ_k in a round of ``exp`` (its batches × E), largest first."""
+    c = exp.config
+    epochs = int(c.local_epochs or 1)
+    return sorted((epochs * math.ceil(len(ix) / c.batch_size) for ix in exp.client_indices), reverse=True)
+
+
 def steps_of(exp) -> tuple[int, int]:
     """``(steps, client_steps)`` of one round of ``exp``: the local steps (its largest client's batches × E)
     and the sum over them of the clients active (every client samples; FedLC's Table 1 takes them all)."""
-    c = exp.config
-    epochs = int(c.local_epochs or 1)
-    taus = [epochs * math.ceil(len(ix) / c.batch_size) for ix in exp.client_indices]
-    return max(taus), sum(taus)
+    taus = _taus(exp)
+    return taus[0], sum(taus)
 
 
 def groups_of(exp) -> list[int]:
@@ -83,9 +88,7 @@ def groups_of(exp) -> list[int]:
     descending): their sum is the round's steps one after another."""
     from fedlib.vectorized import group_size
 
-    c = exp.config
-    epochs = int(c.local_epochs or 1)
-    taus = sorted((epochs * math.ceil(len(ix) / c.batch_size) for ix in exp.client_indices), reverse=True)
+    c, taus = exp.config, _taus(exp)
     params = exp.initial_state().params
     x = exp.data.train_x[:1].to(c.device)
     size, _ = group_size(exp.model, {k: v.to(c.device) for k, v in params.items()}, x, c.batch_size, taus[0],

@@ -229,9 +229,10 @@ def main(argv=None) -> int:
     if a.from_commit:
         from .artefacts.provenance import git_commit
 
-        if git_commit().endswith("-dirty") or git_commit() == "unknown":
+        here = git_commit()
+        if here.endswith("-dirty") or here == "unknown":
             ap.error("commit the code change first: a carry record names the commit whose code it checked, "
-                     f"and this tree is {git_commit()}")
+                     f"and this tree is {here}")
         stale = [cfg for _, cfg in stale_entries(store)]
         if not stale:
             print("no stale run in the store: nothing to check")

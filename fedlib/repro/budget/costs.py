@@ -194,7 +194,8 @@ def gpu_variant(store, cfg: dict) -> tuple[dict, str]:
     is read under it."""
     from ...config import Config
 
-    own = {"engine": cfg.get("engine", GPU_ENGINES[0]), "memory_budget_gb": float(cfg.get("memory_budget_gb", 4.0))}
+    base = Config.from_dict(cfg)
+    own = {"engine": base.engine, "memory_budget_gb": base.memory_budget_gb}
     if own["engine"] not in GPU_ENGINES:
         own = {"engine": GPU_ENGINES[0], "memory_budget_gb": GPU_MEMORY_BUDGETS[0]}
     variants = [{"engine": e, "memory_budget_gb": b} for e in GPU_ENGINES for b in GPU_MEMORY_BUDGETS]
