@@ -284,3 +284,25 @@ def test_the_plan_counts_the_ladder_runs_its_own_run_limit_affords(monkeypatch):
     counted = plan("fedic")
     assert counted["runs"] == 2 * len(ran) * len(L.ladder_seeds(spec, paper))
     assert counted["cpu_s"] == pytest.approx(ran.est_cpu_min.sum() * 60)
+
+
+def test_a_rung_whose_baseline_is_at_chance_is_drawn_apart_from_the_gap_the_finding_reads():
+    """FEDIC's paper ladder: FedAvg at 10 % (chance on CIFAR-10) on rungs 1 and 2, whose +10.35 and +15.39 the
+    finding leaves out (at_chance).  Drawn on the gap's line they read as a gap reaching the paper's: they are
+    open markers off the line, named in the legend; the line holds rung 0 alone."""
+    import matplotlib.pyplot as plt
+
+    spec = L.spec_for("fedic")
+    table = _table([6.30, 10.35, 15.39, math.nan], paper=10.99).assign(
+        sample_epochs=[4862.4, 9724.8, 38899.2, 9724800.0], fedavg_mean=[13.3, 10.0, 10.0, math.nan],
+        fedic_mean=[19.8, 20.4, 25.4, math.nan], n_seeds=[1, 1, 1, 0])
+    assert list(L.at_chance(spec, table)) == [False, True, True, False]
+    fig = L.ladder_figure(spec, table)
+    gap = fig.axes[0]
+    lines = {line.get_label(): line for line in gap.get_lines()}
+    assert list(lines["ours"].get_ydata()) == [6.30]
+    apart = lines["ours, FedAvg at chance (left out)"]
+    assert list(apart.get_ydata()) == [10.35, 15.39] and apart.get_markerfacecolor() == "none"
+    assert apart.get_linestyle() == "None"
+    assert "ours, FedAvg at chance (left out)" in [t.get_text() for t in gap.get_legend().get_texts()]
+    plt.close(fig)

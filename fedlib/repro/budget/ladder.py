@@ -493,7 +493,8 @@ def _rung_ticks(ax, x, min_gap: float = 0.12) -> None:
 
 def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     """Left: the gap per rung against the client sample-epochs of a run (log), the paper's gap
-    dashed, not-run rungs as open markers on it; right: both methods' accuracy per rung and
+    dashed, not-run rungs as open markers on it, rungs whose baseline is at chance (:func:`at_chance`: the
+    finding leaves them out) as open markers off the line; right: both methods' accuracy per rung and
     the paper's values."""
     import matplotlib.pyplot as plt
 
@@ -504,11 +505,16 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
     x = table.sample_epochs.astype(float).where(table.sample_epochs.notna(), table.rung + 1)
     ran = table.gap.notna()
+    chance = ran & at_chance(spec, table)  # their gap measures nothing: not on the line the finding reads
+    counted = ran & ~chance
     if _seeds(table) >= 2:  # error bars only over ≥ 2 seeds (fedlib.repro.artefacts.figure_rules)
-        ax1.errorbar(x[ran], table.gap[ran], yerr=table.gap_std[ran].fillna(0), marker="o", color="C0", capsize=3,
-                     label="ours")
-    elif ran.any():
-        ax1.plot(x[ran], table.gap[ran], marker="o", color="C0", label="ours")
+        ax1.errorbar(x[counted], table.gap[counted], yerr=table.gap_std[counted].fillna(0), marker="o", color="C0",
+                     capsize=3, label="ours")
+    elif counted.any():
+        ax1.plot(x[counted], table.gap[counted], marker="o", color="C0", label="ours")
+    if chance.any():
+        ax1.plot(x[chance], table.gap[chance], "o", mfc="none", color="C0", ls="none",
+                 label=f"ours, {pp.method_label(spec.baseline)} at chance (left out)")
     if table.paper_gap.notna().any():
         ax1.axhline(float(table.paper_gap.iloc[0]), color="k", ls="--", lw=1, label="paper")
     if (~ran).any():  # at the paper's gap (or 0): where they would be read against it
