@@ -14,7 +14,7 @@ script measures it on the device.  It times rounds of the queue's first setting 
 D(0.5), FedAvg, seed 0) in each precision, then profiles ``--profiled`` rounds.  It reports, per round:
 
 * ``round_s``: wall time, the mean of the timed rounds after ``--warmup``;
-* ``kernel_s``: the GPU's busy time (the sum of the kernels' own device time);
+* ``kernel_s``: the GPU's busy time (the sum of the device's own events: kernels, copies, memsets);
 * ``busy``: ``kernel_s / round_s``, where 1 means the GPU never waits on the host;
 * ``steps``, ``client_steps``: the local steps and the clients active over them (from the partition);
 * ``host_ms_per_step``: ``(round_s − kernel_s) / steps``, the time a step the GPU waits;
@@ -43,6 +43,7 @@ Results go to ``--out`` (JSON) after each precision, so a run cut short keeps wh
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -96,6 +97,16 @@ def groups_of(exp) -> list[int]:
     return [taus[i] for i in range(0, len(taus), size)]
 
 
+def on_device(exp):
+    """``exp`` with its data on its config's device, as :func:`fedlib.simulation.simulate` places it (a copy:
+    the loaded data may be shared on the CPU); ``prepare`` leaves it on the CPU."""
+    device = exp.config.device
+    if device != "cpu":
+        exp.data = dataclasses.replace(exp.data, **{n: getattr(exp.data, n).to(device)
+                                                    for n in ("train_x", "train_y", "test_x", "test_y")})
+    return exp
+
+
 def _sync(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -107,6 +118,7 @@ def _is_sync(name: str) -> bool:
 
 def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int = 1) -> dict:
     """Time ``timed`` rounds of ``cfg`` after ``warmup`` rounds, then profile ``profiled`` more."""
+    from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
     from fedlib.client import client_trainer
@@ -121,7 +133,7 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     with precision_scope(config.precision, device):
-        exp = prepare(config)
+        exp = on_device(prepare(config))
         state = exp.initial_state()
         trainer = client_trainer(config, exp.algorithm)
         r = 0
@@ -147,7 +159,10 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
     def own_device(e) -> float:  # µs
         return float(getattr(e, "self_device_time_total", getattr(e, "self_cuda_time_total", 0.0)) or 0.0)
 
-    kernel_s = sum(own_device(e) for e in events) / 1e6 / profiled if cuda else None
+    # the device's own events (kernels, copies, memsets) only: an operator's self device time is its kernels'
+    # again, and summing both counted each kernel twice (the 2026-11-26 H100 profile's kernel_s and busy)
+    kernels = [e for e in events if getattr(e, "device_type", None) == DeviceType.CUDA]
+    kernel_s = sum(own_device(e) for e in kernels) / 1e6 / profiled if cuda else None
     steps, client_steps = steps_of(exp)
     round_s = sum(times) / len(times)
     top = sorted(events, key=own_device, reverse=True)[:12] if cuda else []
@@ -177,7 +192,7 @@ def _timed_rounds(cfg: dict, timed: int, start, out) -> None:
 
     config = Config.from_dict(cfg)
     with single_thread(), precision_scope(config.precision, config.device):
-        exp = prepare(config)
+        exp = on_device(prepare(config))
         trainer = client_trainer(config, exp.algorithm)
         state = run_round(exp, exp.initial_state(), 0, trainer).state
         _sync(config.device)

@@ -100,6 +100,13 @@ def test_the_round_profiler_runs_on_the_cpu_and_counts_the_steps_the_engine_take
     tasks = client_tasks(exp, state, sample_clients(exp.num_clients, exp.config.participation, 0, 1), 1, stream=1)
     batches = [len(t.batches) for t in tasks]
     assert (row["steps"], row["client_steps"]) == (max(batches), sum(batches)) == prof.steps_of(exp)
+    # its rounds train where the run would: prepare leaves the data on the CPU, simulate (and the profiler) copy
+    # it to the configured device; the 2026-11-26 H100 profile failed every row without that copy
+    from types import SimpleNamespace
+
+    moved = prof.on_device(SimpleNamespace(config=SimpleNamespace(device="meta"), data=exp.data))
+    assert {getattr(moved.data, n).device.type for n in ("train_x", "train_y", "test_x", "test_y")} == {"meta"}
+    assert exp.data.train_x.device.type == "cpu"  # a copy: the loaded data is shared
 
 
 @pytest.mark.slow

@@ -196,6 +196,13 @@ def test_two_series_with_one_colour_style_and_marker_are_refused(tmp_path):
     assert fr.check_figure(fig)["series_distinct"]
     ax.plot([1, 2], [0.5, 1.5], color="C0", label="FedAvg")  # the same series again (one label): allowed
     assert fr.check_figure(fig)["series_distinct"]
+    fig, ax = plt.subplots()  # custom dashes (seaborn's style=): matplotlib names each '--'; the pattern tells
+    ax.plot([1, 2], [1, 2], color="C0", dashes=(4, 1.5), label="_seed1")
+    ax.plot([1, 2], [2, 3], color="C0", dashes=(1, 1), label="_seed2")
+    assert [ln.get_linestyle() for ln in ax.lines] == ["--", "--"] and fr.check_figure(fig)["series_distinct"]
+    ax.lines[1].set_dashes((4, 1.5))
+    with pytest.raises(fr.SeriesAlike, match="'_seed1'"):
+        fr.check_figure(fig)
     fig, ax = plt.subplots()
     ax.bar([0, 1], [1, 2], width=0.4, color="C1", label="ours")
     ax.bar([0.4, 1.4], [1, 2], width=0.4, color="C1", label="paper")

@@ -5,6 +5,7 @@ regeneration shows for that cell and seed, with the device named (``fedlib.repro
 import dataclasses
 import math
 
+import pandas as pd
 import pytest
 import torch
 
@@ -148,6 +149,7 @@ def test_progress_and_record_show_finished_interrupted_and_unstarted_runs(tmp_pa
     assert state[("fedavg", 0)].state == "finished" and state[("fedavg", 0)].round == fedlc.rounds
     assert state[("fedlc", 0)].state == "interrupted" and state[("fedlc", 0)].round == 1
     assert state[("fedavg", 1)].state == "not started" and math.isnan(state[("fedavg", 1)].accuracy)
+    assert state[("fedlc", 0)].device_name == "Test GPU" and pd.isna(state[("fedavg", 1)].device_name)  # on none yet
     assert set(curves.seed) == {0} and curves[curves.row == "fedlc"]["round"].max() == 1
     assert (tmp_path / Store(tmp_path).key(fedlc) / "checkpoint.pt").exists()  # reading it removed nothing
 

@@ -297,6 +297,21 @@ def test_data_parts_round_trip_and_name_a_bad_part(tmp_path):
         lease.pack_data(["fmnist"], tmp_path / "none", root=root)
 
 
+def test_a_data_part_is_the_room_the_tracked_tree_leaves_in_a_call(tmp_path, monkeypatch):
+    """A call carries the working tree and one part: the part is 64 MiB less the tracked files and the slack,
+    whole MiB; untracked files (the device copy skips ignored ones, and the part itself is one) do not count."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "tracked.bin").write_bytes(b"\0" * int(1.5 * 2 ** 20))
+    (tmp_path / "untracked.bin").write_bytes(b"\0" * 5 * 2 ** 20)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "tracked.bin"], check=True)
+    assert lease.part_mib_beside_tree(tmp_path) == math.floor(64 - 2 - 1.5) == 60
+    monkeypatch.setattr(lease, "CARRY_MIB", 7.0)  # 7 - 2 - 1.5 = 3.5: under the 4 MiB a part needs
+    with pytest.raises(ValueError, match="no data part fits"):
+        lease.part_mib_beside_tree(tmp_path)
+
+
 # ------------------------------------------------------------------------------ measuring a pack's rate
 class _Ends:
     def __init__(self, *ends):

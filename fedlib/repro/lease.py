@@ -30,6 +30,7 @@ import json
 import math
 import os
 import platform
+import subprocess
 import sys
 import tarfile
 import time
@@ -38,7 +39,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .artefacts.provenance import code_fingerprint, commit_of_code, git_commit
+from .artefacts.provenance import code_fingerprint, commit_of_code, git_commit, repo_root
 from .run.tiny import tiny_config  # (a carry's check trains it too: fedlib.repro.carry)
 
 __all__ = ["Job", "load_queue", "queue_jobs", "check", "plan", "measure", "best_share", "train", "write_outputs",
@@ -330,9 +331,29 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-#: MiB a data part: a call carries at most 64 MiB with the working tree (≈ 22 MB); 44 MiB parts were refused on
-#: 2026-11-26, 33 MiB parts (CIFAR-10 in four) travelled.
+#: MiB a data part where the working tree's size is unknown: a call carries at most 64 MiB with the working tree
+#: (≈ 31 MB on 2026-11-26, 39 MB with that day's second bring-back); 44 MiB parts were refused beside a 22 MB tree,
+#: 33 MiB parts (CIFAR-10 in four) travelled.
 PART_MIB = 33.0
+#: MiB a call carries (the working tree and the carried paths together), and the room left unused for safety
+CARRY_MIB, CARRY_SLACK_MIB = 64.0, 2.0
+
+
+def part_mib_beside_tree(root=None) -> float:
+    """The largest data part (MiB, whole) that travels beside this working tree in one call: 64 MiB less the
+    tracked files' bytes (``git ls-files``; what the device copy holds, less untracked files) and a 2 MiB slack;
+    :data:`PART_MIB` where git cannot list the tree.  Each committed bring-back shrinks it."""
+    root = Path(root) if root is not None else repo_root()
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return PART_MIB
+    tree = sum((root / f).stat().st_size for f in listed.decode().split("\0") if f and (root / f).is_file())
+    room = math.floor(CARRY_MIB - CARRY_SLACK_MIB - tree / MIB)
+    if room < 4:
+        raise ValueError(f"the working tree holds {tree / MIB:.1f} MiB: no data part fits beside it in a call of "
+                         f"{CARRY_MIB:g} MiB (prune benchmarks/leases: python -m fedlib.repro.lease --prune)")
+    return float(room)
 
 
 def pack_data(datasets: list[str], dest, *, part_mib: float = PART_MIB, root=None) -> dict:
@@ -704,7 +725,6 @@ def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
     one are stored and listed in lease.json, not recorded (the profile's tables do not read them)."""
     from .run.cells import gpu_folder, precision_check
     from .run.cells import record as record_cells
-    from .artefacts.provenance import repo_root
     from .run.grid import as_store
 
     lease_dir, store = Path(lease_dir), as_store(store)
@@ -832,8 +852,8 @@ def main(argv=None) -> int:
                                                          "round on the CPU and on the meta device")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and its estimate; train nothing")
     ap.add_argument("--pack-data", metavar="DEST", help="pack the queue's datasets into parts under DEST")
-    ap.add_argument("--part-mib", type=float, default=PART_MIB,
-                    help=f"with --pack-data: MiB a part (default {PART_MIB:g}: fits a call beside the working tree)")
+    ap.add_argument("--part-mib", type=float, default=None,
+                    help="with --pack-data: MiB a part (default: the most that fits a call beside the working tree)")
     ap.add_argument("--datasets", help="with --pack-data: comma-separated datasets (default: all the queue reads; "
                                        "a short lease reaches only the first entries)")
     ap.add_argument("--import", dest="import_dir", metavar="DIR", help="a lease's outputs into the store and figures")
@@ -885,7 +905,8 @@ def main(argv=None) -> int:
         return 0
     if a.pack_data:
         datasets = a.datasets.split(",") if a.datasets else queue_datasets(jobs)
-        manifest = pack_data(datasets, a.pack_data, part_mib=a.part_mib)
+        part_mib = a.part_mib if a.part_mib is not None else part_mib_beside_tree()
+        manifest = pack_data(datasets, a.pack_data, part_mib=part_mib)
         print(json.dumps({k: v for k, v in manifest.items() if k != "parts"}, indent=1))
         for p in manifest["parts"]:
             print(f"{a.pack_data}/parts/{p['name']}: {p['bytes'] / MIB:.1f} MiB")

@@ -760,6 +760,14 @@ def _public(label: str) -> bool:
     return bool(label) and not label.startswith("_")
 
 
+def _dash_key(ln) -> tuple:
+    """A line's style as drawn: its named style and, for dashes, their pattern (matplotlib reports every custom
+    pattern, such as seaborn's ``style=`` dashes, as ``'--'``)."""
+    pattern = getattr(ln, "_unscaled_dash_pattern", None)  # (offset, (on, off, ...)) or (0, None) for solid
+    seq = pattern[1] if isinstance(pattern, tuple) and len(pattern) == 2 else None
+    return ln.get_linestyle(), tuple(np.round(seq, 3)) if seq else None
+
+
 def _series_distinct(ax, name) -> list[str]:
     seen: dict[tuple, str] = {}
     out: list[str] = []
@@ -778,7 +786,7 @@ def _series_distinct(ax, name) -> list[str]:
             continue
         mfc = ln.get_markerfacecolor()
         open_marker = isinstance(mfc, str) and mfc.lower() == "none"
-        key = ("line", _rgba(ln.get_color()), ln.get_linestyle(), str(ln.get_marker()), open_marker)
+        key = ("line", _rgba(ln.get_color()), _dash_key(ln), str(ln.get_marker()), open_marker)
         add(key, ln.get_label(), "lines")
     for c, _ in _bars(ax):
         if not c.patches:

@@ -139,7 +139,8 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
                 stage = (ckpt or {}).get("stage_state") or {}
                 history = list((ckpt or {}).get("history") or []) + list(stage.get("history") or [])
                 row.update(state="interrupted" if ckpt else "not started", round=stage.get("round", 0),
-                           elapsed_s=(ckpt or {}).get("elapsed_s"), stage=(ckpt or {}).get("stage", 0))
+                           elapsed_s=(ckpt or {}).get("elapsed_s"), stage=(ckpt or {}).get("stage", 0),
+                           device_name=device_name if ckpt else None)  # not started: on no device yet
             evaluated = [h for h in history if h.get("test_accuracy") is not None]
             row["accuracy"] = 100.0 * evaluated[-1]["test_accuracy"] if evaluated else None
             runs.append(row)
@@ -216,6 +217,11 @@ def _gain_text(pp, runs) -> str:
     return text
 
 
+SEED_DASHES = ("", (5, 2), (9, 2, 2, 2), (2.5, 1.5, 2.5, 4), (12, 3))
+"""Each seed's line in the GPU learning curves: solid, then dash patterns that no dotted line (the paper's final
+value, ``:``) shares."""
+
+
 def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", rows=None, columns=None,
            device: str = "cuda", store=None, device_name: str | None = None, trained_at: str | None = None,
            precision: str | None = None) -> dict:
@@ -262,12 +268,20 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
             "gap_pp", "elapsed_s", "device_name", "precision", "engine", "memory_budget_gb"]
     save_table(runs[cols], f"{table}_gpu_runs", out_dir, title=f"{paper} {table}: the runs trained on a GPU",
                caption=caption, **meta)
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    pair = list(dict.fromkeys(runs.row))  # with two rows in one column: a panel of the second's gain, per seed
+    gain_panel = len(pair) == 2 and runs.column.nunique() == 1 and not curves.empty
+    fig, axes = plt.subplots(2 if gain_panel else 1, 1, figsize=(6.4, 5.8 if gain_panel else 3.8), sharex=True,
+                             squeeze=False, gridspec_kw={"height_ratios": [2, 1]} if gain_panel else None)
+    ax = axes[0, 0]
+    dashes = True
     if not curves.empty:
         curves = curves.assign(method=[pp.method_label(r) for r in curves.row])
         palette = {pp.method_label(r): pp.method_colors.get(r, "0.4") for r in set(curves.row)}
+        seeds_drawn = sorted(set(curves.seed))
+        if len(seeds_drawn) <= len(SEED_DASHES):  # dashed, never dotted: a dotted line is the paper's value
+            dashes = {s: SEED_DASHES[i] for i, s in enumerate(seeds_drawn)}
         sns.lineplot(data=curves, x="round", y="test_accuracy", hue="method", style="seed", units="seed",
-                     estimator=None, ax=ax, lw=1.0, palette=palette)
+                     estimator=None, ax=ax, lw=1.0, palette=palette, dashes=dashes)
         stopped_at = sorted({int(r) for r in runs[runs.state == "interrupted"]["round"] if r})
         if stopped_at:  # on the axis, under the curves: a marker on a curve would hide a run with one point
             ax.plot(stopped_at, [0.02] * len(stopped_at), transform=ax.get_xaxis_transform(), marker="^", ms=7,
@@ -277,17 +291,42 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
                 ax.axhline(cell.mean, ls=":", lw=1.2, color=pp.method_colors.get(r, "0.4"),
                            label=f"{pp.method_label(r)}: paper (round {int(runs.rounds.max())})")
         ax.set_xlim(0, int(runs.rounds.max()))
-    ax.set_xlabel("communication round")
     ax.set_ylabel("test accuracy (%)")
-    stopped = runs[runs.state != "finished"]
     where = ", ".join(pp.dataset_label(d) for d in meta["datasets"])
+    left = [f"{n} {'stopped at round ' + str(int(runs[runs.state == s]['round'].max())) if s == 'interrupted' else s}"
+            for s, n in runs.state.value_counts().items() if s != "finished"]
     ax.set_title(f"{paper} {table} on {where}, on a GPU ({on})"
-                 + (f"\n{len(stopped)} of {len(runs)} runs stopped at round {int(stopped['round'].max())} of "
-                    f"{int(runs.rounds.max())}: not the cells' results" if len(stopped) else ""), fontsize=9)
+                 + (f"\n{', '.join(left)} (of {len(runs)} runs, {int(runs.rounds.max())} rounds each): not the "
+                    f"cells' results" if left else ""), fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    if gain_panel:
+        _gain_panel(axes[1, 0], pp, runs, curves, pair, dashes)
+    axes[-1, 0].set_xlabel("communication round")
     save_figure(fig, f"{table}_gpu_curves", out_dir, title=f"{paper} {table}: GPU learning curves",
                 caption=caption, close=True, **meta)
     return {"runs": runs, "curves": curves}
+
+
+def _gain_panel(ax, pp, runs, curves, pair, dashes) -> None:
+    """The second row's accuracy minus the first's, per seed, at every round both runs of the seed evaluated,
+    beside the paper's gain (dotted): two curves a few tenths apart are one line in the accuracy panel."""
+    import seaborn as sns
+
+    base, method = pair
+    wide = curves.pivot_table(index=["seed", "round"], columns="row", values="test_accuracy", aggfunc="last")
+    wide = wide.dropna(subset=[base, method]) if {base, method} <= set(wide.columns) else wide.iloc[:0]
+    color = pp.method_colors.get(method, "0.3")
+    if len(wide):
+        gains = (wide[method] - wide[base]).rename("gain").reset_index()
+        sns.lineplot(data=gains, x="round", y="gain", style="seed", units="seed", estimator=None, color=color,
+                     lw=1.0, dashes=dashes, legend=False, ax=ax)
+    paper = runs.groupby("row").paper.first()
+    if paper.notna().all():
+        ax.axhline(paper[method] - paper[base], ls=":", lw=1.2, color=color,
+                   label=f"the paper: {paper[method] - paper[base]:+.2f} pp (round {int(runs.rounds.max())})")
+    ax.axhline(0.0, lw=0.8, color="0.55", label="no gain")
+    ax.set_ylabel(f"{pp.gain_label(method, base)} (pp)", fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
 def _seed_pairs(curves, at_round: dict) -> list[float]:
