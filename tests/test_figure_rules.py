@@ -359,6 +359,30 @@ def test_plot_paper_vs_ours_obeys_the_rules_it_can_see(tmp_path):
     save_figure(fig, "c", tmp_path, caption="ours vs paper. " + std_caption(seeds_of(comp)))
 
 
+def test_lone_points_of_ours_at_one_x_are_set_apart_and_edged_and_curves_stay_in_place():
+    """FedLC Table 1 on a GPU: FedAvg and FedLC ours at β = 0.5 only, their error bars one over the other among
+    the paper's markers.  Each lone point is drawn larger and edged, the two either side of 0.5 (a log axis:
+    by the same factor), their values unmoved; a curve of ours (several x) keeps its x."""
+    import pandas as pd
+
+    from fedlib.repro.artefacts.figures import plot_paper_vs_ours
+
+    rows = [{"column": "c10", "method": m, "beta": b, "paper_mean": p + 10 * b,
+             "ours_mean": (o + b) if (m == "fedopt" or b == 0.5) else float("nan"), "ours_std": 1.0, "n_seeds": 2,
+             "run_status": "ok", "status": ""}
+            for m, p, o in (("fedavg", 50.0, 60.0), ("fedlc", 60.0, 61.0), ("fedopt", 55.0, 50.0))
+            for b in (0.1, 0.5)]
+    fig = plot_paper_vs_ours(pd.DataFrame(rows), x="beta", x_log=True)
+    ours = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "-" and ln.get_marker() == "o"]
+    lone = {round(float(pd.Series(ln.get_ydata()).dropna().iloc[0]), 2): ln for ln in ours
+            if pd.Series(ln.get_ydata()).notna().sum() == 1}
+    assert set(lone) == {60.5, 61.5} and all(ln.get_markersize() == 7 for ln in lone.values())
+    (xa,), (xb,) = (pd.Series(lone[v].get_xdata())[pd.Series(lone[v].get_ydata()).notna()] for v in (60.5, 61.5))
+    assert xa < 0.5 < xb and xa * xb == pytest.approx(0.25)  # either side of 0.5, evenly on the log axis
+    curve, = [ln for ln in ours if pd.Series(ln.get_ydata()).notna().sum() == 2]
+    assert list(curve.get_xdata()) == [0.1, 0.5] and curve.get_markersize() == 4
+
+
 # ------------------------------------------------------------------ issue 34: what the audit found
 @pytest.fixture
 def strict(monkeypatch):

@@ -18,6 +18,24 @@ def _method_of(row: str) -> str:
     return str(row).split("/")[-1]
 
 
+def _dodge(lone: dict, xs, x_log: bool):
+    """``shift(method, x_values)``: the lone points of ``lone`` (method -> its one x) that share an x, spread
+    about it by 4 % of a decade (log axes) or 1.5 % of the panel's x range, in the order given; others unmoved."""
+    import numpy as np
+
+    at: dict = {}
+    for m, v in lone.items():
+        at.setdefault(v, []).append(m)
+    finite = np.asarray([float(v) for v in xs if v == v], dtype=float)
+    span = float(finite.max() - finite.min()) if len(finite) > 1 else 1.0
+    offsets = {m: k - (len(ms) - 1) / 2 for ms in at.values() if len(ms) > 1 for k, m in enumerate(ms)}
+
+    def shift(m, values):
+        k = offsets.get(m, 0.0)
+        return values * 10 ** (0.04 * k) if x_log else values + 0.015 * span * k
+    return shift
+
+
 def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: str = "", x_log: bool = False,
                        series: str = "method", title: str = "", ylabel: str = "test accuracy (%)",
                        panel_labels: dict | None = None, sharey: bool = False, paper=None):
@@ -74,14 +92,22 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         for v in empty_x:
             label_cell(ax, v, 0.03, "not run", key=f"every method @ {v}", transform=ax.get_xaxis_transform(),
                        va="bottom", rotation=90)
+        # a method of ours run at one x only is a lone marker among the paper's: drawn larger, edged, and where
+        # several share that x, set side by side (their error bars would hide each other)
+        lone = {m: g[x].iloc[0] for m, g in sub[sub.ours_mean.notna()].groupby(series, sort=False)
+                if g[x].nunique() == 1}
+        dodge = _dodge(lone, sub[x], x_log)
         for m in dict.fromkeys(sub[series]):
             s = sub[sub[series] == m]
             c = colors.get(m)
             if s.ours_mean.notna().any():
                 yerr = s.ours_std.where(s.n_seeds >= 2) if seeds >= 2 and {"ours_std", "n_seeds"} <= set(s) else None
-                bars = ax.errorbar(s[x], s.ours_mean, yerr=None if yerr is None or yerr.isna().all() else
-                                   yerr.fillna(0), color=c, marker=marker_of(m),
-                                   ls="-." if m in readings else "-", lw=1.6, ms=4, capsize=2)
+                alone = m in lone
+                bars = ax.errorbar(dodge(m, s[x]) if alone else s[x], s.ours_mean,
+                                   yerr=None if yerr is None or yerr.isna().all() else yerr.fillna(0), color=c,
+                                   marker=marker_of(m), ls="-." if m in readings else "-", lw=1.6,
+                                   ms=7 if alone else 4, mec="0.1" if alone else c, capsize=3 if alone else 2,
+                                   zorder=4 if alone else None)
                 names[bars.lines[0]] = f"{label_of(m)} (ours)"
             if s.paper_mean.notna().any() and m not in readings:  # a reading's paper values are its method's
                 line, = ax.plot(s[x], s.paper_mean, color=c, ls="--", marker="o", mfc="none", lw=1, ms=4)
