@@ -2,23 +2,23 @@
 # The device side of a GPU lease (python -m fedlib.repro.lease); run from the repository root.
 #
 # Prepared here, once:   python -m fedlib.repro.lease --check
-#                        python -m fedlib.repro.lease --dry-run --minutes 12 --store .fedlib-store   # less what earlier leases left
-#                        python -m fedlib.repro.lease --pack-data .lease --datasets cifar10   # 4 parts of 33 MiB
+#                        python -m fedlib.repro.lease --dry-run --minutes 8.5 --measure-s 0 --store .fedlib-store
+#                        python -m fedlib.repro.lease --pack-data .lease --datasets cifar10
+#                          (parts as large as the room the committed tree leaves in a 64 MiB call: 24 MiB, six
+#                          parts, on 2026-11-26 after the third lease)
 # On the device, one call per data part but the last, each carrying that part (carry: .lease/parts/data-00):
 #                        scripts/lease.sh stash
-# then the lease itself, carrying the last part and .lease/manifest.json (carry: .lease/parts/data-03, .lease/manifest.json):
-#                        scripts/lease.sh run --minutes 9
-# Call each within the machine's 30 s warm time after the last (2026-11-26: a start took 30 s, a stash 5 s).
-# The next lease (benchmarks/results_gpu.md, "What it means for the next lease"): a call runs 600 s at most, so
-#   the last data call:  scripts/lease.sh run --minutes 8.5 --measure-s 0 --max-files 6
-#   (FedLC seed 1 resumes at round 65 under its 4 GB budget and finishes, ≈ 5.7 min; then the TF32 check starts,
-#   compiled at 24 GB, if its first round's compile and a checkpoint fit: fedlib.repro.run.pack.DeadlineStop)
-#   then, on the warm machine (the data stays unpacked there):
+# then the lease itself, carrying the last part and .lease/manifest.json (carry: .lease/parts/data-05, .lease/manifest.json):
+#                        scripts/lease.sh run --minutes 8.5 --measure-s 0 --max-files 6
+# Call each within the machine's 30 s warm time after the last (2026-11-26: a start took 30 s, a stash 0.2-5 s).
+# The next lease (benchmarks/results_gpu.md, "What it means for the next lease"): the TF32 check first (FedAvg
+#   seed 0, vectorized, ≈ 5 min), then FedAvg seed 2 resumes from round 80.  The round was profiled on the third
+#   lease (benchmarks/leases/20261126-110532/round_profile.json); to profile again, on the warm machine after the
+#   lease (the data stays unpacked there):
 #                        FEDLIB_DATA=/tmp/fedlib-lease/data timeout -k 5 240 python3 benchmarks/profile_gpu_round.py \
-#                          --processes 2 --out $OUT/round_profile.json
-#   (vectorized at 4 and 24 GB, compiled at 24 GB, each in float32 and tf32, then 2 processes: ≈ 14 min of device
-#   time with the start and the data calls; a TF32 run cut short is compared at the furthest round both
-#   precisions reached, and resumes in the lease after)
+#                          --out $OUT/round_profile.json
+#   (without a lease first: python3 -c "from fedlib.repro.lease import unpack_data; unpack_data(
+#    '/tmp/fedlib-lease/parts', '/tmp/fedlib-lease/data')" after `scripts/lease.sh stash` of the last part)
 # A second, shorter `run` on the still-warm machine continues from the same store (/tmp/fedlib-lease/store).
 # The parts stay on the warm machine between calls (/tmp/fedlib-lease); the lease checks each against the
 # manifest's sha256 before anything trains and names a missing one.  Its outputs (lease.json, store-NN.tar,
