@@ -109,7 +109,7 @@ def headline_figure(paper: str, figures_root: str | Path):
     caption = (f"{name} per column of {table.title} ({table.id}): the paper's gap (grey) and ours at each scale "
                f"that ran. Error bars: the std of the difference over seeds ({'; '.join(seeds_text)}); none where "
                f"a scale has one seed. Columns with no value of ours say why, in place. "
-               + " ".join(f"Error bars: std over {t.split()[-2]} seeds." for t in seeds_text))
+               + " ".join(dict.fromkeys(f"Error bars: std over {t.split()[-2]} seeds." for t in seeds_text)))
     return save_figure(fig, "headline", root, title=f"{pp.title}: headline gap", caption=caption, close=True,
                        datasets=sorted(datasets), stand_in=stand_in, experiment=None, paper=paper,
                        claim=claim.id)
