@@ -3,6 +3,7 @@ committed ledgers and README block equal to what the committed outputs give."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -141,6 +142,9 @@ def test_committed_ledger_is_what_the_outputs_give_and_its_links_resolve(paper):
     for rel in re.findall(r"\]\(([^)]+)\)", md):
         assert (FIGURES / paper / rel).exists(), f"{paper}/claims.md: link {rel} does not resolve"
     assert (FIGURES / paper / "headline.png").exists() and (FIGURES / paper / "headline.json").exists()
+    caption = json.loads((FIGURES / paper / "headline.json").read_text())["caption"]
+    sentences = [s for s in caption.split(". ") if s]
+    assert len(sentences) == len(set(sentences)) and "()" not in caption, f"{paper}: headline caption {caption!r}"
 
 
 def test_not_tested_says_why():

@@ -106,10 +106,11 @@ def headline_figure(paper: str, figures_root: str | Path):
     axes[-1, 0].set_xticklabels([table.column(c).label for c in columns], rotation=35, ha="right", fontsize=7)
     fig.suptitle(f"{pp.title}: {name}, ours against the paper's, per column of {table.id}", fontsize=9)
     fig.tight_layout()
+    bars = (f"Error bars: the std of the difference over seeds ({'; '.join(seeds_text)}); none where a scale has "
+            f"one seed. " if seeds_text else "No error bars: every scale that ran has one seed. ")
     caption = (f"{name} per column of {table.title} ({table.id}): the paper's gap (grey) and ours at each scale "
-               f"that ran. Error bars: the std of the difference over seeds ({'; '.join(seeds_text)}); none where "
-               f"a scale has one seed. Columns with no value of ours say why, in place. "
-               + " ".join(dict.fromkeys(f"Error bars: std over {t.split()[-2]} seeds." for t in seeds_text)))
+               f"that ran. {bars}Columns with no value of ours say why, in place. "
+               + " ".join(dict.fromkeys(f"Error bars: std over {t.split()[-2]} seeds." for t in seeds_text))).strip()
     return save_figure(fig, "headline", root, title=f"{pp.title}: headline gap", caption=caption, close=True,
                        datasets=sorted(datasets), stand_in=stand_in, experiment=None, paper=paper,
                        claim=claim.id)
