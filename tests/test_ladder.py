@@ -306,3 +306,43 @@ def test_a_rung_whose_baseline_is_at_chance_is_drawn_apart_from_the_gap_the_find
     assert apart.get_linestyle() == "None"
     assert "ours, FedAvg at chance (left out)" in [t.get_text() for t in gap.get_legend().get_texts()]
     plt.close(fig)
+
+
+def test_on_a_cpu_a_rung_a_gpu_trained_is_read_from_the_store_and_its_other_seeds_say_not_run(tmp_path, monkeypatch):
+    """FedLC's top rung is Table 1's cell (the same store keys): once a lease trained seeds 0 and 1 of both
+    methods, the CPU's ladder shows that rung from them, as the table does (``run.gate.decide``), and the grid
+    reads those seeds and marks seed 2 "not run"; with one method's runs only, the rung stays not run."""
+    from fedlib.config import Config
+    from fedlib.repro.run.grid import run_grid
+    from fedlib.store import Store
+
+    monkeypatch.setenv(costs.DEVICE_ENV, "cpu")
+    monkeypatch.setenv("FEDLIB_STORE", str(tmp_path))
+    paper, spec = get_paper("fedlc").profile("paper"), L.spec_for("fedlc")
+    _, plan = L.ladder_cells(spec, paper)
+    top = int(plan.rung.max())
+    assert not plan.runs_here.iloc[-1] and "needs a GPU" in plan.note.iloc[-1]
+    store = Store(tmp_path)
+
+    def plant(method: str, seed: int, accuracy: float) -> None:  # a finished GPU run of Table 1's cell, as a
+        gpu = Config.from_dict({**L._cell(paper, spec, method), "device": "cuda", "seed": seed})  # lease leaves it
+        history = [{"round": gpu.rounds, "test_accuracy": accuracy}]
+        summary = {"final_accuracy": accuracy, "device_name": "Test GPU", "wall_time_s": 400.0}
+        store.save_result(store.key(gpu), gpu, summary, history, {})
+
+    for seed in (0, 1):
+        plant("fedavg", seed, 0.60 + seed / 100)
+    cells, plan = L.ladder_cells(spec, paper)
+    assert not plan.runs_here.iloc[-1]  # FedLC's runs are not there: no gap to show
+    plant("fedlc", 0, 0.61)
+    plant("fedlc", 1, 0.63)
+    cells, plan = L.ladder_cells(spec, paper)
+    assert plan.runs_here.iloc[-1] and "trained on a GPU (Test GPU): 2 of 3 seeds" in plan.note.iloc[-1]
+    top_cells = [c for c in cells if c["rung"] == top]
+    assert {c["method"] for c in top_cells} == {"fedavg", "fedlc"}
+    assert all(c["config"]["device"] == "cuda" for c in top_cells)
+    assert all(c["config"].get("device", "cpu") == "cpu" for c in cells if c["rung"] < top and c["config"])
+    grid = run_grid(top_cells, seeds=L.ladder_seeds(spec, paper), store=tmp_path, progress=False)
+    status = grid.runs.set_index(["method", "seed"]).status
+    assert status.loc[("fedlc", 1)] == "ok" and status.loc[("fedavg", 2)] == "not run"
+    assert grid.runs.set_index(["method", "seed"]).accuracy.loc[("fedlc", 1)] == pytest.approx(63.0)

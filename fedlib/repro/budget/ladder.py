@@ -298,6 +298,7 @@ def ladder_cells(spec: LadderSpec, profile) -> tuple[list[dict], pd.DataFrame]:
             why = ""
         elif profile.name == "paper":
             why = cost.not_run_note(cfgs[spec.method]) if cost is not None else "not run: no cost model"
+            run, cfgs, why = _from_gpu_store(cfgs, seeds, profile, spec.method, why)
         else:
             why = (f"not run in {profile.name!r}: est. {known / 60:.0f} CPU-min on one core for its "
                    f"{2 * len(seeds)} runs, beyond the ladder's budget of {spec.quick_budget_minutes:g} min "
@@ -312,6 +313,22 @@ def ladder_cells(spec: LadderSpec, profile) -> tuple[list[dict], pd.DataFrame]:
         for row, cfg in cfgs.items():
             cells.append({"rung": i, "method": row, "config": cfg if run else None, "note": why})
     return cells, pd.DataFrame(plan)
+
+
+def _from_gpu_store(cfgs: dict[str, dict], seeds, profile, method: str, why: str) -> tuple[bool, dict, str]:
+    """A rung a CPU cannot afford, shown from the runs a GPU trained of it (its top rung is its table's cell, the
+    same store keys: :func:`fedlib.repro.run.gate.decide` reads them so for the table): ``(True, its configs on
+    cuda, the GPU note)`` where every method has a seed there, else ``(False, cfgs, why)``.  The grid reads those
+    seeds from the store and says "not run" for the others."""
+    from .costs import gpu_note, stored_gpu_runs
+
+    precision = getattr(profile, "gpu_precision", "float32")
+    on_gpu = {r: {**c, "device": "cuda"} | ({} if precision == "float32" else {"precision": precision})
+              for r, c in cfgs.items()}
+    found = {r: stored_gpu_runs(c, seeds) for r, c in on_gpu.items()}
+    if not all(found.values()):
+        return False, cfgs, why
+    return True, on_gpu, gpu_note(found[method], seeds, precision)
 
 
 def plan_frame(spec: LadderSpec, profile) -> pd.DataFrame:
