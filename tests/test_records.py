@@ -135,3 +135,30 @@ def test_the_committed_records_render_the_committed_tables_byte_for_byte(tmp_pat
     assert not different, f"rendered from records, these tables differ from the committed ones: {different}"
     rendered = json.loads((tmp_path / "figures" / paper / profile / "_run.json").read_text())["rendered"]
     assert {n["status"] for n in rendered["notebooks"]} == {"rendered"}
+
+
+def test_a_render_from_records_sees_the_gpu_runs_the_records_hold_without_their_store(tmp_path, monkeypatch):
+    """A GPU's runs live in the store that imported them; a render from records on another checkout has an
+    empty store.  Where a cell is shown from GPU runs (``run.gate.decide`` asks ``stored_gpu_runs``), the
+    records answer: without that, the render turned FedLC's Fig. 1 GPU bar into "not run"."""
+    import fedlib
+    from fedlib.config import Config
+    from fedlib.repro.budget.costs import stored_gpu_runs
+
+    store = Store(tmp_path / "gpu-store")
+    cfg = {**TINY, "method": "fedavg"}
+    out = fedlib.run({**cfg, "seed": 0}, store=False, progress=False)  # trained here, stored as a GPU run
+    gpu = Config.from_dict({**cfg, "device": "cuda", "seed": 0})
+    store.save_result(store.key(gpu), gpu, {**out.summary, "device_name": "Test GPU"},
+                      out.history.to_dict("records"), out.params)
+    monkeypatch.setenv(records.RECORDS_ENV, str(tmp_path / "records.jsonl"))
+    monkeypatch.setenv(records.MODE_ENV, "write")  # the regeneration: the grid reads seed 0, seed 1 is not run
+    written = run_grid([{"m": "fedavg", "config": {**cfg, "device": "cuda"}}], seeds=(0, 1), store=store.root,
+                       progress=False)
+    assert list(written.runs.sort_values("seed").status) == ["ok", "not run"]
+    monkeypatch.setenv("FEDLIB_STORE", str(tmp_path / "empty"))
+    assert stored_gpu_runs(cfg, [0, 1], store.root) == {0: "Test GPU"}  # (write mode: the store's answer)
+    assert stored_gpu_runs(cfg, [0, 1]) == {}  # the render's own store holds none
+    monkeypatch.setenv(records.MODE_ENV, "read")
+    assert stored_gpu_runs(cfg, [0, 1]) == {0: "Test GPU"}  # the records do; seed 1's record is "not run"
+    assert stored_gpu_runs({**cfg, "lr": 0.5}, [0]) == {}  # another configuration: no record, not found

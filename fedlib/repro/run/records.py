@@ -109,16 +109,29 @@ def read(path: str | os.PathLike) -> dict[str, dict]:
 _CACHE: dict[tuple[str, float], dict[str, dict]] = {}
 
 
-def lookup(identities: Iterable[str], desc: str = "grid") -> dict[str, dict]:
-    """The grid results of ``identities`` from the records file :data:`RECORDS_ENV` names (``read`` mode),
-    each marked as not trained here.  Raises :class:`MissingRecords`, naming how many and one of them, when
-    any has no record."""
+def _current() -> tuple[Path, dict[str, dict]]:
+    """The records file :data:`RECORDS_ENV` names and its records by id (read once while it is unchanged)."""
     path = Path(os.environ[RECORDS_ENV])
     stamp = (str(path), path.stat().st_mtime if path.exists() else 0.0)
     if stamp not in _CACHE:
         _CACHE.clear()
         _CACHE[stamp] = read(path)
-    records = _CACHE[stamp]
+    return path, _CACHE[stamp]
+
+
+def find(identity: str) -> dict | None:
+    """The recorded grid result of ``identity`` (``read`` mode), or None where the records have none: what
+    stands in for the store when a render asks whether a run exists (a GPU's runs, which a CPU's store may
+    lack: :func:`fedlib.repro.budget.costs.stored_gpu_runs`)."""
+    rec = _current()[1].get(record_id(identity))
+    return None if rec is None else rec["result"]
+
+
+def lookup(identities: Iterable[str], desc: str = "grid") -> dict[str, dict]:
+    """The grid results of ``identities`` from the records file :data:`RECORDS_ENV` names (``read`` mode),
+    each marked as not trained here.  Raises :class:`MissingRecords`, naming how many and one of them, when
+    any has no record."""
+    path, records = _current()
     out, missing = {}, []
     for ident in identities:
         rec = records.get(record_id(ident))
