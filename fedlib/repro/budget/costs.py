@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 __all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "GPU_PRECISION_FACTOR", "resolve_device", "stored_gpu_runs",
-           "gpu_note", "train_size", "GPU_ENGINES", "GPU_MEMORY_BUDGETS", "gpu_variant", "gpu_key",
+           "gpu_note", "gpu_config", "train_size", "GPU_ENGINES", "GPU_MEMORY_BUDGETS", "gpu_variant", "gpu_key",
            "client_samples_per_round",
            "ungated", "format_hours", "DEFAULT_BUDGET_HOURS"]
 
@@ -210,6 +210,12 @@ def gpu_variant(store, cfg: dict) -> tuple[dict, str]:
 def gpu_key(store, cfg: dict) -> str:
     """The store key of :func:`gpu_variant`."""
     return gpu_variant(store, cfg)[1]
+
+
+def gpu_config(cfg: dict, precision: str = "float32") -> dict:
+    """``cfg`` as a GPU trains it for a paper table: on ``cuda``, in ``precision`` where that is not float32
+    (the profile's ``gpu_precision``; a float32 configuration keeps its own)."""
+    return {**cfg, "device": "cuda"} | ({} if precision == "float32" else {"precision": precision})
 
 
 def stored_gpu_runs(cfg: dict, seeds, store=None) -> dict[int, str]:

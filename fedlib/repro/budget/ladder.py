@@ -320,15 +320,13 @@ def _from_gpu_store(cfgs: dict[str, dict], seeds, profile, method: str, why: str
     same store keys: :func:`fedlib.repro.run.gate.decide` reads them so for the table): ``(True, its configs on
     cuda, the GPU note)`` where every method has a seed there, else ``(False, cfgs, why)``.  The grid reads those
     seeds from the store and says "not run" for the others."""
-    from .costs import gpu_note, stored_gpu_runs
+    from .costs import gpu_config, gpu_note, stored_gpu_runs
 
-    precision = getattr(profile, "gpu_precision", "float32")
-    on_gpu = {r: {**c, "device": "cuda"} | ({} if precision == "float32" else {"precision": precision})
-              for r, c in cfgs.items()}
+    on_gpu = {r: gpu_config(c, profile.gpu_precision) for r, c in cfgs.items()}
     found = {r: stored_gpu_runs(c, seeds) for r, c in on_gpu.items()}
     if not all(found.values()):
         return False, cfgs, why
-    return True, on_gpu, gpu_note(found[method], seeds, precision)
+    return True, on_gpu, gpu_note(found[method], seeds, profile.gpu_precision)
 
 
 def plan_frame(spec: LadderSpec, profile) -> pd.DataFrame:

@@ -27,7 +27,7 @@ def decide(profile: Any, base: dict, experiment: str | None = None, *,
     """``(config, note)`` of a cell under ``profile``: the configuration to run (``config["device"]
     == "cuda"`` where a GPU's stored runs stand in), or ``(None, why)`` when it is not run here."""
     from ...data import DATASETS, dataset_present
-    from ..budget.costs import gpu_note, stored_gpu_runs
+    from ..budget.costs import gpu_config, gpu_note, stored_gpu_runs
 
     cfg, note = profile.resolve(base, experiment, substitute=substitute)
     if cfg is None:
@@ -40,8 +40,7 @@ def decide(profile: Any, base: dict, experiment: str | None = None, *,
     if cfg is not None and cfg.get("device", "cpu") != "cpu" and profile.gpu_precision != "float32":
         cfg = {**cfg, "precision": profile.gpu_precision}  # on a GPU, it trains as its stored runs are read
     seeds = profile.seeds_for(experiment) if experiment is not None else profile.seeds
-    on_gpu = {**wanted, "device": "cuda"} | ({} if profile.gpu_precision == "float32"
-                                             else {"precision": profile.gpu_precision})
+    on_gpu = gpu_config(wanted, profile.gpu_precision)
     found = stored_gpu_runs(on_gpu, seeds) if gated else {}
     used = wanted.get("dataset")
     if found:  # a GPU trained it (python -m fedlib.repro.run.cells): its seeds come from the store
