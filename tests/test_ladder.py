@@ -305,6 +305,13 @@ def test_a_rung_whose_baseline_is_at_chance_is_drawn_apart_from_the_gap_the_find
     assert list(apart.get_ydata()) == [10.35, 15.39] and apart.get_markerfacecolor() == "none"
     assert apart.get_linestyle() == "None"
     assert "ours, FedAvg at chance (left out)" in [t.get_text() for t in gap.get_legend().get_texts()]
+    # the accuracy panel's empty rung (the paper's budget, 9.72M) is labelled in place, not left blank
+    accuracy = fig.axes[1]
+    assert [t.get_text() for t in accuracy.texts] == ["not run"]
+    assert accuracy.texts[0].get_position()[0] == pytest.approx(9724800.0)
+    from fedlib.repro.artefacts import figure_rules as fr
+
+    assert fr.check_figure(fig, seeds=1)["cells_labelled"]
     plt.close(fig)
 
 

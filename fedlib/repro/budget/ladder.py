@@ -509,10 +509,11 @@ def _rung_ticks(ax, x, min_gap: float = 0.12) -> None:
 def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     """Left: the gap per rung against the client sample-epochs of a run (log), the paper's gap
     dashed, not-run rungs as open markers on it, rungs whose baseline is at chance (:func:`at_chance`: the
-    finding leaves them out) as open markers off the line; right: both methods' accuracy per rung and
-    the paper's values."""
+    finding leaves them out) as open markers off the line; right: both methods' accuracy per rung (a rung not run
+    labelled in place) and the paper's values."""
     import matplotlib.pyplot as plt
 
+    from ..artefacts.figure_rules import label_cell
     from ..spec.paper import get_paper
 
     pp = get_paper(spec.paper)
@@ -548,6 +549,10 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
         ax2.plot(x[ran], table[f"{row}_mean"][ran], marker="o", color=f"C{i}", label=label if ran.any() else "_")
         if ref is not None:  # the paper's value, in the method's colour; named in the legend when nothing ran
             ax2.axhline(ref, color=f"C{i}", ls=":", lw=1, label="_" if ran.any() else f"{label}: paper")
+    if ran.any():  # a rung of ours not run: labelled in place, as the gap panel marks it
+        for v, rung in zip(x[~ran], table.rung[~ran]):
+            label_cell(ax2, float(v), 0.03, "not run", key=f"rung {int(rung)}", transform=ax2.get_xaxis_transform(),
+                       va="bottom", rotation=90)
     ax2.set_xscale("log")
     _rung_ticks(ax2, x)
     ax2.set_xlabel("client sample-epochs per run")
