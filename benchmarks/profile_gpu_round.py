@@ -22,11 +22,14 @@ D(0.5), FedAvg, seed 0) in each precision, then profiles ``--profiled`` rounds. 
 * ``peak_gib``: the GPU memory the rounds held at most, against the run's memory budget;
 * ``top_device`` and ``top_host``: the operators with the most own device and host time.
 
-Each variant (``--variants`` ENGINE@GB: an engine and a memory budget) gets these rows in each precision, with
-``groups``: the local steps of each group of clients trained one after another.  The default memory budget
+Each variant (``--variants`` ENGINE@GB[:LAYOUT]: an engine, a memory budget and, optionally, the layout
+``contiguous`` instead of the model's channels-last) gets these rows in each precision, with ``groups``: the
+local steps of each group of clients trained one after another.  The default memory budget
 (4 GB) stacks this setting's 20 clients in groups of 5 on a GPU, 89 steps a round (32 + 22 + 20 + 15 for seed 0);
 24 GB stacks all 20, 32 steps.  The compiled engine runs the stacked loss as one compiled graph: if the host
-time a step is dispatch, it shrinks there.
+time a step is dispatch, it shrinks there.  ``:contiguous`` trains the CNN in NCHW: under ``vmap`` its
+convolutions are grouped ones, which cuDNN ran with layout conversions (5,104 a round in channels-last on the
+third lease).
 
 With ``--processes K`` it then trains K copies of the setting in K processes at once (each its own CUDA
 context, the GPU time-sliced between them) and reports their rounds a second together against one alone
@@ -58,14 +61,15 @@ SMOKE = {"max_train_samples": 640, "max_test_samples": 64, "num_clients": 4, "ba
 
 
 def round_config(device: str, precision: str, smoke: bool = False, engine: str = "vectorized",
-                 memory_budget_gb: float = 4.0) -> dict:
+                 memory_budget_gb: float = 4.0, memory_format: str = "model") -> dict:
     """The lease queue's first setting (FedLC Table 1, CIFAR-10 D(0.5), FedAvg, seed 0) in ``precision`` on
-    ``engine`` under ``memory_budget_gb``; with ``smoke``, on tiny data (the model and method unchanged)."""
+    ``engine`` under ``memory_budget_gb`` in layout ``memory_format``; with ``smoke``, on tiny data (the model
+    and method unchanged)."""
     from fedlib.repro.run.cells import cell_jobs
 
     job, = cell_jobs("fedlc", "table1", rows=["fedavg"], columns=["cifar10_beta0.5"], device="cuda")
     cfg = {**job["config"], "device": device, "precision": precision, "seed": 0, "engine": engine,
-           "memory_budget_gb": float(memory_budget_gb)}
+           "memory_budget_gb": float(memory_budget_gb), "memory_format": memory_format}
     return {**cfg, **SMOKE} if smoke else cfg
 
 
@@ -168,7 +172,7 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
     top = sorted(events, key=own_device, reverse=True)[:12] if cuda else []
     host = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:12]
     return {"engine": config.engine, "memory_budget_gb": config.memory_budget_gb, "precision": config.precision,
-            "round_s": round(round_s, 4), "groups": groups_of(exp), "rounds_timed": [round(t, 4) for t in times],
+            "memory_format": config.memory_format, "round_s": round(round_s, 4), "groups": groups_of(exp), "rounds_timed": [round(t, 4) for t in times],
             "kernel_s": None if kernel_s is None else round(kernel_s, 4),
             "busy": None if kernel_s is None else round(kernel_s / round_s, 3),
             "steps": steps, "client_steps": client_steps, "clients": len(exp.client_indices),
@@ -223,14 +227,28 @@ def shared_rounds(cfg: dict, processes: int, timed: int = 3) -> dict:
             "round_s_each": [round((g[1][-1] - g[0]) / timed, 4) for g in got]}
 
 
+def parse_variant(text: str) -> tuple[str, float, str]:
+    """``ENGINE@GB[:LAYOUT]`` as ``(engine, memory budget, layout)``; the layout defaults to the model's."""
+    from fedlib.config import ENGINES
+    from fedlib.models import LAYOUTS
+
+    head, _, layout = text.partition(":")
+    engine, at, budget = head.partition("@")
+    layout = layout or "model"
+    if not at or engine not in ENGINES or layout not in LAYOUTS:
+        raise ValueError(f"{text!r}: the engine must be one of {ENGINES}, the layout one of {LAYOUTS}")
+    return engine, float(budget), layout
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--precisions", default=None, help="comma-separated (default: float32,tf32 on CUDA, float32 on a CPU)")
     ap.add_argument("--variants", default=None,
-                    help="comma-separated ENGINE@GB (engine and memory budget) profiled in each precision (default: "
-                         "vectorized@4,vectorized@24,compiled@24 on CUDA, where the compiled engine's warm-up round "
-                         "compiles, seconds to a minute; vectorized@4 on a CPU); --processes shares the last")
+                    help="comma-separated ENGINE@GB[:LAYOUT] (engine, memory budget, optionally the layout "
+                         "'contiguous') profiled in each precision (default: vectorized@4,vectorized@4:contiguous,"
+                         "compiled@4:contiguous on CUDA, where the compiled engine's warm-up round compiles, seconds "
+                         "to a minute; vectorized@4 on a CPU); --processes shares the last")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--timed", type=int, default=2)
     ap.add_argument("--profiled", type=int, default=1)
@@ -247,30 +265,31 @@ def main(argv=None) -> int:
     record = {"device": torch.cuda.get_device_name() if cuda else "cpu", "torch": torch.__version__,
               "setting": "fedlc table1 fedavg/cifar10_beta0.5 seed 0" + (" (smoke: tiny data)" if a.smoke else ""),
               "rows": rows}
-    text = a.variants or ("vectorized@4,vectorized@24,compiled@24" if cuda else "vectorized@4")
+    text = a.variants or ("vectorized@4,vectorized@4:contiguous,compiled@4:contiguous" if cuda else "vectorized@4")
     try:
-        variants = [(e, float(b)) for e, b in (v.split("@") for v in text.split(","))]
-    except ValueError:
-        ap.error(f"--variants takes ENGINE@GB,... (e.g. vectorized@24), got {text!r}")
-    for engine, budget in variants:
+        variants = [parse_variant(v) for v in text.split(",")]
+    except ValueError as err:
+        ap.error(f"--variants takes ENGINE@GB[:LAYOUT],... (e.g. vectorized@24:contiguous), got {text!r}: {err}")
+    for engine, budget, layout in variants:
         for precision in precisions:
             try:
-                rows.append(profile_round(round_config(a.device, precision, a.smoke, engine, budget),
+                rows.append(profile_round(round_config(a.device, precision, a.smoke, engine, budget, layout),
                                           warmup=a.warmup, timed=a.timed, profiled=a.profiled))
             except Exception as err:  # noqa: BLE001 -- a precision the device lacks: recorded, the others go on
                 rows.append({"engine": engine, "memory_budget_gb": budget, "precision": precision,
-                             "note": f"failed: {type(err).__name__}: {str(err)[:200]}"})
+                             "memory_format": layout, "note": f"failed: {type(err).__name__}: {str(err)[:200]}"})
             print(json.dumps({k: v for k, v in rows[-1].items() if not k.startswith("top")}), flush=True)
             if a.out is not None:
                 a.out.write_text(json.dumps(record, indent=1))
     for precision in precisions if a.processes else ():
-        engine, budget = variants[-1]
-        row = next((r for r in rows if "round_s" in r
-                    and (r["precision"], r["engine"], r["memory_budget_gb"]) == (precision, engine, budget)), None)
+        engine, budget, layout = variants[-1]
+        row = next((r for r in rows if "round_s" in r and (r["precision"], r["engine"], r["memory_budget_gb"],
+                                                           r["memory_format"]) == (precision, engine, budget, layout)),
+                   None)
         if row is None:
             continue
         try:
-            shared = shared_rounds(round_config(a.device, precision, a.smoke, engine, budget), a.processes,
+            shared = shared_rounds(round_config(a.device, precision, a.smoke, engine, budget, layout), a.processes,
                                    timed=a.timed + 1)
             shared["alone_rounds_per_s"] = round(1 / row["round_s"], 3)
         except Exception as err:  # noqa: BLE001 -- recorded

@@ -145,7 +145,8 @@ class Result:
 
         spec = DATASETS[self.config.dataset]
         alg = build_algorithm(self.config)
-        net = alg.extend_model(build_model(self.config.model, spec.num_classes, spec.input_shape))
+        net = alg.extend_model(build_model(self.config.model, spec.num_classes, spec.input_shape,
+                                          layout=self.config.memory_format))
         net = alg.stages.final_model(net, self.config)
         net.load_state_dict(self.params)
         return net

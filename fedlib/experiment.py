@@ -150,7 +150,7 @@ def _as_inputs_of(x: torch.Tensor, like: torch.Tensor, name: str) -> torch.Tenso
 
 
 def _in_memory_format(data: FederatedData, server: ServerData | None, fmt) -> tuple:
-    """The image tensors in the model's memory format (:func:`fedlib.models.memory_format`),
+    """The image tensors in the run's memory format (:func:`fedlib.models.memory_format`),
     converted once for the run (copies: the loaded data may be shared); every batch cut from
     them keeps it."""
     if fmt == torch.contiguous_format:
@@ -187,9 +187,11 @@ def prepare(config: Config) -> Experiment:
         raise ValueError(f"method {config.method!r} distils on unlabelled server data D_ulb: set server_unlabeled")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        model = algorithm.extend_model(build_model(config.model, data.num_classes, data.input_shape))
+        model = algorithm.extend_model(build_model(config.model, data.num_classes, data.input_shape,
+                                                          layout=config.memory_format))
     model = model.to(config.device)
-    data, server = _in_memory_format(data, server, memory_format(config.model, data.input_shape))
+    data, server = _in_memory_format(data, server, memory_format(config.model, data.input_shape,
+                                                                  config.memory_format))
     client_test = balanced = None
     if config.personal_eval_every:
         test_y = data.test_y.numpy()

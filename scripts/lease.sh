@@ -2,14 +2,16 @@
 # The device side of a GPU lease (python -m fedlib.repro.lease); run from the repository root.
 #
 # Prepared here, once:   python -m fedlib.repro.lease --check
-#                        python -m fedlib.repro.lease --dry-run --minutes 8.5 --measure-s 0 --store .fedlib-store
+#                        python -m fedlib.repro.lease --dry-run --minutes 8.5 --measure-s 20 --store .fedlib-store
 #                        python -m fedlib.repro.lease --pack-data .lease --datasets cifar10
 #                          (parts as large as the room the committed tree leaves in a 64 MiB call: 24 MiB, six
 #                          parts, on 2026-11-26 after the third lease)
 # On the device, one call per data part but the last, each carrying that part (carry: .lease/parts/data-00):
 #                        scripts/lease.sh stash
 # then the lease itself, carrying the last part and .lease/manifest.json (carry: .lease/parts/data-05, .lease/manifest.json):
-#                        scripts/lease.sh run --minutes 8.5 --measure-s 0 --max-files 6
+#                        scripts/lease.sh run --minutes 8.5 --measure-s 20 --max-files 6
+#   (--measure-s 20: the measuring minute times the vectorized round in both layouts, [lease] memory_formats,
+#   about 8 s each, and the faster trains the runs the lease starts)
 # Call each within the machine's 30 s warm time after the last (2026-11-26: a start took 30 s, a stash 0.2-5 s).
 # The next lease (benchmarks/results_gpu.md, "What it means for the next lease"): the TF32 check first (FedAvg
 #   seed 0, vectorized, ≈ 5 min), then FedAvg seed 2 resumes from round 80.  The round was profiled on the third

@@ -126,3 +126,16 @@ def test_operators_a_step_dispatches_do_not_depend_on_the_clients_stacked_and_ex
     assert twenty["total"] == ops.per_step(5, 4)["total"]
     assert twenty["by_op"]["convolution"] == 3  # the CNN's 3 convolutions, once each, whatever the clients
     assert twenty["total"] >= ops.bare_ops(5) > 100
+
+
+def test_the_round_profilers_variants_name_an_engine_a_budget_and_a_layout():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import profile_gpu_round as prof
+
+    assert prof.parse_variant("vectorized@4") == ("vectorized", 4.0, "model")
+    assert prof.parse_variant("compiled@24:contiguous") == ("compiled", 24.0, "contiguous")
+    for bad in ("vectorized", "fast@4", "vectorized@4:nhwc"):
+        with pytest.raises(ValueError, match="the layout one of"):
+            prof.parse_variant(bad)
+    cfg = prof.round_config("cpu", "float32", smoke=True, memory_format="contiguous")
+    assert cfg["memory_format"] == "contiguous" and cfg["dataset"] == "cifar10"

@@ -198,15 +198,16 @@ def test_only_seeds_compared_at_the_furthest_round_count(tmp_path):
     assert frame.loc["fedlc", "ours_mean"] == 66.0 and "round 400" in frame.loc["fedlc", "note"]
 
 
-def test_a_run_of_another_engine_or_memory_budget_is_read_as_the_cells_and_a_lease_resumes_it_so(tmp_path):
-    """The tables read GPU runs of the vectorized and the compiled engine under either memory budget
-    (GPU_ENGINES × GPU_MEMORY_BUDGETS: rounding-only variants; float32 only): a seed the compiled engine finished
-    is found, under its own key; a lease that chose the vectorized engine and another budget skips it, and
-    resumes a checkpoint under the engine and budget that wrote it."""
-    from fedlib.repro.budget.costs import GPU_ENGINES, GPU_MEMORY_BUDGETS, gpu_key
+def test_a_run_of_another_engine_memory_budget_or_layout_is_read_as_the_cells_and_a_lease_resumes_it_so(tmp_path):
+    """The tables read GPU runs of the vectorized and the compiled engine under either memory budget and either
+    layout (GPU_ENGINES × GPU_MEMORY_BUDGETS × GPU_MEMORY_FORMATS: rounding-only variants; float32 only): a seed
+    the compiled engine finished is found, under its own key; a lease that chose the vectorized engine and
+    another budget skips it, and resumes a checkpoint under the engine, budget and layout that wrote it."""
+    from fedlib.repro.budget.costs import GPU_ENGINES, GPU_MEMORY_BUDGETS, GPU_MEMORY_FORMATS, gpu_key
     from fedlib.repro.lease import _held_variant
 
     assert GPU_ENGINES == ("vectorized", "compiled") and GPU_MEMORY_BUDGETS == (4.0, 24.0)
+    assert GPU_MEMORY_FORMATS == ("model", "contiguous")
     store = Store(tmp_path)
     _plant_gpu_result(store, {**BASE, "seed": 0, "engine": "compiled"})
     compiled0 = store.key(Config.from_dict({**BASE, "seed": 0, "engine": "compiled", "device": "cuda"}))
@@ -214,16 +215,21 @@ def test_a_run_of_another_engine_or_memory_budget_is_read_as_the_cells_and_a_lea
     assert gpu_key(store, {**BASE, "seed": 1, "device": "cuda"}) == store.key(
         Config.from_dict({**BASE, "seed": 1, "device": "cuda"}))
     _plant_gpu_result(store, {**BASE, "seed": 1, "memory_budget_gb": 24.0}, device_name="Test GPU 141GB")
-    assert stored_gpu_runs(BASE, [0, 1, 2], store) == {0: "Test GPU 80GB", 1: "Test GPU 141GB"}
+    _plant_gpu_result(store, {**BASE, "seed": 4, "memory_format": "contiguous"}, device_name="Test GPU 94GB")
+    assert stored_gpu_runs(BASE, [0, 1, 2, 4], store) == {0: "Test GPU 80GB", 1: "Test GPU 141GB",
+                                                          4: "Test GPU 94GB"}
     assert stored_gpu_runs({**BASE, "precision": "tf32"}, [0], store) == {}  # another precision: not this cell
     assert stored_gpu_runs({**BASE, "memory_budget_gb": 8.0}, [2], store) == {}
     cuda = {**BASE, "device": "cuda", "engine": "vectorized", "precision": "float32", "memory_budget_gb": 24.0}
-    held = {"engine": "compiled", "memory_budget_gb": 4.0}
+    held = {"engine": "compiled", "memory_budget_gb": 4.0, "memory_format": "model"}
     assert _held_variant(store, {**cuda, "seed": 0}) == held
-    assert _held_variant(store, {**cuda, "seed": 1, "memory_budget_gb": 4.0}) == {"engine": "vectorized",
-                                                                                   "memory_budget_gb": 24.0}
-    assert _held_variant(store, {**cuda, "seed": 2, "engine": "compiled"}) == {"engine": "compiled",
-                                                                                 "memory_budget_gb": 24.0}  # its own
+    assert _held_variant(store, {**cuda, "seed": 0, "memory_format": "contiguous"}) == held  # its own layout kept
+    assert _held_variant(store, {**cuda, "seed": 1, "memory_budget_gb": 4.0}) == {
+        "engine": "vectorized", "memory_budget_gb": 24.0, "memory_format": "model"}
+    assert _held_variant(store, {**cuda, "seed": 4}) == {"engine": "vectorized", "memory_budget_gb": 4.0,
+                                                         "memory_format": "contiguous"}
+    assert _held_variant(store, {**cuda, "seed": 2, "engine": "compiled", "memory_format": "contiguous"}) == {
+        "engine": "compiled", "memory_budget_gb": 24.0, "memory_format": "contiguous"}  # its own
     assert _held_variant(store, {**cuda, "seed": 0, "precision": "tf32"})["engine"] == "vectorized"
     assert _held_variant(store, {**cuda, "seed": 0, "engine": "sequential"}) == {}
     ckpt = store.key(Config.from_dict({**cuda, "seed": 3, "engine": "compiled", "memory_budget_gb": 4.0}))

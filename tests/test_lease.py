@@ -209,7 +209,9 @@ def test_default_queue_order_and_check_of_its_cheap_configurations():
         settings = {**settings, "engines": ["vectorized"]}
     rows = lease.check(cheap, settings, log=lambda *_: None)
     assert len(rows) == 4 and all(r["ok"] for r in rows), rows
-    assert all(r["engines"] == settings["engines"] for r in rows)  # each trained the tiny round, compiled ones compiled
+    assert settings["memory_formats"] == ["model", "contiguous"]
+    # each trained the tiny round, compiled ones compiled; the first engine in the other layout too
+    assert all(r["engines"] == [*settings["engines"], "vectorized contiguous"] for r in rows)
     assert {r["meta"] for r in rows} <= {"ok", "reached a host read"}
 
 
@@ -452,3 +454,36 @@ def test_a_lease_without_git_is_matched_to_its_commit_by_its_code_fingerprint(tm
     assert lease.lease_commit({"commit": "unknown", "code": code_fingerprint(repo)}, repo) == second
     assert lease.lease_commit({"commit": "unknown", "code": code_fingerprint(device)}, repo) == "unknown"
     assert lease.lease_commit({"commit": first, "code": code_fingerprint(repo)}, repo) == first  # git knew it
+
+
+def test_a_queue_names_its_layouts_among_those_the_tables_read(tmp_path):
+    queue = tmp_path / "queue.toml"
+    queue.write_text(QUEUE)
+    assert lease.load_queue(queue)[0]["memory_formats"] == ["model"]  # unnamed: the model's registered layout
+    queue.write_text(QUEUE.replace('precisions = ["float32"]', 'precisions = ["float32"]\nmemory_formats = ["nhwc"]'))
+    with pytest.raises(ValueError, match=r"memory_formats must be a non-empty list among \('model', 'contiguous'\)"):
+        lease.load_queue(queue)
+    job = {**TINY, "device": "cuda"}
+    assert lease._with_lease(job, "vectorized", "float32", 5, 4.0, "contiguous")["memory_format"] == "contiguous"
+    assert lease._with_lease({**job, "memory_format": "model"}, "vectorized", "float32", 5, 4.0,
+                             "contiguous")["memory_format"] == "model"  # a run's own layout kept
+
+
+def test_the_measuring_minute_times_each_allowed_layout_and_skips_a_compile_it_cannot_fit():
+    """The rows the lease chooses among come first (engine × precision × layout), each timed; a compiled row
+    whose compile (FIRST_ROUND_EXTRA_S) would overrun what is left is not started; the choice names a layout."""
+    cfg = {**TINY, "device": "cpu", "dataset": "cifar10", "model": "simple_cnn", "rounds": 3}
+    from conftest import have_dataset
+
+    if not have_dataset("cifar10"):
+        cfg = {**cfg, "dataset": "synthetic", "model": "logreg"}
+    m = lease.measure(cfg, precisions=["float32"], shares=(), budget_s=30.0, engines=["vectorized", "compiled"],
+                      memory_formats=["model", "contiguous"], log=lambda *_: None)
+    rows = [(r["engine"], r["precision"], r["memory_format"]) for r in m["rounds"]]
+    assert rows == [("vectorized", "float32", "model"), ("vectorized", "float32", "contiguous"),
+                    ("compiled", "float32", "model"), ("compiled", "float32", "contiguous")]  # a CPU has float32 only
+    assert all(r["round_s"] > 0 for r in m["rounds"][:2])
+    assert all("its compile" in r["note"] and "round_s" not in r for r in m["rounds"][2:])
+    timed = {r["memory_format"]: r["round_s"] for r in m["rounds"][:2]}
+    assert m["best"] == {"engine": "vectorized", "precision": "float32", "memory_format": min(timed, key=timed.get),
+                         "slots": 1}

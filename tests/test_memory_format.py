@@ -76,3 +76,30 @@ def test_the_declaring_module_is_part_of_the_code_version():
     config = fedlib.Config(dataset="cifar10", model="simple_cnn")
     declared_in = MODELS["simple_cnn"].build.__module__.split(".", 1)[1].replace(".", "/") + ".py"
     assert declared_in in run_modules(config)
+
+
+@pytest.mark.skipif(not have_dataset("cifar10"), reason="CIFAR-10 absent")
+def test_the_memory_format_field_trains_the_model_contiguous_as_its_contiguous_twin_bit_for_bit(contiguous_twin):
+    """``memory_format="contiguous"`` (a GPU's stacked convolutions may prefer it): the parameters, the data and
+    so every kernel are those of the same model registered contiguous, so the run is that run, bit for bit; and
+    it is a key of its own (the default, ``model``, stays out of the key's content)."""
+    asked = fedlib.run(dataset="cifar10", model="simple_cnn", memory_format="contiguous", store=False,
+                       progress=False, **TINY)
+    twin = fedlib.run(dataset="cifar10", model=contiguous_twin, store=False, progress=False, **TINY)
+    assert all(torch.equal(asked.params[k], twin.params[k]) for k in twin.params)
+    exp = prepare(fedlib.Config(dataset="cifar10", model="simple_cnn", memory_format="contiguous", **TINY))
+    assert exp.data.train_x.is_contiguous() and all(p.is_contiguous() for p in exp.model.parameters())
+    default = fedlib.Config(dataset="cifar10", model="simple_cnn", **TINY)
+    assert "memory_format" not in default.key_dict()
+    assert default.replace(memory_format="contiguous").key_dict()["memory_format"] == "contiguous"
+
+
+def test_a_layout_asked_of_a_model_reaches_every_4d_parameter_and_a_bad_one_is_named():
+    built = build_model("concat5_simple_cnn", 10, (3, 32, 32), layout="contiguous")  # built of channels-last parts
+    assert all(p.is_contiguous() for p in built.parameters())
+    assert any(_channels_last(p) for p in build_model("concat5_simple_cnn", 10, (3, 32, 32)).parameters())
+    assert memory_format("simple_cnn", (3, 32, 32), "contiguous") == torch.contiguous_format
+    with pytest.raises(ValueError, match="layout must be one of"):
+        build_model("simple_cnn", 10, (3, 32, 32), layout="channels_first")
+    with pytest.raises(fedlib.ConfigError, match="memory_format must be one of 'model', 'contiguous'"):
+        fedlib.Config(dataset="cifar10", memory_format="nhwc")

@@ -32,11 +32,15 @@ from typing import Callable, Sequence
 import torch
 from torch import nn
 
-__all__ = ["ModelSpec", "MODELS", "MEMORY_FORMATS", "register_model", "build_model", "model_names", "head_keys",
-           "body_keys", "body_params", "layer_keys", "memory_format", "to_memory_format"]
+__all__ = ["ModelSpec", "MODELS", "MEMORY_FORMATS", "LAYOUTS", "register_model", "build_model", "model_names",
+           "head_keys", "body_keys", "body_params", "layer_keys", "memory_format", "to_memory_format"]
 
 #: The memory formats a model may declare, and the torch format of each.
 MEMORY_FORMATS = {"contiguous": torch.contiguous_format, "channels_last": torch.channels_last}
+#: What a run may ask of a model's layout (the ``memory_format`` configuration field): ``model``, the format
+#: the model registered (measured faster on a CPU), or ``contiguous`` (NCHW), whatever it registered -- a GPU's
+#: stacked (grouped) convolutions may prefer it (``benchmarks/results_gpu.md``).
+LAYOUTS = ("model", "contiguous")
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ def model_names() -> tuple[str, ...]:
     return tuple(MODELS)
 
 
-def build_model(name: str, num_classes: int, input_shape: Sequence[int]) -> nn.Module:
+def build_model(name: str, num_classes: int, input_shape: Sequence[int], *, layout: str = "model") -> nn.Module:
     """Build a registered model.
 
     Args:
@@ -78,6 +82,7 @@ def build_model(name: str, num_classes: int, input_shape: Sequence[int]) -> nn.M
         num_classes: ``K >= 1``.
         input_shape: one example's shape without the batch dim: ``(C, H, W)``
             for image models, any shape for models registered with ``any_shape``.
+        layout: one of :data:`LAYOUTS`: the 4-D parameters' memory format (:func:`memory_format`).
     """
     if name not in MODELS:
         raise ValueError(f"name must be one of {model_names()}, got {name!r}")
@@ -89,17 +94,21 @@ def build_model(name: str, num_classes: int, input_shape: Sequence[int]) -> nn.M
     spec = MODELS[name]
     if not spec.any_shape and len(shape) != 3:
         raise ValueError(f"input_shape must be (C, H, W) for {name!r}, got {shape}")
+    fmt = memory_format(name, shape, layout)  # (checks layout before any work)
     model = spec.build(num_classes, shape)
-    fmt = memory_format(name, shape)
-    return model if fmt == torch.contiguous_format else model.to(memory_format=fmt)
+    # a model built of other registered models (FedConcat's concatenated encoders) takes the format asked of it
+    return model.to(memory_format=fmt) if fmt != torch.contiguous_format or layout != "model" else model
 
 
-def memory_format(name: str, input_shape: Sequence[int]) -> torch.memory_format:
+def memory_format(name: str, input_shape: Sequence[int], layout: str = "model") -> torch.memory_format:
     """The torch memory format of model ``name`` on inputs of ``input_shape`` (one example's
-    shape): its declared format for (C, H, W) inputs with C > 1, else contiguous (with one
-    channel NHWC and NCHW are the same layout and channels-last measured no faster)."""
+    shape) under ``layout`` (:data:`LAYOUTS`): with ``model``, its declared format for (C, H, W)
+    inputs with C > 1, else contiguous (with one channel NHWC and NCHW are the same layout and
+    channels-last measured no faster); with ``contiguous``, contiguous."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     shape = tuple(input_shape)
-    if MODELS[name].memory_format == "contiguous" or len(shape) != 3 or shape[0] < 2:
+    if layout == "contiguous" or MODELS[name].memory_format == "contiguous" or len(shape) != 3 or shape[0] < 2:
         return torch.contiguous_format
     return MEMORY_FORMATS[MODELS[name].memory_format]
 

@@ -81,10 +81,11 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
     """``([lease] settings, [[run]] entries)`` of a queue file; an unknown kind or key is an error naming it."""
     path = Path(path or DEFAULT_QUEUE)
     data = tomllib.loads(path.read_text())
-    from .budget.costs import GPU_MEMORY_BUDGETS
+    from .budget.costs import GPU_MEMORY_BUDGETS, GPU_MEMORY_FORMATS
 
     settings = {"profile": "paper", "engines": ["vectorized"], "precisions": ["float32"], "checkpoint_every": 5,
-                "pack": "streams", "memory_budget_gb": GPU_MEMORY_BUDGETS[0], **data.get("lease", {})}
+                "pack": "streams", "memory_budget_gb": GPU_MEMORY_BUDGETS[0],
+                "memory_formats": [GPU_MEMORY_FORMATS[0]], **data.get("lease", {})}
     from ..precision import PRECISIONS
 
     bad = [e for e in settings["engines"] if e not in _ENGINES] + \
@@ -97,6 +98,11 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
                          f"runs the tables read: fedlib.repro.budget.costs.GPU_MEMORY_BUDGETS), got "
                          f"{settings['memory_budget_gb']!r}")
     settings["memory_budget_gb"] = float(settings["memory_budget_gb"])
+    formats = settings["memory_formats"]
+    if not isinstance(formats, list) or not formats or any(f not in GPU_MEMORY_FORMATS for f in formats):
+        raise ValueError(f"{path}: [lease] memory_formats must be a non-empty list among {GPU_MEMORY_FORMATS} (the "
+                         f"layouts whose GPU runs the tables read: fedlib.repro.budget.costs.GPU_MEMORY_FORMATS), got "
+                         f"{formats!r}")
     if settings["pack"] not in ("streams", "processes"):
         raise ValueError(f"{path}: [lease] pack must be 'streams' or 'processes', got {settings['pack']!r}")
     entries = data.get("run", [])
@@ -176,12 +182,13 @@ def queue_jobs(entries: list[dict], *, profile: str = "paper", device: str = "cu
 
 
 def _with_lease(cfg: dict, engine: str, precision: str, checkpoint_every: int,
-                memory_budget_gb: float | None = None) -> dict:
+                memory_budget_gb: float | None = None, memory_format: str | None = None) -> dict:
     """A queued run as the lease trains it: its checkpoints, ``engine`` and ``precision`` unless its queue
-    entry names its own, and the lease's ``memory_budget_gb`` (None: the configuration's)."""
+    entry names its own, and the lease's ``memory_budget_gb`` and ``memory_format`` (None: the configuration's)."""
     budget = {} if memory_budget_gb is None or "memory_budget_gb" in cfg else {"memory_budget_gb": memory_budget_gb}
+    layout = {} if memory_format is None or "memory_format" in cfg else {"memory_format": memory_format}
     return {**cfg, "engine": cfg.get("engine") or engine, "precision": cfg.get("precision") or precision,
-            "checkpoint_every": int(checkpoint_every), **budget}
+            "checkpoint_every": int(checkpoint_every), **budget, **layout}
 
 
 # ------------------------------------------------------------------------------ --check and --dry-run
@@ -216,8 +223,8 @@ def _meta_round(tiny: dict) -> str:
 
 def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
     """Every distinct queued configuration: validated as the lease trains it (on its device, each allowed
-    engine and precision), then one round of :func:`tiny_config` on the CPU under each allowed engine, and one
-    on the meta device.
+    engine, precision and layout), then one round of :func:`tiny_config` on the CPU under each allowed engine
+    (and the first engine in each other allowed layout), and one on the meta device.
     Returns one row per configuration (``ok`` False with the error where something failed)."""
     from ..config import Config
     from ..simulation import simulate
@@ -233,18 +240,23 @@ def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
         row = {"run": job.name, "method": job.config.get("method"), "dataset": job.config.get("dataset"), "ok": True}
         t0 = time.perf_counter()
         try:
+            formats = settings.get("memory_formats") or [None]
             for engine in settings["engines"]:
                 for precision in settings["precisions"]:
-                    Config.from_dict(_with_lease(job.config, engine, precision, settings["checkpoint_every"],
-                                                 settings.get("memory_budget_gb")))
+                    for layout in formats:
+                        Config.from_dict(_with_lease(job.config, engine, precision, settings["checkpoint_every"],
+                                                     settings.get("memory_budget_gb"), layout))
             tiny = tiny_config(job.config)
-            for engine in dict.fromkeys([tiny.get("engine", "vectorized"), *settings["engines"]]):
-                # every engine the lease may choose trains the tiny round here (a compiled one compiles too)
+            # every engine the lease may choose trains the tiny round here (a compiled one compiles too), in the
+            # first layout; the first engine in each other layout
+            engines = list(dict.fromkeys([tiny.get("engine", "vectorized"), *settings["engines"]]))
+            for engine, layout in [(e, formats[0]) for e in engines] + [(engines[0], f) for f in formats[1:]]:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    out = simulate(Config.from_dict({**tiny, "engine": engine}), store=None, progress=False)
+                    out = simulate(Config.from_dict({**tiny, "engine": engine, "memory_format": layout or "model"}),
+                                   store=None, progress=False)
                 row.setdefault("tiny_accuracy", out["summary"]["final_accuracy"])
-                row.setdefault("engines", []).append(engine)
+                row.setdefault("engines", []).append(engine if layout in (None, "model") else f"{engine} {layout}")
             row["meta"] = _meta_round(tiny)
         except Exception as err:  # noqa: BLE001 -- reported per configuration
             row.update(ok=False, error=f"{type(err).__name__}: {err}")
@@ -256,7 +268,7 @@ def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
 
 def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 60.0, reserve_s: float = 45.0,
          profile: str = "paper", engine: str = "vectorized", precision: str = "float32", checkpoint_every: int = 5,
-         store=None, memory_budget_gb: float | None = None) -> list[dict]:
+         store=None, memory_budget_gb: float | None = None, memory_format: str | None = None) -> list[dict]:
     """What a lease of ``minutes`` would train: the queued runs in order on ``slots`` sharing the device, each
     taking the cost model's GPU estimate (a run alone, in ``precision``) × ``slots``: packs were measured no
     faster than one run alone (2026-11-26, ``benchmarks/results_gpu.md``), plus its engine's first-round compile
@@ -276,7 +288,7 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
         if job.config is None:
             rows.append({"run": job.name, "est_gpu_min": None, "outcome": job.note or "not run"})
             continue
-        cfg = _as_trained(job, store, engine, precision, checkpoint_every, memory_budget_gb)
+        cfg = _as_trained(job, store, engine, precision, checkpoint_every, memory_budget_gb, memory_format)
         cost = get_paper(job.label["paper"]).profile(profile).cost
         est = cost.seconds(cfg, gpu=True) if cost is not None else None
         done, resumes = 0, ""
@@ -455,40 +467,53 @@ def _round_seconds(cfg: dict, rounds: int = 2) -> float:
 
 
 def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.0, store_root=None,
-            pack: str = "streams", log=print, engines=()) -> dict:
-    """On ``cfg``'s device: seconds a round of each engine × precision (those the device has), then the
-    summed rounds/s of packs of k copies (different seeds) of ``cfg`` for k in ``shares``, until
-    ``budget_s`` is spent.  Returns ``{"rounds": [...], "shares": [...]}``."""
+            pack: str = "streams", log=print, engines=(), memory_formats=()) -> dict:
+    """On ``cfg``'s device: seconds a round of each engine × precision × layout the lease may choose (``engines``
+    × ``precisions`` the device has × ``memory_formats``), then, for the record, of the other engines and
+    precisions in the first layout, then the summed rounds/s of packs of k copies (different seeds) of ``cfg``
+    for k in ``shares``, until ``budget_s`` is spent.  A row whose engine compiles first
+    (:data:`~fedlib.repro.run.pack.FIRST_ROUND_EXTRA_S`) starts only where its compile fits what is left.
+    Returns ``{"rounds": [...], "shares": [...], "best": {...}}``."""
     import tempfile
 
     from ..config import Config
     from ..precision import CUDA_ONLY, PRECISIONS
     from ..store import Store
-    from .run.pack import pack_rate, run_pack
+    from .run.pack import FIRST_ROUND_EXTRA_S, pack_rate, run_pack
 
     t0, out = time.perf_counter(), {"rounds": [], "shares": []}
     device = cfg["device"]
     here = [p for p in PRECISIONS if device.startswith("cuda") or p not in CUDA_ONLY]
-    # the queue's allowed engines first; the others on a GPU only, for the record (a compile takes seconds
-    # to a minute, which a CPU's short measuring would overrun)
+    formats = list(memory_formats) or [cfg.get("memory_format", "model")]
+    # the queue's allowed engines, precisions and layouts first; the other engines and precisions on a GPU only,
+    # for the record (a compile takes seconds to a minute, which a CPU's short measuring would overrun)
     others = [e for e in _ENGINES if e not in engines] if device.startswith("cuda") or not engines else []
-    for engine in [*engines, *others]:
-        for precision in sorted(here, key=lambda p: p not in precisions):
-            row = {"engine": engine, "precision": precision}
-            if time.perf_counter() - t0 > budget_s:
-                row["note"] = "not measured: the measuring minute was spent"
-            else:
-                try:
-                    row["round_s"] = _round_seconds({**cfg, "engine": engine, "precision": precision})
-                except Exception as err:  # noqa: BLE001 -- a precision a device lacks: recorded
-                    row["note"] = f"failed: {type(err).__name__}: {err}"
-            log(f"measure: {engine} {precision}: {row.get('round_s', row.get('note'))}")
-            out["rounds"].append(row)
+    allowed = [(e, p, f) for e in engines for p in precisions if p in here for f in formats]
+    record = [(e, p, formats[0]) for e in [*engines, *others] for p in here if (e, p, formats[0]) not in allowed]
+    for engine, precision, layout in [*allowed, *record]:
+        row = {"engine": engine, "precision": precision, "memory_format": layout}
+        spent = time.perf_counter() - t0
+        if spent > budget_s:
+            row["note"] = "not measured: the measuring minute was spent"
+        elif spent + FIRST_ROUND_EXTRA_S.get(engine, 0.0) > budget_s:
+            row["note"] = f"not measured: its compile (≈ {FIRST_ROUND_EXTRA_S[engine]:g} s) would overrun the minute"
+        else:
+            try:
+                row["round_s"] = _round_seconds({**cfg, "engine": engine, "precision": precision,
+                                                 "memory_format": layout})
+            except Exception as err:  # noqa: BLE001 -- a precision a device lacks: recorded
+                row["note"] = f"failed: {type(err).__name__}: {err}"
+        log(f"measure: {engine} {precision} {layout}: {row.get('round_s', row.get('note'))}")
+        out["rounds"].append(row)
+    timed = [r for r in out["rounds"]
+             if "round_s" in r and (r["engine"], r["precision"], r["memory_format"]) in allowed]
+    if not timed and not engines:  # nothing allowed named: the fastest of the queue's precisions, any engine
+        timed = [r for r in out["rounds"] if "round_s" in r and r["precision"] in precisions]
     chosen = [p for p in precisions if p in here]
-    timed = [r for r in out["rounds"] if "round_s" in r and r["precision"] in chosen]
     best = min(timed, key=lambda r: r["round_s"]) if timed else {"engine": cfg.get("engine", "vectorized"),
-                                                                  "precision": chosen[0] if chosen else "float32"}
-    out["best"] = {"engine": best["engine"], "precision": best["precision"]}
+                                                                  "precision": chosen[0] if chosen else "float32",
+                                                                  "memory_format": formats[0]}
+    out["best"] = {"engine": best["engine"], "precision": best["precision"], "memory_format": best["memory_format"]}
     mode = pack if pack == "processes" else "streams" if device.startswith("cuda") else "turns"
     for k in shares:
         if time.perf_counter() - t0 > budget_s:
@@ -526,25 +551,25 @@ def best_share(shares: list[dict], tolerance: float = 0.1) -> int:
 
 
 def _held_variant(store, cfg: dict) -> dict:
-    """The engine and memory budget a queued run (``cfg``: as the lease trains it) trains under: those an earlier
-    lease finished (else checkpointed) it under (:func:`fedlib.repro.budget.costs.gpu_variant`), so that it is
-    skipped or resumed, not started again under another key; else ``cfg``'s."""
+    """The engine, memory budget and layout a queued run (``cfg``: as the lease trains it) trains under: those an
+    earlier lease finished (else checkpointed) it under (:func:`fedlib.repro.budget.costs.gpu_variant`), so that
+    it is skipped or resumed, not started again under another key; else ``cfg``'s."""
     from .budget.costs import GPU_ENGINES, gpu_variant
 
     return gpu_variant(store, cfg)[0] if cfg["engine"] in GPU_ENGINES else {}
 
 
 def _as_trained(job: Job, store, engine: str, precision: str, checkpoint_every: int,
-                memory_budget_gb: float | None = None) -> dict:
-    """``job``'s configuration as the lease trains it: :func:`_with_lease`, under the engine and memory budget
-    that hold it in ``store`` (:func:`_held_variant`) where ``store`` is given."""
-    cfg = _with_lease(job.config, engine, precision, checkpoint_every, memory_budget_gb)
+                memory_budget_gb: float | None = None, memory_format: str | None = None) -> dict:
+    """``job``'s configuration as the lease trains it: :func:`_with_lease`, under the engine, memory budget and
+    layout that hold it in ``store`` (:func:`_held_variant`) where ``store`` is given."""
+    cfg = _with_lease(job.config, engine, precision, checkpoint_every, memory_budget_gb, memory_format)
     return cfg if store is None else {**cfg, **_held_variant(store, cfg)}
 
 
 def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_every: int, slots: int,
           deadline: float, est_round_s: float = 0.0, pack: str = "streams", memory_budget_gb: float | None = None,
-          log=print) -> list[dict]:
+          memory_format: str | None = None, log=print) -> list[dict]:
     """Train the queued runs into ``store``, ``slots`` at a time (:func:`fedlib.repro.run.pack.run_pack`; on
     CUDA in the ``pack`` mode, ``streams`` -- one process -- or ``processes``, in turns on a CPU unless
     ``pack`` is ``processes``; methods refused by streams train in turns after the others, runs of another
@@ -554,7 +579,8 @@ def train(jobs: list[Job], store, *, engine: str, precision: str, checkpoint_eve
     from ..config import Config
     from .run.pack import DeadlineStop, run_pack, seeds_global_rng
 
-    configs = {i: Config.from_dict(_as_trained(j, store, engine, precision, checkpoint_every, memory_budget_gb))
+    configs = {i: Config.from_dict(_as_trained(j, store, engine, precision, checkpoint_every, memory_budget_gb,
+                                               memory_format))
                for i, j in enumerate(jobs) if j.config is not None}
     device = next(iter(configs.values())).device if configs else "cpu"
     shared = [i for i, c in configs.items() if pack == "processes" or not seeds_global_rng(c)]
@@ -789,18 +815,21 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
               "code": code_fingerprint(),
               "profile": settings["profile"], "minutes": minutes, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "first_setting": first.name}
+    formats = settings.get("memory_formats") or ["model"]
     base = _with_lease(first.config, settings["engines"][0], "float32", settings["checkpoint_every"],
-                       settings["memory_budget_gb"])
+                       settings["memory_budget_gb"], formats[0])
     m = measure(base, precisions=settings["precisions"], shares=shares, pack=settings.get("pack", "streams"),
-                engines=settings["engines"],
+                engines=settings["engines"], memory_formats=formats,
                 budget_s=min(measure_s, max(0.0, deadline - time.time())), store_root=None, log=log)
-    engines = [r for r in m["rounds"] if "round_s" in r and r["engine"] in settings["engines"]
-               and r["precision"] in settings["precisions"]]
-    chosen = min(engines, key=lambda r: r["round_s"]) if engines else {"engine": settings["engines"][0],
-                                                                        "precision": settings["precisions"][0]}
+    timed = [r for r in m["rounds"] if "round_s" in r and r["engine"] in settings["engines"]
+             and r["precision"] in settings["precisions"] and r.get("memory_format", formats[0]) in formats]
+    chosen = min(timed, key=lambda r: r["round_s"]) if timed else {"engine": settings["engines"][0],
+                                                                    "precision": settings["precisions"][0],
+                                                                    "memory_format": formats[0]}
     training = {"engine": chosen["engine"], "precision": chosen["precision"], "slots": m["best"]["slots"],
                 "checkpoint_every": settings["checkpoint_every"], "pack": settings.get("pack", "streams"),
-                "memory_budget_gb": settings["memory_budget_gb"]}
+                "memory_budget_gb": settings["memory_budget_gb"],
+                "memory_format": chosen.get("memory_format", formats[0])}
     record.update(measurements=m, training=training)
     log(f"training: {training}")
     share = next((s for s in m["shares"] if s.get("k") == training["slots"] and "rounds_per_s" in s), None)
@@ -808,7 +837,7 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
     record["runs"] = train(jobs, store, engine=training["engine"], precision=training["precision"],
                            checkpoint_every=training["checkpoint_every"], slots=training["slots"], deadline=deadline,
                            est_round_s=est, pack=training["pack"], memory_budget_gb=training["memory_budget_gb"],
-                           log=log)
+                           memory_format=training["memory_format"], log=log)
     if device.startswith("cuda"):  # what the runs trained in this process held at most (not a pack of processes)
         import torch
 
@@ -893,11 +922,12 @@ def main(argv=None) -> int:
         rows = plan(jobs, a.minutes, slots=a.slots, measure_s=a.measure_s, reserve_s=a.reserve_s,
                     profile=settings["profile"], engine=engine, precision=precision,
                     checkpoint_every=settings["checkpoint_every"], store=store,
-                    memory_budget_gb=settings["memory_budget_gb"])
+                    memory_budget_gb=settings["memory_budget_gb"], memory_format=settings["memory_formats"][0])
         _print_rows(rows, ["run", "est_gpu_min", "start_min", "end_min", "outcome"])
         fin = sum(r["outcome"].endswith("finishes") for r in rows)
-        budget = settings["memory_budget_gb"]
-        print(f"\n{len(jobs)} queued runs, {engine} engine in {precision} ({budget:g} GB for the runs it starts); in "
+        budget, layout = settings["memory_budget_gb"], settings["memory_formats"][0]
+        print(f"\n{len(jobs)} queued runs, {engine} engine in {precision} ({budget:g} GB, layout {layout!r} for the "
+              f"runs it starts; measured, the fastest of {settings['memory_formats']}); in "
               f"{a.minutes:g} min ({a.measure_s:g} s measuring, {a.reserve_s:g} s writing) with {a.slots} sharing the "
               f"device: {fin} finish (estimate: the cost model's GPU unit, a run alone on an H200, × the runs sharing"
               + (", less what the store holds" if store is not None else "; --store or --resume: less what an "

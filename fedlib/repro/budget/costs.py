@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 __all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "GPU_PRECISION_FACTOR", "resolve_device", "stored_gpu_runs",
-           "gpu_note", "gpu_config", "train_size", "GPU_ENGINES", "GPU_MEMORY_BUDGETS", "gpu_variant", "gpu_key",
-           "client_samples_per_round",
+           "gpu_note", "gpu_config", "train_size", "GPU_ENGINES", "GPU_MEMORY_BUDGETS", "GPU_MEMORY_FORMATS",
+           "gpu_variant", "gpu_key", "client_samples_per_round",
            "ungated", "format_hours", "DEFAULT_BUDGET_HOURS"]
 
 #: Environment variable naming the device of paper-profile runs (``cpu`` or ``cuda``).
@@ -185,20 +185,26 @@ GPU_ENGINES = ("vectorized", "compiled")
 #: it stacks FedLC's 20 CIFAR-10 clients in 4 groups of 5, 89 local steps a round one after another instead of
 #: 32.  A lease trains its new runs under its ``[lease] memory_budget_gb`` (one of these).
 GPU_MEMORY_BUDGETS = (4.0, 24.0)
+#: The layouts (``memory_format``, :data:`fedlib.models.LAYOUTS`) of the GPU runs a paper table reads, in this
+#: order: the model's registered one (every lease before the fourth), then contiguous, which a lease trains where
+#: its measuring minute finds it faster.  The layout changes float rounding only.
+GPU_MEMORY_FORMATS = ("model", "contiguous")
 
 
 def gpu_variant(store, cfg: dict) -> tuple[dict, str]:
-    """``({"engine", "memory_budget_gb"}, store key)`` of ``cfg``'s run (on its device): the first of
-    :data:`GPU_ENGINES` × :data:`GPU_MEMORY_BUDGETS` whose entry ``store`` holds (a result, else a checkpoint),
-    else ``cfg``'s own (where its engine is one of them; else the first).  A run started under one resumes and
-    is read under it."""
+    """``({"engine", "memory_budget_gb", "memory_format"}, store key)`` of ``cfg``'s run (on its device): the
+    first of :data:`GPU_ENGINES` × :data:`GPU_MEMORY_BUDGETS` × :data:`GPU_MEMORY_FORMATS` whose entry ``store``
+    holds (a result, else a checkpoint), else ``cfg``'s own (where its engine is one of them; else the first).
+    A run started under one resumes and is read under it."""
     from ...config import Config
 
     base = Config.from_dict(cfg)
-    own = {"engine": base.engine, "memory_budget_gb": base.memory_budget_gb}
+    own = {"engine": base.engine, "memory_budget_gb": base.memory_budget_gb, "memory_format": base.memory_format}
     if own["engine"] not in GPU_ENGINES:
-        own = {"engine": GPU_ENGINES[0], "memory_budget_gb": GPU_MEMORY_BUDGETS[0]}
-    variants = [{"engine": e, "memory_budget_gb": b} for e in GPU_ENGINES for b in GPU_MEMORY_BUDGETS]
+        own = {"engine": GPU_ENGINES[0], "memory_budget_gb": GPU_MEMORY_BUDGETS[0],
+               "memory_format": GPU_MEMORY_FORMATS[0]}
+    variants = [{"engine": e, "memory_budget_gb": b, "memory_format": f}
+                for e in GPU_ENGINES for b in GPU_MEMORY_BUDGETS for f in GPU_MEMORY_FORMATS]
     keys = [store.key(Config.from_dict({**cfg, **v})) for v in variants]
     for probe in ("result.json", "checkpoint.pt"):
         for variant, key in zip(variants, keys):
