@@ -29,10 +29,12 @@ def _config(row: str, precision: str) -> dict:
     return job["config"]
 
 
-def _plant(store: Store, row: str, precision: str, seed: int, curve: dict[int, float], *, finished=True) -> str:
+def _plant(store: Store, row: str, precision: str, seed: int, curve: dict[int, float], *, finished=True,
+           **variant) -> str:
     """A GPU run of FedLC Table 1 (``row``, CIFAR-10 β=0.5) in ``precision``: its test accuracy (a fraction) at
-    each evaluated round of ``curve``; finished (a result), or stopped at its last round (a checkpoint)."""
-    cfg = Config.from_dict({**_config(row, precision), "seed": seed})
+    each evaluated round of ``curve``; finished (a result), or stopped at its last round (a checkpoint); trained
+    under ``variant`` (engine, memory budget, layout) where given."""
+    cfg = Config.from_dict({**_config(row, precision), "seed": seed, **variant})
     key = store.key(cfg)
     history = [{"round": r, "test_accuracy": a} for r, a in sorted(curve.items())]
     if finished:
@@ -147,6 +149,21 @@ def test_the_precision_check_sets_each_run_against_itself_and_seeds_against_seed
     meta = json.loads((tmp_path / "gpu-tf32" / "table1_precision_curves.json").read_text())
     assert meta["verdict"] == "within" and meta["precision"] == "float32, tf32" and meta["trained_at"] == "abc1234"
     assert (tmp_path / "gpu-tf32" / "table1_precision_curves.png").exists()
+
+
+def test_the_precision_check_pairs_a_run_trained_in_another_layout_and_names_it(tmp_path):
+    """A lease that measured the contiguous layout faster trains its TF32 runs so: the check still pairs each with
+    its float32 run (the layout changes rounding only: GPU_MEMORY_FORMATS), and its caption says which layout."""
+    store = Store(tmp_path)
+    _plant(store, "fedavg", "float32", 0, {400: 0.6585})
+    _plant(store, "fedavg", "float32", 1, {400: 0.6282})
+    _plant(store, "fedavg", "tf32", 0, {400: 0.6600}, memory_format="contiguous")
+    out = cells.precision_check("fedlc", "table1", tmp_path / "gpu-tf32", seeds=[0, 1], precision="tf32",
+                                rows=["fedavg"], columns=[COLUMN], store=store)
+    pair, = out["pairs"].itertuples()
+    assert (pair.seed, pair.round) == (0, 400) and pair.diff_pp == pytest.approx(66.00 - 65.85)
+    caption = (tmp_path / "gpu-tf32" / "table1_precision_check.md").read_text()
+    assert "in float32 (vectorized engine, 4 GB) and in tf32 (vectorized engine, 4 GB, contiguous)" in caption
 
 
 def test_the_precision_check_says_beyond_or_no_pair_by_the_same_rule(tmp_path):

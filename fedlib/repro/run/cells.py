@@ -105,9 +105,9 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
     no result -- or ``not started``), the ``round`` reached of ``rounds`` (of a method with several
     stages: the round within ``stage``, the index of the stage it stopped in), the last evaluated test
     ``accuracy`` (%), the training seconds so far (``elapsed_s``), the ``device_name`` (from the result's
-    summary; ``device_name`` for runs whose summary is not written yet), the ``precision``, the ``engine`` and
-    ``memory_budget_gb`` (:func:`~fedlib.repro.budget.costs.gpu_variant`: those whose entry the store holds) and
-    the training code version of the store key; ``paired_round`` and ``paired_accuracy``, where the runs of a
+    summary; ``device_name`` for runs whose summary is not written yet), the ``precision``, the ``engine``,
+    ``memory_budget_gb`` and ``memory_format`` (:func:`~fedlib.repro.budget.costs.gpu_variant`: those whose entry
+    the store holds) and the training code version of the store key; ``paired_round`` and ``paired_accuracy``, where the runs of a
     seed are compared (:func:`_paired`).  ``curves``: every evaluated round of every run (row, column, seed, round, test_accuracy %).
     An interrupted run resumes from its checkpoint when the same command trains it again with this store."""
     import pandas as pd
@@ -254,7 +254,7 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
                                                        device=device) if job["config"]}),
             "device": device, "device_names": devices, "precision": ", ".join(precisions),
             "engines": sorted(set(runs.engine)), "memory_budgets_gb": sorted(set(runs.memory_budget_gb)),
-            "code_versions": sorted(set(runs.code_version)),
+            "memory_formats": sorted(set(runs.memory_format)), "code_versions": sorted(set(runs.code_version)),
             "parameters": {"rows": sorted(set(runs.row)), "columns": sorted(set(runs.column))},
             "trained_at": trained_at, "command": "python -m fedlib.repro.run.cells"}
     on = ", ".join(devices) or device
@@ -265,7 +265,7 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
                "An interrupted run's accuracy is its last evaluation before the interruption, not the cell's "
                "result; the same command resumes it from its checkpoint.")
     cols = ["row", "column", "seed", "state", "round", "rounds", "accuracy", "paired_round", "paired_accuracy", "paper",
-            "gap_pp", "elapsed_s", "device_name", "precision", "engine", "memory_budget_gb"]
+            "gap_pp", "elapsed_s", "device_name", "precision", "engine", "memory_budget_gb", "memory_format"]
     save_table(runs[cols], f"{table}_gpu_runs", out_dir, title=f"{paper} {table}: the runs trained on a GPU",
                caption=caption, **meta)
     pair = list(dict.fromkeys(runs.row))  # with two rows in one column: a panel of the second's gain, per seed
@@ -392,16 +392,19 @@ def precision_check(paper: str, table: str, out_dir, *, seeds, precision: str, p
             f"{r.row} seed {r.seed} ({r.diff_pp:+.2f} at round {r['round']})" for _, r in behind.iterrows()) + ".")
     held = {(r.row, r.column, r.seed) for r in pairs.itertuples()} if len(pairs) else set()
 
-    def engines(runs) -> str:  # the engines and budgets of the runs compared (all, where none is compared yet)
+    def engines(runs) -> str:  # engines, budgets, layouts of the runs compared (all, where none is compared yet)
         mine = runs[[(r, c, s) in held for r, c, s in zip(runs.row, runs.column, runs.seed)]] if held else runs
-        return " and ".join(sorted(f"{e} engine, {b:g} GB" for e, b in set(zip(mine.engine, mine.memory_budget_gb))))
+        layouts = mine.memory_format if "memory_format" in mine else ["model"] * len(mine)
+        return " and ".join(sorted(f"{e} engine, {b:g} GB" + ("" if f == "model" else f", {f}")
+                                   for e, b, f in set(zip(mine.engine, mine.memory_budget_gb, layouts))))
 
     caption = (f"{paper} {table}: the same runs (method, column, seed) trained on a GPU in float32 ("
                f"{engines(ref_runs)}) and in {precision} ({engines(new_runs)}), compared at the furthest round "
                f"both evaluated. {text} The yardstick: the accuracy difference between two seeds of one method and "
-               f"precision at that round. The engines and memory budgets (how many clients are stacked) compute "
-               f"the same mathematics and differ in rounding only (tests/test_vectorized.py); what is compared is "
-               f"the whole arithmetic a run in {precision} would train in.")
+               f"precision at that round. The engines, memory budgets (how many clients are stacked) and layouts "
+               f"compute the same mathematics and differ in rounding only (tests/test_vectorized.py, "
+               f"tests/test_memory_format.py); what is compared is the whole arithmetic a run in {precision} would "
+               f"train in.")
     meta = {"profile": profile, "experiment": table, "seeds": [int(s) for s in seeds], "device": device,
             "precision": f"float32, {precision}", "verdict": verdict, "trained_at": trained_at,
             "parameters": {"rows": sorted(set(ref_runs.row)), "columns": sorted(set(ref_runs.column))},
