@@ -22,7 +22,6 @@ Measured at FedLC's CIFAR-10 setting (Table 1, D(β=0.5): the full training set,
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import platform
@@ -100,11 +99,7 @@ def _sync(device: str) -> None:
 
 
 def _experiment(config: Config):
-    exp = prepare(config)
-    if config.device != "cpu":  # as fedlib.simulation does: the data on the device
-        exp.data = dataclasses.replace(exp.data, **{n: getattr(exp.data, n).to(config.device)
-                                                    for n in ("train_x", "train_y", "test_x", "test_y")})
-    return exp
+    return prepare(config).data_on()  # as fedlib.simulation does: the data on the device
 
 
 def _peak_bytes(device: str) -> int:

@@ -46,7 +46,6 @@ Results go to ``--out`` (JSON) after each precision, so a run cut short keeps wh
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import sys
@@ -101,16 +100,6 @@ def groups_of(exp) -> list[int]:
     return [taus[i] for i in range(0, len(taus), size)]
 
 
-def on_device(exp):
-    """``exp`` with its data on its config's device, as :func:`fedlib.simulation.simulate` places it (a copy:
-    the loaded data may be shared on the CPU); ``prepare`` leaves it on the CPU."""
-    device = exp.config.device
-    if device != "cpu":
-        exp.data = dataclasses.replace(exp.data, **{n: getattr(exp.data, n).to(device)
-                                                    for n in ("train_x", "train_y", "test_x", "test_y")})
-    return exp
-
-
 def _sync(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -137,7 +126,7 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     with precision_scope(config.precision, device):
-        exp = on_device(prepare(config))
+        exp = prepare(config).data_on()  # where simulate trains: on the device
         state = exp.initial_state()
         trainer = client_trainer(config, exp.algorithm)
         r = 0
@@ -196,7 +185,7 @@ def _timed_rounds(cfg: dict, timed: int, start, out) -> None:
 
     config = Config.from_dict(cfg)
     with single_thread(), precision_scope(config.precision, config.device):
-        exp = on_device(prepare(config))
+        exp = prepare(config).data_on()  # where simulate trains: on the device
         trainer = client_trainer(config, exp.algorithm)
         state = run_round(exp, exp.initial_state(), 0, trainer).state
         _sync(config.device)

@@ -66,6 +66,16 @@ class Experiment:
     def num_clients(self) -> int:
         return len(self.client_indices)
 
+    def data_on(self, device: str | None = None) -> "Experiment":
+        """Put the training and test data on ``device`` (default: the run's), where the run trains on them;
+        :func:`prepare` leaves them on the CPU.  The tensors are copies: the loaded data may be shared (memoized)
+        on the CPU.  Returns ``self``."""
+        device = device or self.config.device
+        if device != "cpu":
+            self.data = dataclasses.replace(self.data, **{n: getattr(self.data, n).to(device)
+                                                          for n in ("train_x", "train_y", "test_x", "test_y")})
+        return self
+
 
 def _subset(x: torch.Tensor, y: torch.Tensor, limit: int, seed: int, stream: int):
     """A seeded random subset of ``limit`` rows (all rows when limit is 0 or larger)."""

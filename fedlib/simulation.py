@@ -286,10 +286,7 @@ def _resume_point(store, key) -> StagedCheckpoint:
 
 def _simulate(config, store, key, progress, on_round_end, experiment) -> dict:
     require_device(config)
-    exp = experiment or prepare(config)
-    if config.device != "cpu":  # a copy: the loaded data may be shared (memoized) on the CPU
-        exp.data = dataclasses.replace(exp.data, **{name: getattr(exp.data, name).to(config.device)
-                                                    for name in ("train_x", "train_y", "test_x", "test_y")})
+    exp = (experiment or prepare(config)).data_on(config.device)
     plan = exp.algorithm.stages.plan(exp)
     multi = len(plan) > 1
     run = _resume_point(store, key)

@@ -101,12 +101,15 @@ def test_the_round_profiler_runs_on_the_cpu_and_counts_the_steps_the_engine_take
     batches = [len(t.batches) for t in tasks]
     assert (row["steps"], row["client_steps"]) == (max(batches), sum(batches)) == prof.steps_of(exp)
     # its rounds train where the run would: prepare leaves the data on the CPU, simulate (and the profiler) copy
-    # it to the configured device; the 2026-11-26 H100 profile failed every row without that copy
-    from types import SimpleNamespace
+    # it to the configured device (Experiment.data_on); the 2026-11-26 H100 profile failed every row without it
+    import inspect
 
-    moved = prof.on_device(SimpleNamespace(config=SimpleNamespace(device="meta"), data=exp.data))
-    assert {getattr(moved.data, n).device.type for n in ("train_x", "train_y", "test_x", "test_y")} == {"meta"}
-    assert exp.data.train_x.device.type == "cpu"  # a copy: the loaded data is shared
+    assert inspect.getsource(prof.profile_round).count("prepare(config).data_on()") == 1
+    loaded = exp.data
+    assert exp.data_on() is exp and exp.data is loaded  # on the CPU: nothing moves
+    exp.data_on("meta")
+    assert {getattr(exp.data, n).device.type for n in ("train_x", "train_y", "test_x", "test_y")} == {"meta"}
+    assert loaded.train_x.device.type == "cpu"  # a copy: the loaded data is shared
 
 
 @pytest.mark.slow

@@ -202,9 +202,7 @@ def _meta_round(tiny: dict) -> str:
     from ..simulation import run_round
 
     cfg = Config.from_dict(tiny)
-    exp = prepare(cfg)
-    exp.data = dataclasses.replace(exp.data, **{n: getattr(exp.data, n).to("meta")
-                                                for n in ("train_x", "train_y", "test_x", "test_y")})
+    exp = prepare(cfg).data_on("meta")
     state = exp.initial_state()
     state = state.replace(params={k: v.to("meta") for k, v in state.params.items()})
     try:
@@ -448,10 +446,7 @@ def _round_seconds(cfg: dict, rounds: int = 2) -> float:
     from ..simulation import run_round, single_thread
 
     config = Config.from_dict(cfg)
-    exp = prepare(config)
-    if config.device != "cpu":
-        exp.data = dataclasses.replace(exp.data, **{n: getattr(exp.data, n).to(config.device)
-                                                    for n in ("train_x", "train_y", "test_x", "test_y")})
+    exp = prepare(config).data_on()
     state, best = exp.initial_state(), math.inf
     sync = torch.cuda.synchronize if config.device.startswith("cuda") else (lambda: None)
     with single_thread(), precision_scope(config.precision, config.device), warnings.catch_warnings():
