@@ -161,7 +161,8 @@ def profile_round(cfg: dict, *, warmup: int = 1, timed: int = 2, profiled: int =
     top = sorted(events, key=own_device, reverse=True)[:12] if cuda else []
     host = sorted(events, key=lambda e: e.self_cpu_time_total, reverse=True)[:12]
     return {"engine": config.engine, "memory_budget_gb": config.memory_budget_gb, "precision": config.precision,
-            "memory_format": config.memory_format, "round_s": round(round_s, 4), "groups": groups_of(exp), "rounds_timed": [round(t, 4) for t in times],
+            "memory_format": config.memory_format, "round_s": round(round_s, 4), "groups": groups_of(exp),
+            "rounds_timed": [round(t, 4) for t in times],
             "kernel_s": None if kernel_s is None else round(kernel_s, 4),
             "busy": None if kernel_s is None else round(kernel_s / round_s, 3),
             "steps": steps, "client_steps": client_steps, "clients": len(exp.client_indices),

@@ -198,7 +198,7 @@ def prepare(config: Config) -> Experiment:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
         model = algorithm.extend_model(build_model(config.model, data.num_classes, data.input_shape,
-                                                          layout=config.memory_format))
+                                                   layout=config.memory_format))
     model = model.to(config.device)
     data, server = _in_memory_format(data, server, memory_format(config.model, data.input_shape,
                                                                   config.memory_format))

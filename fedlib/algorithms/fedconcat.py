@@ -326,7 +326,7 @@ class FedConcatStages(Stages):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(_derived_seed(c.seed, _CLUSTER_INIT_STREAM, i))
             model = sub.algorithm.extend_model(build_model(c.model, sub.data.num_classes, sub.data.input_shape,
-                                                                      layout=c.memory_format))
+                                                           layout=c.memory_format))
         return {k: v.detach().to(c.device) for k, v in model.named_parameters()}
 
     # -- stage 3

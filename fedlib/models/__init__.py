@@ -25,8 +25,8 @@ package imports every module by discovery.
 from __future__ import annotations
 
 from ..discovery import import_modules
-from .registry import (LAYOUTS, MEMORY_FORMATS, MODELS, ModelSpec, body_keys, body_params, build_model, head_keys, layer_keys,
-                       memory_format, model_names, register_model, to_memory_format)
+from .registry import (LAYOUTS, MEMORY_FORMATS, MODELS, ModelSpec, body_keys, body_params, build_model, head_keys,
+                       layer_keys, memory_format, model_names, register_model, to_memory_format)
 
 __all__ = ["LAYOUTS", "MEMORY_FORMATS", "MODELS", "ModelSpec", "body_keys", "body_params", "build_model", "head_keys",
            "layer_keys", "memory_format", "model_names", "register_model", "to_memory_format"]

@@ -107,8 +107,9 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
     ``accuracy`` (%), the training seconds so far (``elapsed_s``), the ``device_name`` (from the result's
     summary; ``device_name`` for runs whose summary is not written yet), the ``precision``, the ``engine``,
     ``memory_budget_gb`` and ``memory_format`` (:func:`~fedlib.repro.budget.costs.gpu_variant`: those whose entry
-    the store holds) and the training code version of the store key; ``paired_round`` and ``paired_accuracy``, where the runs of a
-    seed are compared (:func:`_paired`).  ``curves``: every evaluated round of every run (row, column, seed, round, test_accuracy %).
+    the store holds) and the training code version of the store key; ``paired_round`` and ``paired_accuracy``,
+    where the runs of a seed are compared (:func:`_paired`).  ``curves``: every evaluated round of every run (row,
+    column, seed, round, test_accuracy %).
     An interrupted run resumes from its checkpoint when the same command trains it again with this store."""
     import pandas as pd
 
