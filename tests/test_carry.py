@@ -55,6 +55,37 @@ def test_a_record_carries_only_its_identical_groups_stale_entries(tmp_path):
     assert store.entry(current).exists() and carry.carry_store(store, [record], log=lambda *_: None) == []
 
 
+def test_a_carried_copy_of_a_run_still_training_is_carried_again_unless_it_trained_on_itself(tmp_path):
+    """A run still training under the old code when it was carried left a checkpoint copy behind: once its source
+    moves on (here: it finished), the next carry copies it again; a copy that was itself resumed under its new key
+    (written after its carry) is never replaced."""
+    import os
+
+    store = Store(tmp_path)
+    cfg = {**TINY, "method": "fedavg"}
+    config = Config.from_dict(cfg)
+    old = carry._key_for(config, "old")
+    store.save_checkpoint(old, config, {"history": [{"round": 1, "test_accuracy": 0.5}], "stage_state": {"round": 1}})
+    record = {"name": "test.json", "versions": [{"path": carry._group(cfg), "from": "old", "to": code_version(config)}]}
+    new = store.key(config)
+    assert carry.carry_store(store, [record], log=lambda *_: None) == [(old, new)]
+    note = store.entry(new) / "carried.json"
+    t = note.stat().st_mtime
+    assert carry.carry_store(store, [record], log=lambda *_: None) == []  # nothing moved since
+    finished = _plant(Store(tmp_path / "other"), cfg, "old")
+    for name in ("params.pt", "result.json"):  # the old-code run finishes after the carry
+        shutil.copy(tmp_path / "other" / finished / name, store.entry(old) / name)
+        os.utime(store.entry(old) / name, (t + 5, t + 5))
+    assert carry.carry_store(store, [record], log=lambda *_: None) == [(old, new)]
+    assert store.load_result(new)["history"] == store.load_result(old)["history"]
+    # a copy resumed under its new key (a file newer than its carry) stays, whatever its source does
+    note = store.entry(new) / "carried.json"
+    t = note.stat().st_mtime
+    os.utime(store.entry(new) / "params.pt", (t + 10, t + 10))
+    os.utime(store.entry(old) / "result.json", (t + 20, t + 20))
+    assert carry.carry_store(store, [record], log=lambda *_: None) == []
+
+
 @pytest.mark.slow
 def test_the_check_finds_the_same_code_identical_and_a_changed_one_different(tmp_path):
     configs = [{**TINY, "method": "fedavg", "device": "cuda"}, {**TINY, "method": "fedavg", "seed": 3}]

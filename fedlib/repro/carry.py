@@ -184,10 +184,28 @@ def load_carries(folder=None) -> list[dict]:
         if folder.is_dir() else []
 
 
+def _newest(entry: Path, skip: str = "") -> float:
+    """The latest modification time of ``entry``'s files (but ``skip``)."""
+    return max((p.stat().st_mtime for p in entry.iterdir() if p.is_file() and p.name != skip), default=0.0)
+
+
+def _refresh(source: Path, target: Path) -> bool:
+    """Whether the carried copy ``target`` should be copied again from ``source``: nothing has written to it
+    since its carry (its files are no newer than its ``carried.json``: no run resumed under the new key) and its
+    source has changed since (a run still training under the old code when it was carried, a checkpoint then)."""
+    note = target / "carried.json"
+    if not note.exists():
+        return False
+    carried_at = note.stat().st_mtime
+    return _newest(target, skip=note.name) <= carried_at < _newest(source)
+
+
 def carry_store(store, records=None, *, log=print) -> list[tuple[str, str]]:
     """Copy each stale entry of ``store`` that a record's ``versions`` map to its current key (with
     ``carried.json``: the record, the old key and both versions); an entry already under its current key, or
-    whose group (method, model, engine) and old version no record maps, is left as it is.  Returns ``(old key, new key)`` pairs."""
+    whose group (method, model, engine) and old version no record maps, is left as it is.  A copy carried
+    earlier is carried again where its source has moved on since and the copy has not (:func:`_refresh`: a run
+    that was still training under the old code).  Returns ``(old key, new key)`` pairs."""
     from ..config import Config
     from ..store import code_version
 
@@ -203,6 +221,8 @@ def carry_store(store, records=None, *, log=print) -> list[tuple[str, str]]:
                 continue
             new_key = store.key(config)
             target = store.entry(new_key)
+            if target.exists() and _refresh(store.entry(key), target):
+                shutil.rmtree(target)
             if not target.exists():
                 shutil.copytree(store.entry(key), target)
                 (target / "carried.json").write_text(json.dumps(
