@@ -238,7 +238,7 @@ def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
         row = {"run": job.name, "method": job.config.get("method"), "dataset": job.config.get("dataset"), "ok": True}
         t0 = time.perf_counter()
         try:
-            formats = settings.get("memory_formats") or [None]
+            formats = settings["memory_formats"]
             for engine in settings["engines"]:
                 for precision in settings["precisions"]:
                     for layout in formats:
@@ -251,10 +251,10 @@ def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
             for engine, layout in [(e, formats[0]) for e in engines] + [(engines[0], f) for f in formats[1:]]:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    out = simulate(Config.from_dict({**tiny, "engine": engine, "memory_format": layout or "model"}),
+                    out = simulate(Config.from_dict({**tiny, "engine": engine, "memory_format": layout}),
                                    store=None, progress=False)
                 row.setdefault("tiny_accuracy", out["summary"]["final_accuracy"])
-                row.setdefault("engines", []).append(engine if layout in (None, "model") else f"{engine} {layout}")
+                row.setdefault("engines", []).append(engine if layout == "model" else f"{engine} {layout}")
             row["meta"] = _meta_round(tiny)
         except Exception as err:  # noqa: BLE001 -- reported per configuration
             row.update(ok=False, error=f"{type(err).__name__}: {err}")
@@ -468,7 +468,9 @@ def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.
     precisions in the first layout, then the summed rounds/s of packs of k copies (different seeds) of ``cfg``
     for k in ``shares``, until ``budget_s`` is spent.  A row whose engine compiles first
     (:data:`~fedlib.repro.run.pack.FIRST_ROUND_EXTRA_S`) starts only where its compile fits what is left.
-    Returns ``{"rounds": [...], "shares": [...], "best": {...}}``."""
+    Returns ``{"rounds": [...], "shares": [...], "best": {...}}``: ``best`` is the fastest allowed engine,
+    precision and layout (none timed: the first the device has), its ``round_s`` (None if untimed) and the
+    ``slots`` to train with (:func:`best_share`)."""
     import tempfile
 
     from ..config import Config
@@ -508,13 +510,14 @@ def measure(cfg: dict, *, precisions, shares=(1, 2, 4, 8), budget_s: float = 60.
     best = min(timed, key=lambda r: r["round_s"]) if timed else {"engine": cfg.get("engine", "vectorized"),
                                                                   "precision": chosen[0] if chosen else "float32",
                                                                   "memory_format": formats[0]}
-    out["best"] = {"engine": best["engine"], "precision": best["precision"], "memory_format": best["memory_format"]}
+    setting = {k: best[k] for k in ("engine", "precision", "memory_format")}
+    out["best"] = {**setting, "round_s": best.get("round_s")}
     mode = pack if pack == "processes" else "streams" if device.startswith("cuda") else "turns"
     for k in shares:
         if time.perf_counter() - t0 > budget_s:
             out["shares"].append({"k": k, "note": "not measured: the measuring minute was spent"})
             continue
-        configs = [Config.from_dict({**cfg, **out["best"], "rounds": SHARE_ROUNDS, "seed": 1000 + i,
+        configs = [Config.from_dict({**cfg, **setting, "rounds": SHARE_ROUNDS, "seed": 1000 + i,
                                      "eval_every": SHARE_ROUNDS, "checkpoint_every": SHARE_ROUNDS})
                    for i in range(k)]
         with tempfile.TemporaryDirectory(dir=store_root) as tmp, warnings.catch_warnings():
@@ -810,25 +813,20 @@ def lease(jobs: list[Job], settings: dict, out_dir, *, minutes: float, device: s
               "code": code_fingerprint(),
               "profile": settings["profile"], "minutes": minutes, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "first_setting": first.name}
-    formats = settings.get("memory_formats") or ["model"]
+    formats = settings["memory_formats"]
     base = _with_lease(first.config, settings["engines"][0], "float32", settings["checkpoint_every"],
                        settings["memory_budget_gb"], formats[0])
     m = measure(base, precisions=settings["precisions"], shares=shares, pack=settings.get("pack", "streams"),
                 engines=settings["engines"], memory_formats=formats,
                 budget_s=min(measure_s, max(0.0, deadline - time.time())), store_root=None, log=log)
-    timed = [r for r in m["rounds"] if "round_s" in r and r["engine"] in settings["engines"]
-             and r["precision"] in settings["precisions"] and r.get("memory_format", formats[0]) in formats]
-    chosen = min(timed, key=lambda r: r["round_s"]) if timed else {"engine": settings["engines"][0],
-                                                                    "precision": settings["precisions"][0],
-                                                                    "memory_format": formats[0]}
-    training = {"engine": chosen["engine"], "precision": chosen["precision"], "slots": m["best"]["slots"],
+    chosen = m["best"]  # the fastest allowed engine × precision × layout (none timed: the first the device has)
+    training = {"engine": chosen["engine"], "precision": chosen["precision"], "slots": chosen["slots"],
                 "checkpoint_every": settings["checkpoint_every"], "pack": settings.get("pack", "streams"),
-                "memory_budget_gb": settings["memory_budget_gb"],
-                "memory_format": chosen.get("memory_format", formats[0])}
+                "memory_budget_gb": settings["memory_budget_gb"], "memory_format": chosen["memory_format"]}
     record.update(measurements=m, training=training)
     log(f"training: {training}")
     share = next((s for s in m["shares"] if s.get("k") == training["slots"] and "rounds_per_s" in s), None)
-    est = training["slots"] / share["rounds_per_s"] if share else chosen.get("round_s", 0.0)
+    est = training["slots"] / share["rounds_per_s"] if share else chosen["round_s"] or 0.0
     record["runs"] = train(jobs, store, engine=training["engine"], precision=training["precision"],
                            checkpoint_every=training["checkpoint_every"], slots=training["slots"], deadline=deadline,
                            est_round_s=est, pack=training["pack"], memory_budget_gb=training["memory_budget_gb"],
