@@ -166,6 +166,24 @@ def test_run_grid_seeds_cache_absent_dataset_and_progress(tmp_path, monkeypatch)
     assert list(progress_channel(channel))[-1]["trained"] == 0
 
 
+def test_progress_estimates_the_time_left_from_runs_trained_not_runs_read_from_the_store(tmp_path, monkeypatch):
+    """A grid that finds its first runs in the store has trained nothing yet: it promises no time left until
+    a run has trained, then prices the runs left at the trained runs' pace (a regeneration that found 12 of
+    24 runs in the store once printed "~3 s left" before an hour of training)."""
+    channel = tmp_path / "progress.jsonl"
+    monkeypatch.setenv("FEDLIB_PROGRESS", str(channel))
+    base = {"dataset": "synthetic", "num_clients": 4, "rounds": 2, "batch_size": 32, "method": "fedavg"}
+    store = tmp_path / "store"
+    run_grid([{"method": "a", "config": base}], seeds=(0, 1), store=store, progress=False, desc="first")
+    channel.unlink()
+    run_grid([{"method": "a", "config": base}], seeds=(0, 1, 2, 3), store=store, progress=False, desc="then")
+    lines = list(progress_channel(channel))
+    assert [(ln["done"], ln["trained"]) for ln in lines] == [(0, 0), (1, 0), (2, 0), (3, 1), (4, 2)]
+    assert [ln["eta_s"] for ln in lines[:3]] == [None, None, None]  # only store reads so far: no pace yet
+    # one run trained in `elapsed` seconds, one left: the estimate is that run's time, not a third of it
+    assert lines[3]["eta_s"] == pytest.approx(lines[3]["elapsed_s"], abs=0.11) and lines[4]["eta_s"] == 0
+
+
 def test_a_run_whose_parameters_stop_being_finite_is_reported_as_diverged_not_as_a_number(tmp_path):
     """lr = 1e38 overflows the first update to inf: the run warns, its summary names the round, the
     grid marks it "diverged" (kept out of the means) and the table says "diverged", not chance accuracy."""

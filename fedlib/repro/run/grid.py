@@ -186,7 +186,10 @@ class _Progress:
         if not self.channel:
             return
         elapsed = time.perf_counter() - self.t0
-        eta = elapsed / self.done * (self.total - self.done) if self.done else None
+        # the runs left at the pace of the runs trained here: one read from the store takes no time, and
+        # a grid that found half its runs there is not half done in time
+        eta = 0.0 if self.done == self.total else \
+            elapsed / self.trained * (self.total - self.done) if self.trained else None
         line = {"desc": self.desc, "done": self.done, "total": self.total, "trained": self.trained,
                 "not_run": self.not_run,
                 "elapsed_s": round(elapsed, 1), "eta_s": None if eta is None else round(eta, 1)}
