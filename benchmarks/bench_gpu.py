@@ -1,6 +1,6 @@
 """Paper-scale runs on one device: what a GPU session measures before a paper profile goes to a cluster.
 
-    python benchmarks/bench_gpu.py                      # on cuda, FedLC's CIFAR-10 setting; writes results_gpu.md
+    python benchmarks/bench_gpu.py                      # on cuda, FedLC's CIFAR-10 setting; writes results_bench_gpu.md
     python benchmarks/bench_gpu.py --paper-hours        # device-hours of each paper's tables; writes nothing
     python benchmarks/bench_gpu.py --device cpu --tiny  # about a minute: proves the script runs (CI); writes nothing
 
@@ -292,7 +292,9 @@ def main(argv=None) -> int:
     parser.add_argument("--setting", default="fedlc", choices=sorted(SETTINGS),
                         help="fedlc: FedLC's CIFAR-10 Table 1 setting (default); pfl: pfl-research's CIFAR-10 "
                              "benchmark (1,000 clients, 50 a round)")
-    parser.add_argument("--out", default=None, help="results file (default benchmarks/results_gpu.md; not with --tiny)")
+    parser.add_argument("--out", default=None,
+                        help="results file (default benchmarks/results_bench_gpu.md: the leases' record, "
+                             "results_gpu.md, is never overwritten; not with --tiny)")
     parser.add_argument("--paper-hours", action="store_true",
                         help="only the device-hours of each paper's tables under the paper profile, from the "
                              "measured seconds per training sample of its models (writes nothing)")
@@ -355,7 +357,7 @@ def main(argv=None) -> int:
     lines.append(f"\n{time.perf_counter() - t0:.0f} s in all; `python benchmarks/bench_gpu.py "
                  f"{' '.join(argv if argv is not None else sys.argv[1:])}`")
     if not args.tiny:
-        out = Path(args.out) if args.out else Path(__file__).resolve().parent / "results_gpu.md"
+        out = Path(args.out) if args.out else Path(__file__).resolve().parent / "results_bench_gpu.md"
         out.write_text("# bench_gpu.py\n\n" + "\n".join(lines) + "\n")
         print(f"wrote {out}")
     return 0

@@ -14,7 +14,8 @@
 #   about 8 s each, and the faster trains the runs the lease starts)
 # Call each within the machine's 30 s warm time after the last (2026-11-26: a start took 30 s, a stash 0.2-5 s).
 # The next lease (benchmarks/results_gpu.md, "What it means for the next lease"): the TF32 check first (FedAvg
-#   seed 0, vectorized, ≈ 5 min), then FedAvg seed 2 resumes from round 80.  The round was profiled on the third
+#   seed 0, compiled: ≈ 5 min, and the first whole-round timing of compiled TF32), then FedAvg seed 2 resumes
+#   from round 80.  The round was profiled on the third
 #   lease (benchmarks/leases/20261126-110532/round_profile.json); to profile again, on the warm machine after the
 #   lease (the data stays unpacked there):
 #                        FEDLIB_DATA=/tmp/fedlib-lease/data timeout -k 5 240 python3 benchmarks/profile_gpu_round.py \

@@ -174,11 +174,11 @@ def test_dry_run_prints_the_plan_with_the_cost_models_estimate(capsys):
     assert "finishes" not in two.split("fedconcat")[0] and f"reaches ≈ {100 * (720 - 45 - 60) / (2 * est):.0f} %" in two
     assert "fedlc table1 fedlc/cifar10_beta0.5 seed 0" in out and "not started" in out
     assert "the same run as fedlc table1 fedavg/cifar10_beta0.5 seed 0" in out  # the ladder's top rung is Table 1's
-    # the TF32 check run, fifth, priced at TF32's measured round (vectorized: no compile): it starts after four
-    # float32 runs
+    # the TF32 check run, fifth, priced at TF32's measured round plus the compiled engine's compile: it starts
+    # after four float32 runs
     assert lease.main(["--dry-run", "--minutes", "35", "--measure-s", "0"]) == 0
     line, = [x for x in capsys.readouterr().out.splitlines() if "seed 0 in tf32" in x]
-    tf32 = est * GPU_PRECISION_FACTOR["tf32"]
+    tf32 = est * GPU_PRECISION_FACTOR["tf32"] + FIRST_ROUND_EXTRA_S["compiled"]
     assert line.split()[9:12] == [f"{tf32 / 60:.1f}", f"{4 * est / 60:.1f}", f"{(4 * est + tf32) / 60:.1f}"]
     assert line.endswith("finishes")
 
@@ -189,12 +189,12 @@ def test_default_queue_order_and_check_of_its_cheap_configurations():
     names = [j.name for j in jobs if j.config is not None]
     assert names[:5] == ["fedlc table1 fedavg/cifar10_beta0.5 seed 0", "fedlc table1 fedlc/cifar10_beta0.5 seed 0",
                          "fedlc table1 fedavg/cifar10_beta0.5 seed 1", "fedlc table1 fedlc/cifar10_beta0.5 seed 1",
-                         "fedlc table1 fedavg/cifar10_beta0.5 seed 0 in tf32 (vectorized engine)"]
+                         "fedlc table1 fedavg/cifar10_beta0.5 seed 0 in tf32 (compiled engine)"]
     tf32 = jobs[4].config
-    assert tf32["precision"] == "tf32" and tf32["engine"] == "vectorized"
+    assert tf32["precision"] == "tf32" and tf32["engine"] == "compiled"
     assert {k: v for k, v in tf32.items() if k not in ("precision", "engine")} == jobs[0].config
     assert lease._with_lease(tf32, "vectorized", "float32", 5)["precision"] == "tf32"  # its own, whatever the lease's
-    assert lease._with_lease(tf32, "compiled", "float32", 5)["engine"] == "vectorized"
+    assert lease._with_lease(tf32, "vectorized", "float32", 5)["engine"] == "compiled"
     assert lease._with_lease(jobs[0].config, "vectorized", "bf16", 5)["precision"] == "bf16"
     assert [j.label["paper"] for j in jobs if j.label["kind"] == "cell"][11:] == \
         ["fedconcat"] * 6 + ["fedic"] * 2 + ["fedabc"] * 6
@@ -210,8 +210,9 @@ def test_default_queue_order_and_check_of_its_cheap_configurations():
     rows = lease.check(cheap, settings, log=lambda *_: None)
     assert len(rows) == 4 and all(r["ok"] for r in rows), rows
     assert settings["memory_formats"] == ["model", "contiguous"]
-    # each trained the tiny round, compiled ones compiled; the first engine in the other layout too
-    assert all(r["engines"] == [*settings["engines"], "vectorized contiguous"] for r in rows)
+    # each trained the tiny round in every engine and layout, compiled ones compiled
+    assert all(r["engines"] == [*settings["engines"], *(f"{e} contiguous" for e in settings["engines"])]
+               for r in rows)
     assert {r["meta"] for r in rows} <= {"ok", "reached a host read"}
 
 

@@ -221,8 +221,8 @@ def _meta_round(tiny: dict) -> str:
 
 def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
     """Every distinct queued configuration: validated as the lease trains it (on its device, each allowed
-    engine, precision and layout), then one round of :func:`tiny_config` on the CPU under each allowed engine
-    (and the first engine in each other allowed layout), and one on the meta device.
+    engine, precision and layout), then one round of :func:`tiny_config` on the CPU under each allowed engine in
+    each allowed layout, and one on the meta device.
     Returns one row per configuration (``ok`` False with the error where something failed)."""
     from ..config import Config
     from ..simulation import simulate
@@ -245,10 +245,11 @@ def check(jobs: list[Job], settings: dict, *, log=print) -> list[dict]:
                         Config.from_dict(_with_lease(job.config, engine, precision, settings["checkpoint_every"],
                                                      settings.get("memory_budget_gb"), layout))
             tiny = tiny_config(job.config)
-            # every engine the lease may choose trains the tiny round here (a compiled one compiles too), in the
-            # first layout; the first engine in each other layout
+            # every engine the lease may choose trains the tiny round here (a compiled one compiles too), in every
+            # layout: the lease may pair any engine with any layout (a queue entry's own engine with the layout the
+            # measuring minute chose)
             engines = list(dict.fromkeys([tiny.get("engine", "vectorized"), *settings["engines"]]))
-            for engine, layout in [(e, formats[0]) for e in engines] + [(engines[0], f) for f in formats[1:]]:
+            for engine, layout in [(e, f) for f in formats for e in engines]:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     out = simulate(Config.from_dict({**tiny, "engine": engine, "memory_format": layout}),
