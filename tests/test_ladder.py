@@ -315,6 +315,45 @@ def test_a_rung_whose_baseline_is_at_chance_is_drawn_apart_from_the_gap_the_find
     plt.close(fig)
 
 
+def test_a_rung_over_fewer_seeds_is_drawn_and_named_apart_and_the_figure_passes_its_rules():
+    """FedLC's paper ladder: rungs 0-2 over the CPU's 3 seeds, the top rung over the 2 seeds a GPU trained.
+    The caption said "std over 2 seeds" (the fewest) while three rungs' bars were over 3, and the figure rules
+    refused it (2026-11-26).  Now the bars' caption is the most seeds', the top rung is an open square named
+    "ours (2 of 3 seeds)" with its own std in the caption, the accuracy panel names its seeds at the rung, and
+    the line still joins every rung."""
+    import matplotlib.pyplot as plt
+    from matplotlib.container import ErrorbarContainer
+
+    from fedlib.repro.artefacts import figure_rules as fr
+
+    spec = L.spec_for("fedlc")
+    table = _table([0.64, 0.44, 0.91, 0.79], [3.52, 0.67, 0.52, 2.84], paper=12.81).assign(
+        sample_epochs=[9.0e4, 2.08e5, 4.73e5, 2.0e7], fedavg_mean=[17.05, 25.95, 31.56, 64.33],
+        fedlc_mean=[17.69, 26.39, 32.47, 65.12], n_seeds=[3, 3, 3, 2])
+    caption = L.figure_caption(table)
+    assert "std over 3 seeds" in caption and "the rung over 2 of 3 seeds (open squares): std over 2 seeds" in caption
+    fig = L.ladder_figure(spec, table)
+    assert all(fr.check_figure(fig, caption=caption, seeds=3).values())
+    gap, accuracy = fig.axes
+    bars = {c.get_label(): c for c in gap.containers if isinstance(c, ErrorbarContainer)}
+    assert list(bars["ours"].lines[0].get_ydata()) == [0.64, 0.44, 0.91]
+    apart = bars["ours (2 of 3 seeds)"].lines[0]
+    assert list(apart.get_ydata()) == [0.79] and apart.get_marker() == "s" and apart.get_markerfacecolor() == "white"
+    joined, = [ln for ln in gap.get_lines() if ln.get_label() == "_" and len(ln.get_xdata()) == 4]
+    assert list(joined.get_ydata()) == [0.64, 0.44, 0.91, 0.79]
+    assert "ours (2 of 3 seeds)" in [t.get_text() for t in gap.get_legend().get_texts()]
+    named, = [t for t in accuracy.texts if t.get_text() == "2 of 3 seeds"]  # the accuracy panel names it at its rung
+    assert named.get_position()[0] == pytest.approx(2.0e7)
+    plt.close(fig)
+    # the same rungs all over 3 seeds: one series, the caption as before
+    even = table.assign(n_seeds=[3] * 4)
+    assert L.figure_caption(even).endswith("Error bars: std over 3 seeds.")
+    fig = L.ladder_figure(spec, even)
+    assert [c.get_label() for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)] == ["ours"]
+    assert all(fr.check_figure(fig, caption=L.figure_caption(even), seeds=3).values())
+    plt.close(fig)
+
+
 def test_on_a_cpu_a_rung_a_gpu_trained_is_read_from_the_store_and_its_other_seeds_say_not_run(tmp_path, monkeypatch):
     """FedLC's top rung is Table 1's cell (the same store keys): once a lease trained seeds 0 and 1 of both
     methods, the CPU's ladder shows that rung from them, as the table does (``run.gate.decide``), and the grid

@@ -451,18 +451,35 @@ def finding(spec: LadderSpec, table: pd.DataFrame) -> str:
 
 
 def _seeds(table: pd.DataFrame) -> int:
-    """The fewest seeds behind a rung that ran (0 when none ran)."""
+    """The most seeds behind a rung that ran (0 when none ran): the seeds of the ladder's means, which a rung
+    over fewer (a GPU's top rung, 2 of the CPU rungs' 3) is drawn and named apart from (:func:`_fewer`)."""
     n = table["n_seeds"].dropna() if "n_seeds" in table else pd.Series(dtype=float)
-    return int(n[n > 0].min()) if (n > 0).any() else 0
+    return int(n[n > 0].max()) if (n > 0).any() else 0
+
+
+def _fewer(table: pd.DataFrame) -> dict[int, pd.Series]:
+    """``{seeds: the rungs that ran over that many}`` for each count below :func:`_seeds`."""
+    if "n_seeds" not in table:
+        return {}
+    n, most = table["n_seeds"].fillna(0), _seeds(table)
+    return {int(k): (n == k) for k in sorted(set(n[(n > 0) & (n < most)]))}
 
 
 def figure_caption(table: pd.DataFrame) -> str:
-    """The caption of :func:`ladder_figure`, with the error bars' seeds where it draws them."""
+    """The caption of :func:`ladder_figure`, with the error bars' seeds where it draws them (and those of the
+    rungs over fewer seeds, drawn as open squares)."""
     from ..artefacts.figure_rules import std_caption
 
     text = ("The gap per rung (client sample-epochs of a run, log) against the paper's (dashed); right: both "
             "methods and the paper's values (dotted).")
-    return " ".join(t for t in (text, std_caption(_seeds(table))) if t)
+    most = _seeds(table)
+    fewer = [f"the rung{'s' if sel.sum() > 1 else ''} over {n} of {most} seeds (open squares): "
+             + (f"std over {n} seeds" if n >= 2 else "one seed, no error bar")
+             for n, sel in _fewer(table).items()] if most >= 2 else []
+    std = std_caption(most)
+    if fewer:
+        std = std.rstrip(".") + "; " + "; ".join(fewer) + "."
+    return " ".join(t for t in (text, std) if t)
 
 
 def compact_count(value: float) -> str:
@@ -513,7 +530,7 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     labelled in place) and the paper's values."""
     import matplotlib.pyplot as plt
 
-    from ..artefacts.figure_rules import label_cell
+    from ..artefacts.figure_rules import declare, label_cell, seeds_label
     from ..spec.paper import get_paper
 
     pp = get_paper(spec.paper)
@@ -523,9 +540,27 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     ran = table.gap.notna()
     chance = ran & at_chance(spec, table)  # their gap measures nothing: not on the line the finding reads
     counted = ran & ~chance
-    if _seeds(table) >= 2:  # error bars only over ≥ 2 seeds (fedlib.repro.artefacts.figure_rules)
-        ax1.errorbar(x[counted], table.gap[counted], yerr=table.gap_std[counted].fillna(0), marker="o", color="C0",
-                     capsize=3, label="ours")
+    most, fewer = _seeds(table), _fewer(table)
+    if most >= 2:  # error bars only over ≥ 2 seeds (fedlib.repro.artefacts.figure_rules)
+        # a rung over fewer seeds than the others (a GPU's top rung) is an open square, named in the legend
+        # (seeds_label) and the caption; the line joins every rung the finding reads
+        apart = pd.Series(False, index=table.index)
+        for sel in fewer.values():
+            apart |= sel
+        ax1.plot(x[counted], table.gap[counted], color="C0", label="_")
+        full = counted & ~apart
+        ax1.errorbar(x[full], table.gap[full], yerr=table.gap_std[full].fillna(0), marker="o", color="C0",
+                     ls="none", capsize=3, label="ours")
+        marked = {}
+        for n, sel in fewer.items():
+            sel = sel & counted
+            if not sel.any():
+                continue
+            name = seeds_label("ours", n, most)
+            ax1.errorbar(x[sel], table.gap[sel], yerr=table.gap_std[sel].fillna(0) if n >= 2 else None, marker="s",
+                         mfc="white", color="C0", ls="none", capsize=3, label=name)
+            marked[name] = n
+        declare(ax1, seeds=most, series_seeds=marked or None)
     elif counted.any():
         ax1.plot(x[counted], table.gap[counted], marker="o", color="C0", label="ours")
     if chance.any():
@@ -557,6 +592,11 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     _rung_ticks(ax2, x)
     ax2.set_xlabel("client sample-epochs per run")
     ax2.set_ylabel(f"{spec.metric.replace('_', ' ')} (%); dotted: paper")
+    for n, sel in (fewer.items() if most >= 2 else ()):  # the means over fewer seeds, named at their rung (a
+        # marker of their own would hide one method's under the other's where the two are close)
+        for v in x[sel & ran]:
+            ax2.text(float(v), 0.03, f"{n} of {most} seeds", transform=ax2.get_xaxis_transform(), rotation=90,
+                     ha="center", va="bottom", fontsize=7, color="0.35")
     ax2.legend(frameon=False, fontsize=8)
     used = sorted({d for v in table.get("dataset_used", pd.Series(dtype=object)).dropna() for d in str(v).split(", ")})
     if used:  # every axes names the dataset its runs trained on (a stand-in in reduced profiles)
