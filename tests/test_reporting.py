@@ -482,6 +482,21 @@ def test_partial_regenerations_keep_one_timing_per_notebook():
     assert [(n["name"], n["git_commit"]) for n in earlier_timings(third, second)] == [("b", "bbb"), ("c", "ccc")]
 
 
+def test_a_partial_regeneration_keeps_which_other_notebooks_were_rendered_from_records():
+    """FedLC's paper outputs: notebooks 01-08 rendered from their records at one commit, then notebook 09 trained
+    again alone.  The record lost the ``rendered`` block, and with it how 01-08's outputs were made."""
+    from fedlib.repro.regenerate import still_rendered
+
+    old = {"git_commit": "aaa", "notebooks": [{"name": "06", "status": "ok"}],
+           "rendered": {"from": "_records.jsonl.gz", "git_commit": "rrr", "at": "12:00",
+                        "notebooks": [{"name": n, "status": "rendered"} for n in ("01", "08", "09")]}}
+    kept = still_rendered({"notebooks": [{"name": "09", "status": "ok"}]}, old)
+    assert kept == {**old["rendered"], "notebooks": [{"name": "01", "status": "rendered"},
+                                                     {"name": "08", "status": "rendered"}]}
+    assert still_rendered({"notebooks": [{"name": n} for n in ("01", "08", "09")]}, old) is None  # all run again
+    assert still_rendered({"notebooks": [{"name": "09"}]}, {"notebooks": []}) is None  # nothing was rendered
+
+
 def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
     """Rendering again from a filled store (e.g. after recording a spread) trains nothing; the
     index must still say what regenerating costs from an empty store, and only at the same commit."""

@@ -286,8 +286,11 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         record["git_commit"] = git_commit()
         if old is not None:
             try:
-                if only:  # keep the timings of the notebooks not rerun
+                if only:  # keep the timings of the notebooks not rerun, and which of them were rendered
                     record["previous"] = earlier_timings(record, old)
+                    rendered = still_rendered(record, old)
+                    if rendered is not None:
+                        record["rendered"] = rendered
                 cold = cold_timing(record, old)  # rendered again from the store: keep what filling it cost
                 if cold is not None:
                     record["cold"] = cold
@@ -377,6 +380,18 @@ def earlier_timings(record: dict, old: dict) -> list[dict]:
         if n["name"] not in rerun:
             kept.setdefault(n["name"], n)
     return sorted(kept.values(), key=lambda n: n["name"])
+
+
+def still_rendered(record: dict, old: dict) -> dict | None:
+    """``old``'s ``rendered`` block (the notebooks last rendered from the run records, at its commit) less the
+    notebooks ``record`` ran again, or None where none is left: a partial regeneration of one notebook leaves
+    the others' outputs as they were rendered, and the record still says so."""
+    rendered = old.get("rendered")
+    if not isinstance(rendered, dict):
+        return None
+    rerun = {n["name"] for n in record["notebooks"]}
+    left = [n for n in rendered.get("notebooks", []) if n.get("name") not in rerun]
+    return {**rendered, "notebooks": left} if left else None
 
 
 def cold_timing(record: dict, old: dict) -> dict | None:
