@@ -549,8 +549,9 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
             apart |= sel
         ax1.plot(x[counted], table.gap[counted], color="C0", label="_")
         full = counted & ~apart
-        ax1.errorbar(x[full], table.gap[full], yerr=table.gap_std[full].fillna(0), marker="o", color="C0",
-                     ls="none", capsize=3, label="ours")
+        if full.any():  # (every rung over the most seeds may be at chance, drawn apart below)
+            ax1.errorbar(x[full], table.gap[full], yerr=table.gap_std[full].fillna(0), marker="o", color="C0",
+                         ls="none", capsize=3, label="ours")
         marked = {}
         for n, sel in fewer.items():
             sel = sel & counted
