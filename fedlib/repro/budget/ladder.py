@@ -544,11 +544,8 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     if most >= 2:  # error bars only over ≥ 2 seeds (fedlib.repro.artefacts.figure_rules)
         # a rung over fewer seeds than the others (a GPU's top rung) is an open square, named in the legend
         # (seeds_label) and the caption; the line joins every rung the finding reads
-        apart = pd.Series(False, index=table.index)
-        for sel in fewer.values():
-            apart |= sel
         ax1.plot(x[counted], table.gap[counted], color="C0", label="_")
-        full = counted & ~apart
+        full = counted & (table["n_seeds"] == most)
         if full.any():  # (every rung over the most seeds may be at chance, drawn apart below)
             ax1.errorbar(x[full], table.gap[full], yerr=table.gap_std[full].fillna(0), marker="o", color="C0",
                          ls="none", capsize=3, label="ours")
