@@ -220,3 +220,82 @@ def test_a_gap_between_gpu_cells_over_different_seeds_is_not_taken_from_their_me
     assert same["ran"] and same["ours"] == pytest.approx(2.105)
     here = gap_cells(frame(1, ""), q)[0]  # trained here, a seed missing: the table's means, as before
     assert here["ran"] and here["n"] == 1
+
+
+# ----------------------------------------------------------------------------- the noise of a gap, paired or not
+def test_paired_se_welch_df_and_noise_against_scipy():
+    """The paired se is the one behind scipy's paired t statistic (mean difference / se); Welch's degrees of
+    freedom are scipy's; the noise is the 95 % interval's half-width t(0.975, df)·se, 2·se where df is unknown."""
+    import numpy as np
+    from scipy import stats
+
+    a, b = [66.44, 63.81, 61.20, 64.05], [65.85, 62.82, 60.91, 62.40]
+    sd, se = rules.paired_se(a, b)
+    d = np.subtract(a, b, dtype=np.float64)
+    assert sd == pytest.approx(d.std(ddof=1), rel=1e-12)
+    assert se == pytest.approx(d.mean() / stats.ttest_rel(a, b).statistic, rel=1e-12)
+    welch = stats.ttest_ind(a, b[:3], equal_var=False)
+    df = rules.welch_df(float(np.std(a, ddof=1)), 4, float(np.std(b[:3], ddof=1)), 3)
+    assert df == pytest.approx(welch.df, rel=1e-12)
+    assert rules.welch_df(1.0, 1, 1.0, 3) is None and rules.welch_df(0.0, 2, 0.0, 3) == 3.0
+    assert rules.noise(0.2, 1) == pytest.approx(12.7062 * 0.2, rel=1e-5)  # t(0.975, 1) = 12.706
+    assert rules.noise(0.2, None) == pytest.approx(0.4) and rules.noise(None, 3) is None
+    with pytest.raises(ValueError, match="df"):
+        rules.noise(0.2, 0)
+    with pytest.raises(ValueError, match="paired"):
+        rules.paired_se([1.0], [2.0])
+
+
+def _two_rows(seeds_a: dict, seeds_b: dict) -> pd.DataFrame:
+    import statistics
+
+    rows = []
+    for row, vals in (("fedlc", seeds_a), ("fedavg", seeds_b)):
+        v = list(vals.values())
+        rows.append({"row": row, "column": "c", "ours_mean": statistics.fmean(v), "ours_std": statistics.stdev(v),
+                     "n_seeds": len(v), "ours_seeds": json.dumps({str(k): x for k, x in vals.items()}),
+                     "paper_mean": 72.99 if row == "fedlc" else 60.18, "dataset": "cifar10",
+                     "dataset_used": "cifar10", "spread": float("nan"), "note": ""})
+    return pd.DataFrame(rows)
+
+
+def test_a_gap_over_the_same_seeds_is_taken_seed_by_seed():
+    """FedLC's GPU runs (seeds 0 and 1): the two methods differ by +0.59 and +0.99 pp at one seed each, while
+    the seeds themselves differ by 3 pp.  The gap's std is that of the per-seed differences (0.28), not
+    √(s_a² + s_b²) (2.84); with one degree of freedom its noise is 12.7·se, so the gain is not beyond it and the
+    paper's +12.81 lies outside: not reproduced, as before, for the right reason.  Seeds that differ between
+    the rows are not paired: the unpaired se with Welch's degrees of freedom."""
+    from fedlib.repro.artefacts.claims import gap_cells
+
+    q = Gap(table="table1", method="fedlc", baseline="fedavg", columns=("c",))
+    (cell,) = gap_cells(_two_rows({0: 66.44, 1: 63.81}, {0: 65.85, 1: 62.82}), q)
+    assert cell["paired"] and cell["df"] == 1 and cell["n"] == 2
+    assert cell["ours"] == pytest.approx(0.79)
+    assert cell["std"] == pytest.approx(math.sqrt(2) * 0.2, rel=1e-9)  # the differences 0.59, 0.99
+    assert cell["se"] == pytest.approx(0.2, rel=1e-9)
+    noise = rules.noise(cell["se"], cell["df"])
+    assert rules.sign_rule(cell["ours"], noise, cell["paper"]).word == "not reproduced"
+
+    (apart,) = gap_cells(_two_rows({0: 66.44, 1: 63.81, 2: 64.0}, {0: 65.85, 1: 62.82, 3: 61.0}), q)
+    assert not apart["paired"]
+    frame = _two_rows({0: 66.44, 1: 63.81, 2: 64.0}, {0: 65.85, 1: 62.82, 3: 61.0})
+    sa, sb = float(frame.ours_std[0]), float(frame.ours_std[1])
+    assert apart["se"] == pytest.approx(rules.difference_se(sa, 3, sb, 3))
+    assert apart["df"] == pytest.approx(rules.welch_df(sa, 3, sb, 3))
+
+
+def test_a_cell_keeps_each_seeds_value_and_reads_it_back():
+    """``ours_seeds``: the finished seeds' values (a diverged seed is out, as it is out of the mean), JSON in
+    seed order; their mean is the cell's mean; the window means of the paper's "last k rounds" statistic too."""
+    from fedlib.repro.artefacts.tables import over_last_rounds, parse_seeds, seeds_text
+
+    runs = pd.DataFrame({"row": ["a"] * 3, "column": ["c"] * 3, "seed": [2, 0, 1], "status": ["ok", "ok", "diverged"],
+                         "value": [70.5, 68.25, 10.0]})
+    text = seeds_text(runs, "value")[("a", "c")]
+    assert text == '{"0": 68.25, "2": 70.5}' and parse_seeds(text) == {0: 68.25, 2: 70.5}
+    assert parse_seeds(float("nan")) == {} and parse_seeds("") == {}
+    hist = pd.DataFrame({"row": "a", "column": "c", "seed": [0] * 4 + [1] * 4, "round": [1, 2, 3, 4] * 2,
+                         "test_accuracy": [10.0, 20.0, 30.0, 50.0, 11.0, 21.0, 31.0, 41.0]})
+    cell = over_last_rounds(hist, 2).iloc[0]
+    assert parse_seeds(cell.ours_seeds) == {0: 40.0, 1: 36.0}
+    assert cell.ours_mean == pytest.approx(38.0)

@@ -79,6 +79,10 @@ def test_the_table_pairs_the_two_methods_by_seed():
     assert table.gap[0] == pytest.approx(8.0) and table.gap_std[0] == pytest.approx(np.std([10.0, 6.0], ddof=1))
     assert table.fedavg_mean[0] == pytest.approx(51.0) and math.isnan(table.gap[1])
     assert table.paper_gap[0] == pytest.approx(72.99 - 60.18)
+    # a seed that finished for one method only pairs with nothing (never with the other method's next seed)
+    runs.loc[(runs.method == "fedlc") & (runs.seed == 0), "status"] = "diverged"
+    table = L.ladder_table(spec, plan, runs)
+    assert table.gap[0] == pytest.approx(58.0 - 52.0) and table.n_seeds[0] == 1
 
 
 def test_quick_runs_the_rungs_its_budget_affords_and_shows_the_papers_budget_with_its_cost(monkeypatch):

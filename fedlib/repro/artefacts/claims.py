@@ -22,6 +22,7 @@ A claim about one dataset is not reproduced on another: on a stand-in, "reproduc
 from __future__ import annotations
 
 import importlib
+import json
 import math
 from pathlib import Path
 
@@ -29,6 +30,7 @@ import pandas as pd
 
 from ..spec.claims import Best, Claim, Gap, Ranking
 from ..verdict import claims as rules
+from .tables import parse_seeds
 
 __all__ = ["SCALES", "claims_of", "evaluate", "budget_share", "gap_cells", "paper_value"]
 
@@ -69,6 +71,8 @@ def _gpu_frame(path: Path, pp, table: str) -> pd.DataFrame:
         at = sorted({int(r) for r in g.paired_round})
         out.append({"row": row, "column": col, "ours_mean": g.paired_accuracy.mean() if len(g) else float("nan"),
                     "ours_std": g.paired_accuracy.std(ddof=1) if len(g) > 1 else float("nan"), "n_seeds": len(g),
+                    "ours_seeds": json.dumps({str(int(sd)): float(v) for sd, v in sorted(zip(g.seed,
+                                                                                               g.paired_accuracy))}),
                     # one seed: no spread of ours at this scale; the paper's std over its seeds stands for it
                     "spread": float("nan") if cell is None or cell.std is None else cell.std,
                     "paper_mean": None if cell is None else cell.mean,
@@ -110,9 +114,22 @@ def _std(cell) -> float | None:
     return _num(cell.ours_std) if int(cell.n_seeds) >= 2 else _num(cell.get("spread"))
 
 
+def _paired(a, b) -> tuple[float, float, int] | None:
+    """``(s_d, se, df)`` of the gap ``a − b`` seed by seed (:func:`fedlib.repro.verdict.claims.paired_se`) where
+    both cells hold each seed's value (``ours_seeds``) over the same ≥ 2 seeds their means are over; else None."""
+    va, vb = parse_seeds(a.get("ours_seeds")), parse_seeds(b.get("ours_seeds"))
+    seeds = sorted(va)
+    if len(seeds) < 2 or set(vb) != set(seeds) or not len(seeds) == int(a.n_seeds) == int(b.n_seeds):
+        return None
+    sd, se = rules.paired_se([va[k] for k in seeds], [vb[k] for k in seeds])
+    return sd, se, len(seeds) - 1
+
+
 def gap_cells(frame: pd.DataFrame, q: Gap | Best, columns=None, method=None, baseline=None) -> list[dict]:
-    """Per column: ours (method − baseline), its std (of a difference of one draw each), se, seeds, the
-    paper's, the dataset used, or the note why it did not run."""
+    """Per column: ours (method − baseline), its std over seeds (paired: of the per-seed differences; else of
+    a difference of one draw each), se and its degrees of freedom (``df``; None: the spread's are unknown),
+    ``paired``, seeds, the paper's, the dataset used, or the note why it did not run (module
+    :mod:`fedlib.repro.verdict.claims`, "Noise")."""
     out = []
     for col in columns or q.columns:
         a, b = _cell(frame, method or q.method, col), _cell(frame, baseline or q.baseline, col)
@@ -132,9 +149,14 @@ def gap_cells(frame: pd.DataFrame, q: Gap | Best, columns=None, method=None, bas
                                        f"({na} and {nb}); the GPU records compare them seed by seed")
             out.append(rec)
             continue
-        rec.update(ours=float(a.ours_mean) - float(b.ours_mean), se=rules.difference_se(sa, na, sb, nb),
-                   std=rules.difference_se(sa, 1, sb, 1), n=min(na, nb), dataset=str(a.dataset),
-                   used=str(a.dataset_used), share=_num(a.get("share")))
+        paired = _paired(a, b)
+        if paired is not None:
+            std, se, df = paired
+        else:
+            se, std = rules.difference_se(sa, na, sb, nb), rules.difference_se(sa, 1, sb, 1)
+            df = rules.welch_df(sa, na, sb, nb)
+        rec.update(ours=float(a.ours_mean) - float(b.ours_mean), se=se, std=std, df=df, paired=paired is not None,
+                   n=min(na, nb), dataset=str(a.dataset), used=str(a.dataset_used), share=_num(a.get("share")))
         out.append(rec)
     return out
 
@@ -208,7 +230,8 @@ def _row(claim: Claim, scale: str, verdict, evidence, **found) -> dict:
         verdict = rules.Verdict("partly", verdict.why + "; on a stand-in dataset, so at most partly")
     return {"claim": claim.id, "scale": scale, "where": claim.where, "rule": claim.rule,
             "verdict": verdict.word, "why": verdict.why, "evidence": ";".join(evidence),
-            **{k: found.get(k) for k in ("paper", "ours", "ours_std", "n_seeds", "dataset_used", "budget_share")}}
+            **{k: found.get(k) for k in ("paper", "ours", "ours_std", "n_seeds", "paired", "dataset_used",
+                                         "budget_share")}}
 
 
 def _gap_row(pp, claim, scale, cells, evidence, share=None) -> dict:
@@ -219,8 +242,9 @@ def _gap_row(pp, claim, scale, cells, evidence, share=None) -> dict:
     ours = sum(c["ours"] for c in ran) / len(ran)
     se = rules.mean_se([c["se"] for c in ran])
     std = rules.mean_se([c["std"] for c in ran])
+    dfs = [c["df"] for c in ran]
     paper = paper_value(pp, claim, [c["column"] for c in ran])
-    noise = None if se is None else 2 * se
+    noise = rules.noise(se, None if None in dfs else min(dfs))
     verdict = (rules.size_rule(ours, noise, paper, claim.tolerance) if claim.rule == "size"
                else rules.sign_rule(ours, noise, paper))
     if len(ran) < len(cells):
@@ -229,7 +253,8 @@ def _gap_row(pp, claim, scale, cells, evidence, share=None) -> dict:
         share = ran[0].get("share") or budget_share(pp, scale, claim.quantity.table, claim.quantity.method,
                                                     ran[0]["column"])
     return _row(claim, scale, verdict, evidence, paper=paper, ours=ours, ours_std=std,
-                n_seeds=min(c["n"] for c in ran), dataset_used=_datasets(pp, ran), budget_share=share)
+                n_seeds=min(c["n"] for c in ran), paired=all(c["paired"] for c in ran), dataset_used=_datasets(pp, ran),
+                budget_share=share)
 
 
 def _best_row(pp, claim, scale, frame, evidence) -> dict:
@@ -244,7 +269,7 @@ def _best_row(pp, claim, scale, frame, evidence) -> dict:
         n += 1
         used += cells
         wins += all(c["ours"] >= 0 for c in cells)
-        beaten += any(c["se"] is not None and -c["ours"] > 2 * c["se"] for c in cells)
+        beaten += any(c["se"] is not None and -c["ours"] > rules.noise(c["se"], c["df"]) for c in cells)
         paper_wins += all(c.get("paper", -1) >= 0 for c in cells)
     if n == 0:
         note = next((c.get("note") for r in rivals for c in gap_cells(frame, q, q.columns[:1], baseline=r)
@@ -301,7 +326,7 @@ def _ladder_row(pp, claim, scale, root: Path) -> dict | None:
     dataset = pp.table(q.table).column(spec.column).dataset
     label = pp.dataset_label(used) + (f" (stand-in for {pp.dataset_label(dataset)})" if used != dataset else "")
     return _row(claim, scale, verdict, evidence, paper=paper, ours=float(top.gap), ours_std=_num(top.gap_std),
-                n_seeds=int(top.n_seeds), dataset_used=label, budget_share=share)
+                n_seeds=int(top.n_seeds), paired=int(top.n_seeds) >= 2, dataset_used=label, budget_share=share)
 
 
 def evaluate(paper: str, figures_root: str | Path | None = None) -> pd.DataFrame:

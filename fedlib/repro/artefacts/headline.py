@@ -2,8 +2,8 @@
 
 ``figures/<paper>/headline.{png,pdf,json}``: one panel per scale that holds the headline table (quick,
 paper on a CPU, the GPU runs), every column of the paper's table on the x axis, the paper's gap (grey)
-beside ours (coloured; error bars: the std of the difference of our two means' seeds,
-√(s_method² + s_baseline²), where both have ≥ 2 seeds).  A column with no value of ours is labelled in
+beside ours (coloured; error bars, where both have ≥ 2 seeds: the std over seeds of the gap, of the per-seed
+differences where both cells hold the same seeds, else √(s_method² + s_baseline²); :func:`gap_cells`).  A column with no value of ours is labelled in
 place with why ("not run: needs a GPU", "not run: data absent"), never dropped.  Saved through
 :func:`fedlib.repro.artefacts.saving.save_figure`, so the figure rules apply.
 """
@@ -77,7 +77,7 @@ def headline_figure(paper: str, figures_root: str | Path):
                yerr=err if n >= 2 and ran else None, capsize=2, error_kw={"lw": 0.8})
         if n >= 2 and ran:
             declare(ax, seeds=n)
-            seeds_text.append(f"{scale}: std over {n} seeds")
+            seeds_text.append((scale, n, all(c["paired"] for c in ran)))
         top = np.nanmax(np.abs(np.r_[paper_gap, ours, 1.0]) + np.r_[np.zeros(len(paper_gap)), err, 0.0])
         ax.set_ylim(-1.15 * top, 1.15 * top)
         ax.set_xlim(-0.6, len(columns) - 0.4)  # every column's two slots: a bar without a value sets no limit
@@ -106,11 +106,13 @@ def headline_figure(paper: str, figures_root: str | Path):
     axes[-1, 0].set_xticklabels([table.column(c).label for c in columns], rotation=35, ha="right", fontsize=7)
     fig.suptitle(f"{pp.title}: {name}, ours against the paper's, per column of {table.id}", fontsize=9)
     fig.tight_layout()
-    bars = (f"Error bars: the std of the difference over seeds ({'; '.join(seeds_text)}); none where a scale has "
-            f"one seed. " if seeds_text else "No error bars: every scale that ran has one seed. ")
+    over = "; ".join(f"{scale}: std over {n} seeds" + (", of the per-seed differences" if paired else "")
+                     for scale, n, paired in seeds_text)
+    bars = (f"Error bars: the std of the difference over seeds ({over}); none where a scale has one seed. "
+            if seeds_text else "No error bars: every scale that ran has one seed. ")
     caption = (f"{name} per column of {table.title} ({table.id}): the paper's gap (grey) and ours at each scale "
                f"that ran. {bars}Columns with no value of ours say why, in place. "
-               + " ".join(dict.fromkeys(f"Error bars: std over {t.split()[-2]} seeds." for t in seeds_text))).strip()
+               + " ".join(dict.fromkeys(f"Error bars: std over {n} seeds." for _, n, _ in seeds_text))).strip()
     return save_figure(fig, "headline", root, title=f"{pp.title}: headline gap", caption=caption, close=True,
                        datasets=sorted(datasets), stand_in=stand_in, experiment=None, paper=paper,
                        claim=claim.id)

@@ -8,11 +8,15 @@
   row or cell: many/medium/few columns, rows that evaluate another model) and its value per run;
 * :func:`last_rounds`, :func:`over_last_rounds` -- our value as the paper's "mean ± std over the
   last k rounds" where that is what it printed;
-* :func:`recount` -- a saved table's summary recomputed from its CSV with the current rules (no run).
+* :func:`recount` -- a saved table's summary recomputed from its CSV with the current rules (no run);
+* :func:`seeds_text`, :func:`parse_seeds` -- each seed's value of a cell (the CSV's ``ours_seeds``), so that a
+  gap between two rows is taken seed by seed: a seed fixes the partition, the data subsets and the model's
+  initialization for every method, so two rows at one seed are a paired draw.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -30,7 +34,7 @@ from .saving import save_table
 from ..verdict.spread import spread_for, table_metric
 
 __all__ = ["reproduce_table", "table_cells", "metric_of", "cell_values", "last_rounds", "over_last_rounds",
-           "recount", "Value"]
+           "recount", "seeds_text", "parse_seeds", "Value"]
 
 
 #: What a table reports: one metric for every cell (a name such as ``"accuracy"``), a mapping
@@ -75,6 +79,26 @@ def metric_of(value: Any, table=None) -> Callable[[str, str], str]:
         return entries.get(column, entries.get(row, default))
 
     return pick
+
+
+def seeds_text(frame: pd.DataFrame, value: str) -> dict[tuple[str, str], str]:
+    """``{(row, column): '{"<seed>": value, ...}'}``: each finished seed's ``value`` of a cell, as JSON with the
+    seeds in ascending order (the CSV's ``ours_seeds``); ``frame`` has ``row``, ``column``, ``seed``, ``value``
+    and optionally ``status`` (only ``ok`` runs count, as in the cell's mean)."""
+    if frame.empty or "seed" not in frame:
+        return {}
+    ok = frame if "status" not in frame else frame[frame.status == "ok"]
+    ok = ok[ok[value].notna()]
+    return {(r, c): json.dumps({str(int(s)): float(v) for s, v in sorted(zip(g.seed, g[value]))})
+            for (r, c), g in ok.groupby(["row", "column"], sort=False)}
+
+
+def parse_seeds(text: Any) -> dict[int, float]:
+    """The inverse of :func:`seeds_text` for one cell: ``{seed: value}``; ``{}`` for an empty or missing cell (a
+    CSV written before the column existed)."""
+    if not isinstance(text, str) or not text.strip():
+        return {}
+    return {int(k): float(v) for k, v in json.loads(text).items()}
 
 
 def cell_values(runs: pd.DataFrame, metric: Callable[[str, str], str]) -> pd.DataFrame:
@@ -128,20 +152,22 @@ def over_last_rounds(histories: pd.DataFrame, k: int) -> pd.DataFrame:
     ``seed``) the mean and sample std of ``test_accuracy`` over the evaluated rounds among its
     last ``k`` (of its last stage, for a multi-stage method); per cell the mean over seeds of
     both (``ours_mean``, ``ours_std``), with ``rounds_evaluated`` (evaluations in the window of
-    each run, fewest)."""
+    each run, fewest) and each seed's window mean (``ours_seeds``, :func:`seeds_text`)."""
     recs = []
     if histories.empty:
-        return pd.DataFrame(columns=["row", "column", "ours_mean", "ours_std", "rounds_evaluated"])
-    for (row, column, _), h in histories.groupby(["row", "column", "seed"], sort=False):
+        return pd.DataFrame(columns=["row", "column", "ours_mean", "ours_std", "rounds_evaluated", "ours_seeds"])
+    for (row, column, seed), h in histories.groupby(["row", "column", "seed"], sort=False):
         if "stage" in h:
             h = h[h.stage == h.stage.iloc[-1]]
         window = h[h["round"] > h["round"].max() - k].test_accuracy.astype(float)
-        recs.append({"row": row, "column": column, "mean": window.mean(),
+        recs.append({"row": row, "column": column, "seed": seed, "mean": window.mean(),
                      "std": window.std(ddof=1) if len(window) > 1 else math.nan, "n": len(window)})
     per_run = pd.DataFrame(recs)
     cell = per_run.groupby(["row", "column"], sort=False).agg(ours_mean=("mean", "mean"), ours_std=("std", "mean"),
-                                                               rounds_evaluated=("n", "min"))
-    return cell.reset_index()
+                                                               rounds_evaluated=("n", "min")).reset_index()
+    seeds = seeds_text(per_run, "mean")
+    cell["ours_seeds"] = [seeds.get((r, c)) for r, c in zip(cell.row, cell.column)]
+    return cell
 
 
 def table_cells(table_id: str, profile: Profile) -> list[dict]:
@@ -184,6 +210,8 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
     metric = metric_of(value, t)
     values = cell_values(grid.runs, metric)
     ours = aggregate(values, ["row", "column"], value="value")
+    seeds = seeds_text(values, "value")
+    ours["ours_seeds"] = [seeds.get((r, c)) for r, c in zip(ours.row, ours.column)]
     labels = {r.key: r.label for r in t.rows}
     for (row, column), same in repeated_rows(values, grid.histories, [r.key for r in t.rows]).items():
         at = (ours.row == row) & (ours.column == column)
@@ -201,7 +229,7 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
             last = over_last_rounds(hist, k).set_index(["row", "column"])
             idx = ours.set_index(["row", "column"]).index
             hit = idx.isin(last.index)
-            for col in ("ours_mean", "ours_std"):
+            for col in ("ours_mean", "ours_std", "ours_seeds"):
                 ours.loc[hit, col] = last.loc[idx[hit], col].to_numpy()
             ours.loc[hit, "ours_std_over"] = f"the last {k} rounds"
     missing = ours.ours_mean.isna() & (ours.status == "ok")
@@ -218,8 +246,8 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
         summary = summarize(comp, pp.headline)
         caption = f"{pp.title} Table {t.number} ({t.section}), profile '{profile.name}'. " + " ".join(t.notes)
         cols = ["table", "row_group", "row", "row_label", "column", "column_label", "dataset", "dataset_used",
-                "paper_mean", "paper_std", "std_over", "ours_mean", "ours_std", "ours_std_over", "n_seeds", "delta",
-                "spread", "spread_source", "within_std", "status", "suspect", "note"]
+                "paper_mean", "paper_std", "std_over", "ours_mean", "ours_std", "ours_std_over", "n_seeds",
+                "ours_seeds", "delta", "spread", "spread_source", "within_std", "status", "suspect", "note"]
         datasets = sorted(set(grid.runs.loc[grid.runs.status == "ok", "dataset_used"].dropna()))
         marked = mark_stand_in({"experiment": t.id, "datasets": datasets, "caption": caption,
                                 "findings": findings(comp, t, pp)}, profile, pp)
@@ -256,8 +284,8 @@ def recount(csv: str | os.PathLike, table=None, paper=None, *, spread: Any = "au
         frame["suspect"] = frame.get("suspect", pd.Series("", index=frame.index)).fillna("")
     if "row_group" in frame:
         frame["row_group"] = frame["row_group"].fillna("")
-    ours = saved[[c for c in ("row", "column", "ours_mean", "ours_std", "ours_std_over", "n_seeds", "dataset_used",
-                              "note") if c in saved]].copy()
+    ours = saved[[c for c in ("row", "column", "ours_mean", "ours_std", "ours_std_over", "n_seeds", "ours_seeds",
+                              "dataset_used", "note") if c in saved]].copy()
     ours["status"] = np.where(ours.ours_mean.notna(), "ok", "not run")
     if spread == "auto":
         spread = spread_for(csv.parent, csv.stem, table_metric(csv.parent, csv.stem))

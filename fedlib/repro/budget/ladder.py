@@ -375,7 +375,9 @@ def ladder_table(spec: LadderSpec, plan: pd.DataFrame, runs: pd.DataFrame) -> pd
             sel = runs[(runs.rung == r["rung"]) & (runs.method == row) & (runs.status == "ok")] \
                 if len(runs) else runs
             vals = sel[spec.metric].astype(float).dropna() if spec.metric in sel else pd.Series(dtype=float)
-            per[row] = vals.reset_index(drop=True)
+            # by seed: a seed that finished for one method only pairs with nothing
+            per[row] = pd.Series(vals.to_numpy(), index=sel.loc[vals.index, "seed"].to_numpy()) \
+                if "seed" in sel else vals.reset_index(drop=True)
             out[f"{row}_mean"] = float(vals.mean()) if len(vals) else math.nan
         paired = pd.concat([per[spec.method], per[spec.baseline]], axis=1).dropna()
         gaps = paired.iloc[:, 0] - paired.iloc[:, 1] if len(paired) else pd.Series(dtype=float)

@@ -3,13 +3,19 @@
 Pure: numbers in, a :class:`Verdict` out (no files, no runs).  The quantities are declared in
 :mod:`fedlib.repro.spec.claims`; :mod:`fedlib.repro.artefacts.claims` reads them from the committed CSVs.
 
-**Noise.** A gap of ours is a difference of two means over seeds, ``m_a − m_b``, with stds ``s_a``,
-``s_b`` over ``n_a``, ``n_b`` seeds.  Its standard error is ``se = √(s_a²/n_a + s_b²/n_b)``
-(:func:`difference_se`), and its *noise* is ``2·se``.  A mean over ``k`` columns has
-``se = √(Σ se_i²) / k`` (the columns are independent runs).  Where a cell has one seed, its ``s`` is the
-table's measured seed-to-seed spread (the CSV's ``spread``; for runs on a GPU, where no spread of ours is
-measured, the paper's reported std of the same cell); where nothing is measured the noise is unknown (None),
-and no verdict may then say "beyond the noise".
+**Noise.** A gap of ours is a difference of two means over seeds, ``m_a − m_b``.  A seed fixes the
+partition, the data subsets and the model's initialization for every method, so where both cells hold each
+seed's value over the same ``n ≥ 2`` seeds the gap is *paired*: its standard error is ``se = s_d/√n``,
+``s_d`` the std over seeds of the per-seed differences (:func:`paired_se`), with ``n − 1`` degrees of freedom.
+Otherwise, with stds ``s_a``, ``s_b`` over ``n_a``, ``n_b`` seeds, ``se = √(s_a²/n_a + s_b²/n_b)``
+(:func:`difference_se`) with Welch's degrees of freedom (:func:`welch_df`).  The *noise* is the half-width of
+the 95 % interval, ``t(0.975, df)·se`` (:func:`noise`): with 2 seeds that is 12.7·se, since one difference of
+two draws says little about the spread.  A mean over ``k`` columns has ``se = √(Σ se_i²) / k`` (the columns
+are independent runs) and the fewest degrees of freedom of its columns.  Where a cell has one seed, its ``s``
+is the table's measured seed-to-seed spread (the CSV's ``spread``; for runs on a GPU, where no spread of ours
+is measured, the paper's reported std of the same cell), whose degrees of freedom are not kept: the noise is
+then ``2·se``.  Where nothing is measured the noise is unknown (None), and no verdict may then say "beyond
+the noise".
 
 **Sign rule** (:func:`sign_rule`; the paper's gap ``p ≠ 0``, ours ``x``, noise ``z``).  Two questions:
 is a gain of the paper's sign seen (``|x| > z``), and is the paper's size ruled out (``|x − p| > z``)?
@@ -47,7 +53,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["VERDICTS", "Verdict", "difference_se", "mean_se", "sign_rule", "size_rule", "best_rule",
+__all__ = ["VERDICTS", "Verdict", "difference_se", "paired_se", "welch_df", "noise", "mean_se", "sign_rule", "size_rule", "best_rule",
            "ranking_rule", "trend_rule", "not_tested"]
 
 #: The four words, in the order of the claims tables' counts.
@@ -80,6 +86,46 @@ def difference_se(std_a: float | None, n_a: int, std_b: float | None, n_b: int) 
     return math.sqrt(std_a ** 2 / n_a + std_b ** 2 / n_b)
 
 
+def paired_se(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """``(s_d, se)`` of ``mean(a) − mean(b)`` over paired draws (``a[i]``, ``b[i]`` at one seed): the sample std
+    of the differences and ``s_d/√n``."""
+    if len(a) != len(b) or len(a) < 2:
+        raise ValueError(f"a and b must hold the same ≥ 2 paired values, got {len(a)} and {len(b)}")
+    d = [float(x) - float(y) for x, y in zip(a, b)]
+    if not all(math.isfinite(x) for x in d):
+        raise ValueError(f"paired values must be finite, got differences {d!r}")
+    m = sum(d) / len(d)
+    sd = math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1))
+    return sd, sd / math.sqrt(len(d))
+
+
+def welch_df(std_a: float | None, n_a: int, std_b: float | None, n_b: int) -> float | None:
+    """Welch–Satterthwaite degrees of freedom of ``mean_a − mean_b``; None unless both sides have ≥ 2 seeds and
+    a finite std (both stds 0: ``n_a + n_b − 2``)."""
+    if n_a < 2 or n_b < 2 or not (_finite(std_a) and _finite(std_b)):
+        return None
+    va, vb = std_a ** 2 / n_a, std_b ** 2 / n_b
+    if va + vb == 0:
+        return float(n_a + n_b - 2)
+    return (va + vb) ** 2 / (va ** 2 / (n_a - 1) + vb ** 2 / (n_b - 1))
+
+
+def noise(se: float | None, df: float | None) -> float | None:
+    """The half-width of the 95 % interval of a quantity with standard error ``se`` (module docstring):
+    ``t(0.975, df)·se``, or ``2·se`` where the degrees of freedom are not known (None); None if ``se`` is."""
+    if not _finite(se):
+        return None
+    if se < 0:
+        raise ValueError(f"se must be ≥ 0, got {se!r}")
+    if df is None:
+        return 2.0 * se
+    if not (_finite(df) and df > 0):
+        raise ValueError(f"df must be a number > 0 (degrees of freedom) or None, got {df!r}")
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df)) * se
+
+
 def mean_se(ses: Sequence[float | None]) -> float | None:
     """Standard error of the mean of independent quantities with standard errors ``ses``."""
     if not ses:
@@ -94,7 +140,7 @@ def _noise_text(noise) -> str:
 
 
 def sign_rule(ours: float, noise: float | None, paper: float) -> Verdict:
-    """The sign rule (module docstring); ``noise`` = 2·se of ``ours`` (None: unknown)."""
+    """The sign rule (module docstring); ``noise`` of ``ours`` (:func:`noise`; None: unknown)."""
     if not (_finite(ours) and _finite(paper)) or paper == 0:
         raise ValueError(f"ours and paper must be finite and paper ≠ 0, got ours={ours!r}, paper={paper!r}")
     if _finite(noise) and noise < 0:

@@ -117,8 +117,8 @@ def compare(paper_frame: pd.DataFrame, ours: pd.DataFrame, on: Sequence[str] = (
     ``within_std`` (True/False, None when not judged) and ``status``."""
     on = list(on)
     table_spreads = _as_spreads(spread)
-    keep = [c for c in ("ours_mean", "ours_std", "ours_std_over", "n_seeds", "status", "note", "dataset_used")
-            if c in ours]
+    keep = [c for c in ("ours_mean", "ours_std", "ours_std_over", "n_seeds", "ours_seeds", "status", "note",
+                        "dataset_used") if c in ours]
     df = paper_frame.merge(ours[on + keep], on=on, how="left")
     if "status" not in df:
         df["status"] = np.where(df["ours_mean"].notna(), "ok", "not run")
