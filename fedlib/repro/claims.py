@@ -127,7 +127,10 @@ def readme_block(frames: dict[str, pd.DataFrame]) -> str:
     lines = [BEGIN, "## What reproduces", "",
              "Each paper's claims, quoted and decided against our measured spread at the best scale that ran "
              "(`python -m fedlib.repro.claims` regenerates this from the committed outputs; every scale is in "
-             "`figures/<paper>/claims.md`).", ""]
+             "`figures/<paper>/claims.md`).", "",
+             "Ours is mean ± std over seeds; \"paired\": the std of the per-seed differences, as a seed gives both "
+             "methods the same data split and initialization ([how a gap's noise is read](docs/reproducibility.md)).",
+             ""]
     rows = []
     for paper, frame in frames.items():
         best = best_rows(frame)
