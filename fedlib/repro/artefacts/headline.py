@@ -3,8 +3,9 @@
 ``figures/<paper>/headline.{png,pdf,json}``: one panel per scale that holds the headline table (quick,
 paper on a CPU, the GPU runs), every column of the paper's table on the x axis, the paper's gap (grey)
 beside ours (coloured; error bars, where both have ≥ 2 seeds: the std over seeds of the gap, of the per-seed
-differences where both cells hold the same seeds, else √(s_method² + s_baseline²); :func:`gap_cells`).  A column with no value of ours is labelled in
-place with why ("not run: needs a GPU", "not run: data absent"), never dropped.  Saved through
+differences where both cells hold the same seeds, else √(s_method² + s_baseline²); :func:`gap_cells`).  A
+column with no value of ours is labelled in place with why ("not run: needs a GPU", "not run: data absent"),
+never dropped.  Saved through
 :func:`fedlib.repro.artefacts.saving.save_figure`, so the figure rules apply.
 """
 

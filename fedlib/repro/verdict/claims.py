@@ -53,8 +53,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["VERDICTS", "Verdict", "difference_se", "paired_se", "welch_df", "noise", "mean_se", "sign_rule", "size_rule", "best_rule",
-           "ranking_rule", "trend_rule", "not_tested"]
+__all__ = ["VERDICTS", "Verdict", "difference_se", "paired_se", "welch_df", "noise", "mean_se", "sign_rule",
+           "size_rule", "best_rule", "ranking_rule", "trend_rule", "not_tested"]
 
 #: The four words, in the order of the claims tables' counts.
 VERDICTS = ("reproduced", "partly", "not reproduced", "not tested")
