@@ -1,6 +1,7 @@
 """Test-wide settings: data from ../shared/data unless FEDLIB_DATA says otherwise,
 and a fresh results store and cache for every test."""
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -54,3 +55,34 @@ def interrupt_after(round_: int):
             raise Interrupted
 
     return hook
+
+
+@contextlib.contextmanager
+def nudged(seed: int):
+    """Every run's initial parameters with a random third of the entries one ulp up and a third one ulp
+    down (float32): the rounding a different kernel would make, applied at the input."""
+    import torch
+
+    from fedlib.experiment import Experiment
+
+    original = Experiment.initial_params
+
+    def initial_params(self):
+        params = original(self)
+        gen = torch.Generator().manual_seed(seed)
+        out = {}
+        for k in sorted(params):
+            v = params[k]
+            if v.is_floating_point():
+                pick = torch.randint(0, 3, v.shape, generator=gen)
+                up = torch.nextafter(v, torch.full_like(v, float("inf")))
+                down = torch.nextafter(v, torch.full_like(v, float("-inf")))
+                v = torch.where(pick == 0, down, torch.where(pick == 1, v, up))
+            out[k] = v
+        return out
+
+    Experiment.initial_params = initial_params
+    try:
+        yield
+    finally:
+        Experiment.initial_params = original

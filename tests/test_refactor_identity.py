@@ -33,7 +33,6 @@ bit identity), from a checkout of the base commit::
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.util
 import json
@@ -46,6 +45,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
+from conftest import nudged
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "refactor_identity.json"
 BASE_COMMIT = "0dc1e67"
@@ -148,35 +149,6 @@ def summarize(params: dict, summary: dict) -> dict:
         if summary.get(name) is not None:
             out[name] = float(summary[name])
     return out
-
-
-@contextlib.contextmanager
-def nudged(seed: int):
-    """Every run's initial parameters with a random third of the entries one ulp up and a third one ulp
-    down (float32): the rounding a different kernel would make, applied at the input."""
-    from fedlib.experiment import Experiment
-
-    original = Experiment.initial_params
-
-    def initial_params(self):
-        params = original(self)
-        gen = torch.Generator().manual_seed(seed)
-        out = {}
-        for k in sorted(params):
-            v = params[k]
-            if v.is_floating_point():
-                pick = torch.randint(0, 3, v.shape, generator=gen)
-                up = torch.nextafter(v, torch.full_like(v, float("inf")))
-                down = torch.nextafter(v, torch.full_like(v, float("-inf")))
-                v = torch.where(pick == 0, down, torch.where(pick == 1, v, up))
-            out[k] = v
-        return out
-
-    Experiment.initial_params = initial_params
-    try:
-        yield
-    finally:
-        Experiment.initial_params = original
 
 
 def compute(config: dict) -> dict:

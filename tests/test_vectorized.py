@@ -21,7 +21,7 @@ from fedlib.client import client_tasks
 from fedlib.simulation import prepare, run_round
 from fedlib.vectorized import train_clients_vectorized
 
-from conftest import have_dataset, needs_cxx
+from conftest import have_dataset, needs_cxx, nudged
 
 METHODS = ["fedavg", "fedprox", "scaffold", "fednova", "fedopt", "fedrs", "fedlc", "fedlc+fedprox",
            "fedlc+scaffold"]
@@ -198,20 +198,39 @@ def test_the_compiled_engine_equals_the_vectorized_one_and_compiles_once_a_run(m
     assert 1 <= graphs <= 3, dict(counters["stats"])
 
 
+def rounding_spread(params: dict, **kw) -> float:
+    """How far float rounding alone moves the sequential reference on this machine: the largest :func:`rel`
+    change that one-ulp nudges of the initial parameters cause (:func:`conftest.nudged`, two nudges)."""
+    spread = 0.0
+    for seed in (0, 1):
+        with nudged(seed):
+            nudged_run = run(engine="sequential", **kw)
+        spread = max(spread, max(rel(nudged_run.params[k], params[k]) for k in params))
+    return spread
+
+
 @pytest.mark.slow
 @needs_cxx
 @pytest.mark.skipif(not have_dataset("cifar10"), reason="CIFAR-10 not found under FEDLIB_DATA")
-def test_the_compiled_engine_trains_the_cifar_cnn_a_gpu_lease_compiles_to_float_rounding(monkeypatch):
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_the_compiled_engine_trains_the_cifar_cnn_a_gpu_lease_compiles_to_float_rounding(monkeypatch, rounds):
     """The compiled engine on the CIFAR-10 CNN the GPU lease trains it on (FedLC, its stacked convolutions under
     torch.compile), clients stacked as on a GPU (one pass a step): equal to the vectorized engine and to the
-    sequential reference to float rounding after 2 rounds.  Measured here: 9.3e-6 (compiled) and 1.6e-7
-    (vectorized) from the reference; the tolerance is the grouped-convolution one of the MNIST test above."""
+    sequential reference to float rounding, as this machine measures it.  The CNN turns rounding into chaos
+    fast (ReLU kinks flip): on an Intel Xeon (AVX512) one-ulp nudges of the initial parameters move the
+    reference by up to 1.2e-5 after one round and 4.3e-4 after two, while an AMD EPYC's engines agreed to 9.3e-6
+    after two.  So the tolerance is 16 × that nudge spread + 1e-6, measured here at the same rounds, as in
+    ``test_refactor_identity.py``.  After one round it catches a learning rate 0.1 % off (6.2e-4 on that Xeon,
+    against a tolerance of 1.9e-4); after two, a round that loses or repeats its update (0.082 and 0.065 there,
+    against 6.9e-3)."""
     monkeypatch.setattr(vectorized, "CPU_PASS_BYTES", 2**40)
     kw = dict(dataset="cifar10", num_clients=6, partition="dirichlet", partition_beta=0.5, max_train_samples=300,
-              max_test_samples=100, rounds=2, batch_size=16, lr=0.02, method="fedlc", store=False, progress=False)
+              max_test_samples=100, rounds=rounds, batch_size=16, lr=0.02, method="fedlc", store=False, progress=False)
     seq, vec = both_engines(**kw)
     comp = run(engine="compiled", **kw)
     assert comp.config.model == "cnn_cifar"
-    assert_params_close(comp.params, vec.params, 1e-4)
-    assert_params_close(comp.params, seq.params, 1e-4)
+    tol = 16 * rounding_spread(seq.params, **kw) + 1e-6
+    assert_params_close(vec.params, seq.params, tol)
+    assert_params_close(comp.params, seq.params, tol)
+    assert_params_close(comp.params, vec.params, 2 * tol)
     np.testing.assert_allclose(comp.history["train_loss"], seq.history["train_loss"], rtol=1e-5)
