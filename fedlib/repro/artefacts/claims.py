@@ -22,7 +22,6 @@ A claim about one dataset is not reproduced on another: on a stand-in, "reproduc
 from __future__ import annotations
 
 import importlib
-import json
 import math
 from pathlib import Path
 
@@ -30,7 +29,7 @@ import pandas as pd
 
 from ..spec.claims import Best, Claim, Gap, Ranking
 from ..verdict import claims as rules
-from .tables import parse_seeds
+from .tables import parse_seeds, seeds_text
 
 __all__ = ["SCALES", "claims_of", "evaluate", "budget_share", "gap_cells", "paper_value"]
 
@@ -71,8 +70,7 @@ def _gpu_frame(path: Path, pp, table: str) -> pd.DataFrame:
         at = sorted({int(r) for r in g.paired_round})
         out.append({"row": row, "column": col, "ours_mean": g.paired_accuracy.mean() if len(g) else float("nan"),
                     "ours_std": g.paired_accuracy.std(ddof=1) if len(g) > 1 else float("nan"), "n_seeds": len(g),
-                    "ours_seeds": json.dumps({str(int(sd)): float(v) for sd, v in sorted(zip(g.seed,
-                                                                                               g.paired_accuracy))}),
+                    "ours_seeds": seeds_text(g, "paired_accuracy").get((row, col)),
                     # one seed: no spread of ours at this scale; the paper's std over its seeds stands for it
                     "spread": float("nan") if cell is None or cell.std is None else cell.std,
                     "paper_mean": None if cell is None else cell.mean,

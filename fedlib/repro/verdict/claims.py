@@ -50,6 +50,7 @@ on the other sign, or no move with the top rung on the paper's sign: partly; awa
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -94,8 +95,7 @@ def paired_se(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     d = [float(x) - float(y) for x, y in zip(a, b)]
     if not all(math.isfinite(x) for x in d):
         raise ValueError(f"paired values must be finite, got differences {d!r}")
-    m = sum(d) / len(d)
-    sd = math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1))
+    sd = statistics.stdev(d)
     return sd, sd / math.sqrt(len(d))
 
 
