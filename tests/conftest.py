@@ -57,6 +57,12 @@ def interrupt_after(round_: int):
     return hook
 
 
+#: What float rounding alone moves a run by, as a test measures it: the largest change the one-ulp nudges of
+#: these seeds cause (:func:`nudged`); a tolerance is NUDGE_FACTOR × that.
+NUDGE_SEEDS = (0, 1)
+NUDGE_FACTOR = 16.0
+
+
 @contextlib.contextmanager
 def nudged(seed: int):
     """Every run's initial parameters with a random third of the entries one ulp up and a third one ulp

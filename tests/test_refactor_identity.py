@@ -46,13 +46,11 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import nudged
+from conftest import NUDGE_FACTOR, NUDGE_SEEDS, nudged
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "refactor_identity.json"
 BASE_COMMIT = "0dc1e67"
 PROBE = 256  # entries of the flattened final parameters kept in the reference
-NUDGE_FACTOR = 16.0  # tolerance = NUDGE_FACTOR × the spread one-ulp nudges of the initial parameters cause
-NUDGE_SEEDS = (0, 1)
 
 _TINY = dict(num_clients=4, rounds=2, batch_size=32, seed=3, eval_every=1, balanced_test="full")
 _DATASETS = {
