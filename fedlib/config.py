@@ -56,7 +56,7 @@ KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every", "group_rule", "group_
 # Parameters added after runs were stored: at these values they stay out of the key's content, so a
 # configuration at the value every earlier run had keeps the same content (the code version still moves).
 KEY_OMITTED_AT = {"precision": "float32", "input_normalization": "per_channel", "personalized_classes": "all",
-                  "memory_format": "model"}
+                  "memory_format": "model", "threads": 1}
 
 
 def _ge(low):
@@ -193,6 +193,10 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
               "(model: channels-last for the CIFAR-10 CNNs, where one CPU step measured faster) or contiguous (NCHW, "
               "whatever the model registered); the layout changes float rounding only, so it is part of the store "
               "key (fedlib.models.LAYOUTS)", choices=LAYOUTS),
+        Param("threads", 1, int, "torch intra-op threads the run trains and evaluates on: 1 gives the same numbers on "
+              "any machine and worker count; more split reductions differently (float rounding only), so a count "
+              "other than 1 is part of the store key (fedlib.simulation.intra_op_threads)", check=_ge(1),
+              allowed="an integer ≥ 1"),
         Param("checkpoint_every", 10, int, "rounds between checkpoints in the store", check=_ge(1),
               allowed="an integer ≥ 1"),
     )),

@@ -25,9 +25,11 @@ A method is a list of stages (:mod:`fedlib.algorithms.stages`); most have one.
 :func:`simulate` prepares the experiment (:mod:`fedlib.experiment`) and runs the
 stages in turn, checkpointing each.
 
-Training runs with one intra-op thread (:func:`single_thread`), so a run's
-numbers depend only on its configuration, seed and code version -- not on the
-machine's core count, the number of parallel workers, or how it was launched.
+Training runs with one intra-op thread by default (``threads=1``, :func:`intra_op_threads`), so a
+run's numbers depend only on its configuration, seed and code version -- not on the machine's core
+count, the number of parallel workers, or how it was launched.  ``threads=N`` trains on N threads:
+faster on an idle machine, equal to the 1-thread run to float rounding (``tests/test_threads.py``),
+and keyed apart from it in the store.
 """
 
 from __future__ import annotations
@@ -55,24 +57,31 @@ from .precision import precision_scope
 from .state import ServerState, initial_state
 from .store import Store
 
-__all__ = ["RoundReport", "run_round", "simulate", "single_thread", "StagedCheckpoint",
+__all__ = ["RoundReport", "run_round", "simulate", "single_thread", "intra_op_threads", "StagedCheckpoint",
            # re-exported from the modules that define them (their earlier home)
            "Experiment", "prepare", "evaluate", "evaluate_predictor", "personalized_evaluation", "train_locally",
            "client_trainer", "round_algorithm", "EngineFallbackWarning", "ServerState", "initial_state"]
 
 
-@contextlib.contextmanager
 def single_thread():
-    """Run the block with one torch intra-op thread (restored afterwards).
+    """:func:`intra_op_threads` at 1, the default of every run."""
+    return intra_op_threads(1)
+
+
+@contextlib.contextmanager
+def intra_op_threads(threads: int = 1):
+    """Run the block with ``threads`` torch intra-op threads (restored afterwards); a run's
+    ``config.threads``, 1 unless set.
 
     CPU kernels split reductions (matrix products, convolutions, sums) by
     thread, so their float results depend on the thread count; with one thread
     a run gives the same numbers whatever the machine's cores, the number of
     grid workers, or the caller's thread setting.  Parallelism comes from
-    running several runs at once (:func:`fedlib.repro.artefacts.report.run_grid`'s workers).
+    running several runs at once (:func:`fedlib.repro.artefacts.report.run_grid`'s workers), or,
+    for one run, from ``threads=N``.
     The cost in speed is measured in ``benchmarks/``."""
     before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     try:
         yield
     finally:
@@ -192,7 +201,7 @@ def simulate(config: Config, *, store: Store | None = None, progress: bool = Tru
     ``on_round_end(round, state)`` is called after every round with its
     :class:`~fedlib.state.ServerState`."""
     if store is None:
-        with single_thread(), precision_scope(config.precision, config.device):
+        with intra_op_threads(config.threads), precision_scope(config.precision, config.device):
             return _simulate(config, store, None, progress, on_round_end, experiment)
     key = store.key(config)
     stored = store.load_result(key)
@@ -200,7 +209,7 @@ def simulate(config: Config, *, store: Store | None = None, progress: bool = Tru
         with store.claim(key):  # one trainer per key: a process training it now finishes first
             stored = store.load_result(key)
             if stored is None:
-                with single_thread(), precision_scope(config.precision, config.device):
+                with intra_op_threads(config.threads), precision_scope(config.precision, config.device):
                     return _simulate(config, store, key, progress, on_round_end, experiment)
     stored["from_store"] = True
     return stored
