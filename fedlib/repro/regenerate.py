@@ -207,7 +207,8 @@ def _claims_and_index(root: Path) -> Path:
 def regenerate(profile: str = "quick", papers: list[str] | None = None, only: list[str] | None = None,
                figures_root: str | os.PathLike | None = None, store: str | None = None, timeout: int | None = None,
                index: bool = True, notebooks_dir: str | os.PathLike | None = None, progress: bool = True,
-               budget_hours: float | None = None, allow_over: bool = False, render: str = "train") -> dict:
+               budget_hours: float | None = None, allow_over: bool = False, render: str = "train",
+               allow_dirty: bool = False) -> dict:
     """Execute the (selected) notebooks of the (selected) papers under ``profile``; returns
     ``{paper: run record}`` and ``"failed"``.  With ``budget_hours``, a profile without a cost model
     (quick, smoke) whose estimate (:mod:`fedlib.repro.budget.cold_times`) exceeds it is refused before any
@@ -216,9 +217,18 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
     ``render``: ``"train"`` (train what the store lacks, and write the run records
     ``figures/<paper>/<profile>/_records.jsonl.gz``) or ``"records"`` (train nothing: every grid is
     answered from those records, :mod:`fedlib.repro.run.records`; a notebook that needs what records do
-    not keep keeps its committed outputs, untouched, and says why)."""
+    not keep keeps its committed outputs, untouched, and says why).
+
+    Writing into the repository's ``figures/`` (the default root) with uncommitted code under ``fedlib/``
+    or ``notebooks/`` is refused (:class:`fedlib.repro.artefacts.provenance.DirtyTree`) before anything is
+    touched, except for the ``smoke`` profile (never committed) or with ``allow_dirty`` (the outputs' sidecars
+    then say ``-dirty``, which the test over ``figures/`` refuses to see committed)."""
     if render not in ("train", "records"):
         raise ValueError(f"render must be 'train' or 'records', got {render!r}")
+    if profile != "smoke" and not allow_dirty:
+        from .artefacts.provenance import refuse_dirty
+
+        refuse_dirty(Path(figures_root) if figures_root is not None else _repo() / "figures", _repo())
     if render == "records":
         return _render_from_records(profile, papers, only, figures_root, store, timeout, index, notebooks_dir,
                                     progress)
@@ -480,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--render", choices=("train", "records"), default="train",
                         help="train (default: train what the store lacks, and write the run records) or records "
                              "(train nothing: render every table and figure from the committed run records)")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="write into figures/ from uncommitted code (outputs marked -dirty: not for committing)")
     parser.add_argument("--list", action="store_true", help="list the notebooks and exit")
     parser.add_argument("--strip", action="store_true", help="strip outputs from notebooks/**/*.ipynb and exit")
     parser.add_argument("--executor", choices=("local", "ray"), default=None,
@@ -517,6 +529,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fedlib.repro.regenerate: error: --profile must be one of {', '.join(all_papers()[paper].profiles)} "
                   f"for {paper}, got {args.profile!r}", file=sys.stderr)
             return 2
+    from .artefacts.provenance import DirtyTree
     from .budget.plan import PlanError, preflight
 
     try:
@@ -531,7 +544,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         records = regenerate(args.profile, papers or None, only or None, args.figures, args.store, args.timeout,
                              not args.no_index, progress=not args.quiet, budget_hours=args.budget_hours,
-                             allow_over=args.over_budget, render=args.render)
+                             allow_over=args.over_budget, render=args.render, allow_dirty=args.allow_dirty)
+    except DirtyTree as err:
+        print(f"fedlib.repro.regenerate: {err}", file=sys.stderr)
+        return 2
     except PlanError as err:
         print(f"fedlib.repro.regenerate: {err}", file=sys.stderr)
         return 2

@@ -22,7 +22,14 @@ from typing import Any, Iterable
 from ...data import repo_root
 
 __all__ = ["repo_root", "default_output_dir", "relative_to_repo", "git_commit", "code_fingerprint", "commit_of_code",
-           "provenance", "scrub_paths"]
+           "provenance", "scrub_paths", "SOURCE_DIRS", "DirtyTree", "uncommitted_sources", "refuse_dirty"]
+
+#: the folders whose uncommitted changes would make a committed output irreproducible
+SOURCE_DIRS = ("fedlib", "notebooks")
+
+
+class DirtyTree(RuntimeError):
+    """A regeneration would write into the repository's ``figures/`` from uncommitted code."""
 
 
 def default_output_dir(paper: str, profile: str) -> Path:
@@ -62,6 +69,33 @@ def _git_commit(root: str) -> str:
         return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+def uncommitted_sources(root: str | os.PathLike | None = None, dirs: Iterable[str] = SOURCE_DIRS) -> list[str]:
+    """The files under ``dirs`` (default ``fedlib/``, ``notebooks/``) that differ from ``HEAD``:
+    modified, staged, deleted or untracked (not ignored); empty outside git."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", *dirs],
+                             cwd=str(Path(root) if root is not None else repo_root()), capture_output=True, text=True,
+                             timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line[3:] for line in out.stdout.splitlines() if line.strip()] if out.returncode == 0 else []
+
+
+def refuse_dirty(figures_root: str | os.PathLike, root: str | os.PathLike | None = None) -> None:
+    """Raise :class:`DirtyTree` when ``figures_root`` is the repository's ``figures/`` and code under
+    ``fedlib/`` or ``notebooks/`` is uncommitted: committed outputs come from committed code only
+    (their sidecars' ``git_commit`` would end in ``-dirty``).  Render into another folder (``--figures``)
+    or from a clean worktree (``git worktree add``)."""
+    base = Path(root) if root is not None else repo_root()
+    if Path(figures_root).resolve() != (base / "figures").resolve():
+        return
+    dirty = uncommitted_sources(base)
+    if dirty:
+        shown = ", ".join(dirty[:8]) + (f" and {len(dirty) - 8} more" if len(dirty) > 8 else "")
+        raise DirtyTree(f"refused: writing into figures/ from uncommitted code ({shown}); commit it, render into "
+                        "another folder (--figures), or from a clean worktree of a commit (git worktree add)")
 
 
 def git_commit(root: str | os.PathLike | None = None) -> str:

@@ -1,7 +1,8 @@
 """Tables and figures written with their sidecars.
 
 * :func:`save_figure` -- ``<name>.pdf`` + ``<name>.png`` + ``<name>.json``, once the figure obeys
-  the figure rules (:mod:`fedlib.repro.artefacts.figure_rules`);
+  the figure rules (:mod:`fedlib.repro.artefacts.figure_rules` and, read from the data without a
+  declaration, :mod:`fedlib.repro.artefacts.figure_checks_data`);
 * :func:`save_table` -- ``<name>.csv`` + ``<name>.md`` + ``<name>.json``.
 
 The JSON sidecar (:func:`fedlib.repro.artefacts.provenance.provenance`) records what the index
@@ -91,15 +92,20 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
     the same name, and returns None when it was not written.  Returns the three
     paths by suffix.
     """
+    from .figure_checks_data import DATA_RULES, check_data, mend, stamp_setting
     from .figure_rules import check_figure, stamp_datasets
 
     out = _out(out_dir)
     sidecar = _claim(out, name, "figure")
     if placeholder and _existing_is_real(sidecar):
         return None
-    stamp_datasets(fig, meta.get("datasets"), meta.get("stand_in"))
+    mend(fig, meta.get("datasets"), dpi=RC["savefig.dpi"])
+    stamp_setting(fig, stamp_datasets(fig, meta.get("datasets"), meta.get("stand_in")), meta)
+    waive = dict(waive or {})
     checks = check_figure(fig, name=name, caption=caption, seeds=meta.get("seeds"), datasets=meta.get("datasets"),
-                          dpi=RC["savefig.dpi"], waive=waive)
+                          dpi=RC["savefig.dpi"], waive={k: v for k, v in waive.items() if k not in DATA_RULES})
+    checks.update(check_data(fig, name=name, title=title, caption=caption, meta=meta, dpi=RC["savefig.dpi"],
+                             waive={k: v for k, v in waive.items() if k in DATA_RULES}))
     import matplotlib
 
     with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):

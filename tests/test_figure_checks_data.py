@@ -1,0 +1,173 @@
+"""The figure rules read from the data (fedlib.repro.artefacts.figure_checks_data): each rejects a
+figure made to break it, naming the rule and the axes, and accepts the mended figure; save_figure
+records them and mends what needs no judgement (a series at chance, a bar too short to see)."""
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+from fedlib.repro.artefacts import figure_checks_data as fd  # noqa: E402
+from fedlib.repro.artefacts.saving import save_figure  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def _check(fig, **meta):
+    return fd.check_data(fig, name="f", title="t", caption="Dir(0.5)", meta=meta)
+
+
+# ------------------------------------------------------------------ chance, from the dataset's classes
+def _at_chance_figure():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([1, 2, 3], [60.0, 70.0, 72.0], color="C0", label="FedConcat")
+    ax.plot([1, 2, 3], [10.0, 10.3, 10.0], color="C1", label="MOON")
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(loc="center right")
+    return fig, ax
+
+
+def test_a_series_at_chance_of_its_datasets_classes_is_refused_unflagged():
+    fig, ax = _at_chance_figure()
+    with pytest.raises(fd.ChanceFromData, match="MOON") as info:
+        _check(fig, datasets=["cifar10"], seeds=[0, 1])
+    assert info.value.rule == "chance_from_data" and info.value.axes == "axes 1"
+    ax.text(2, 12, "MOON at chance")
+    assert _check(fig, datasets=["cifar10"], seeds=[0, 1])["chance_from_data"]
+
+
+def test_chance_follows_the_classes_and_a_gap_axes_is_not_an_accuracy():
+    fig, ax = _at_chance_figure()
+    assert _check(fig, datasets=["cifar100"], seeds=[0, 1])["chance_from_data"]  # 1 % chance: 10 % is above it
+    ax.set_ylabel("FedLC − FedAvg (pp)")
+    assert _check(fig, datasets=["cifar10"], seeds=[0, 1])["chance_from_data"]
+
+
+def test_save_figure_flags_a_series_at_chance_and_records_the_rules(tmp_path):
+    fig, ax = _at_chance_figure()
+    paths = save_figure(fig, "c", tmp_path, caption="#C=2", datasets=["cifar10"], seeds=[0], profile="quick")
+    assert any("at chance" in t.get_text() and "MOON" in t.get_text() for t in ax.texts)
+    side = json.loads(paths["json"].read_text())
+    assert all(side["figure_checks"][r] for r in fd.DATA_RULES)
+    assert any("Profile: quick; 1 seed (0)" in t.get_text() for t in fig.texts)
+
+
+# ------------------------------------------------------------------ every value visible
+def _bars_figure():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar([0, 1, 2], [17.84, -0.15, 6.2], color=["C0", "C1", "C2"])
+    ax.set_ylim(-5, 20)
+    ax.set_ylabel("FedLC − FedAvg (pp)")
+    return fig, ax
+
+
+def test_a_bar_whose_value_draws_no_visible_pixel_is_refused():
+    fig, ax = _bars_figure()
+    with pytest.raises(fd.ValueInvisible, match="-0.15"):
+        _check(fig)
+    ax.text(1, -0.15, "−0.15", ha="center", va="top")
+    assert _check(fig)["values_visible"]
+
+
+def test_save_figure_labels_the_bar_too_short_to_see(tmp_path):
+    fig, ax = _bars_figure()
+    save_figure(fig, "b", tmp_path, caption="Dir(0.1)")
+    labels = [t.get_text() for t in ax.texts]
+    assert labels == ["−0.15"]  # only the short bar; the others show
+
+
+# ------------------------------------------------------------------ overplotting
+def _scatter_figure(minority_on_top: bool):
+    rng = np.random.default_rng(0)
+    fig, ax = plt.subplots(figsize=(4, 3))
+    few = rng.uniform(0, 1, size=(40, 2))
+    many = np.vstack([few + rng.normal(0, 0.005, size=few.shape), rng.uniform(0, 1, size=(400, 2))])
+    z_few, z_many = (3, 2) if minority_on_top else (2, 3)
+    ax.scatter(*few.T, s=30, color="C3", label="deviated (40)", zorder=z_few)
+    ax.scatter(*many.T, s=60, color="C0", marker="s", label="not deviated (440)", zorder=z_many)
+    ax.set_xlim(-0.1, 1.1)
+    ax.set_ylim(-0.1, 1.1)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig, ax
+
+
+def test_a_scatter_category_more_than_half_covered_is_refused():
+    fig, _ = _scatter_figure(minority_on_top=False)
+    with pytest.raises(fd.CategoryCovered, match="deviated"):
+        _check(fig)
+    fig, _ = _scatter_figure(minority_on_top=True)
+    assert _check(fig)["scatter_uncovered"]
+
+
+def test_a_scatter_category_without_its_count_is_refused():
+    fig, ax = _scatter_figure(minority_on_top=True)
+    ax.collections[0].set_label("deviated")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    with pytest.raises(fd.CategoryCovered, match="count"):
+        _check(fig)
+
+
+# ------------------------------------------------------------------ legend entries stand for something drawn
+def test_a_legend_entry_with_nothing_drawn_is_refused():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([1, 2], [50, 60], ls="--", marker="o", color="C0", label="paper")
+    keys = [Line2D([], [], color="0.3", marker="o", ls="-"), Line2D([], [], color="0.3", marker="o", ls="--")]
+    ax.legend(keys, ["ours", "paper"], loc="lower right")
+    with pytest.raises(fd.LegendEntryEmpty, match="'ours'"):
+        _check(fig)
+    ax.plot([1, 2], [52, 61], ls="-", marker="o", color="C1", label="FedAvg")
+    assert _check(fig)["legend_drawn"]
+
+
+def test_a_labelled_artist_outside_the_axes_limits_is_nothing_drawn():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([1, 2], [50, 60], label="paper")
+    ax.plot([1, 2], [np.nan, np.nan], label="ours")
+    ax.legend(loc="lower right")
+    with pytest.raises(fd.LegendEntryEmpty, match="'ours'"):
+        _check(fig)
+
+
+# ------------------------------------------------------------------ noise in sight
+def test_an_axes_narrower_than_its_noise_without_error_bars_is_refused():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    x, y = np.array([0.1, 0.5, 1.0]), np.array([97.90, 97.93, 97.95])
+    ax.plot(x, y, marker="o", label="FedABC")
+    ax.set_ylabel("validation accuracy (%)")
+    fd.declare_noise(ax, std=0.06, seeds=3)
+    with pytest.raises(fd.NoiseHidden, match="error bar"):
+        _check(fig, seeds=[0, 1, 2])
+    ax.errorbar(x, y, yerr=0.06, fmt="none", color="C0")
+    ax.set_title("mean ± std over 3 seeds")
+    assert _check(fig, seeds=[0, 1, 2])["noise_shown"]
+
+
+def test_a_one_seed_figure_says_one_seed():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([1, 2], [50, 60], label="FedAvg")
+    with pytest.raises(fd.NoiseHidden, match="1 seed"):
+        _check(fig, seeds=[0])
+    ax.set_title("FedAvg, 1 seed")
+    assert _check(fig, seeds=[0])["noise_shown"]
+
+
+# ------------------------------------------------------------------ the setting named
+def test_a_figure_without_its_partition_is_reported(tmp_path):
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([1, 2], [50, 60], label="FedAvg")
+    with pytest.warns(UserWarning, match="setting_named"):
+        checks = fd.check_data(fig, name="f", meta={"profile": "quick"})
+    assert checks["setting_named"] is False
+    ax.set_title("CIFAR-10, Dir(0.5), profile quick")
+    assert fd.check_data(fig, name="f", meta={"profile": "quick"})["setting_named"]
