@@ -1,20 +1,23 @@
-"""A paper's claims as data: what the paper says, where, about which quantity, and the rule that decides it.
+"""A paper's claims as data: what the paper says, where, about which quantities, and the rule that decides each.
 
 A companion declares its claims in ``fedlib/papers/<paper>/claims.py`` as ``CLAIMS``, a tuple of
-:class:`Claim`.  A claim quotes one sentence of the paper (copied exactly from the text under
-``/work/shared/papers/``), says where it stands (Table, Figure, §), names the quantity it is about
-and the rule that decides it.  The quantity kinds read one paper table (its CSV under
+:class:`Claim`, and the central claims it leaves out, with why, as ``LEFT_OUT`` (:class:`LeftOut`).  One claim
+per distinct statement of the paper: it quotes the sentence (copied exactly from the text under
+``shared/papers/``), says where it stands (Table, Figure, §), and holds one :class:`Part` per quantity the
+sentence speaks of, each with its rule and its own verdict (a claim of one quantity may give ``quantity`` and
+``rule`` directly).  The quantity kinds read one paper table (its CSV under
 ``figures/<paper>/<profile>/<table>.csv``):
 
 * :class:`Gap` -- the mean over the named columns of ``method − baseline`` (ours, and the paper's from
-  the CSV's ``paper_mean``); decided by the ``"sign"`` or the ``"size"`` rule;
+  the CSV's ``paper_mean``); decided by the gap rule, on its sign where the paper quotes a direction
+  (``"sign"``: "outperforms") and on its size where it quotes a size (``"size"``: "by 10.16%");
 * :class:`Best` -- the method ≥ every rival row, column by column; the ``"best"`` rule;
 * :class:`Ranking` -- the rows' order (their mean over the columns), ours against the paper's, by
   Kendall's τ; the ``"ranking"`` rule.
 
 A :class:`Gap` on the cell of the paper's budget ladder (``fedlib/papers/<paper>/budget.py``) is also
-evaluated on the ladder: its *trend*, whether the gap moves toward the paper's value as the budget grows
-(:func:`fedlib.repro.verdict.claims.trend_rule`).  The rules themselves are in
+evaluated on the ladder's top rung where the baseline learns (by the same gap rule), its trend along the
+budget said beside it.  The rules themselves are in
 :mod:`fedlib.repro.verdict.claims`; evaluating every claim at every scale that ran is
 :mod:`fedlib.repro.artefacts.claims`.
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Gap", "Best", "Ranking", "Claim", "RULES"]
+__all__ = ["Gap", "Best", "Ranking", "Part", "Claim", "LeftOut", "RULES"]
 
 
 def _columns(columns) -> tuple[str, ...]:
@@ -95,41 +98,92 @@ class Ranking:
 RULES = {"sign": (Gap,), "size": (Gap,), "best": (Best,), "ranking": (Ranking,)}
 
 
+def _margin(margin, where: str):
+    if margin is not None and not (isinstance(margin, (int, float)) and margin >= 0):
+        raise ValueError(f"{where}: margin must be None (the paper's std of the cells) or a number ≥ 0 pp, "
+                         f"got {margin!r}")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One quantity of a claim, with the rule that decides it.
+
+    ``name``: what the part covers, in words ("MNIST", "CIFAR-10-LT"; empty for a claim of one part);
+    ``paper_value``: the paper's value where the sentence gives it (None: from the paper's table);
+    ``margin``: the half-width of the paper's band, pp (None: the paper's std of the cells where it gives one,
+    else 0; :mod:`fedlib.repro.verdict.claims`)."""
+
+    quantity: Gap | Best | Ranking
+    rule: str
+    name: str = ""
+    paper_value: float | None = None
+    margin: float | None = None
+
+    def __post_init__(self):
+        if self.rule not in RULES:
+            raise ValueError(f"rule must be one of {', '.join(RULES)}, got {self.rule!r}")
+        if not isinstance(self.quantity, RULES[self.rule]):
+            raise ValueError(f"the {self.rule!r} rule decides a {' or '.join(k.__name__ for k in RULES[self.rule])}, "
+                             f"got {type(self.quantity).__name__}")
+        _margin(self.margin, f"part {self.name!r}")
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A central claim of the paper that the ledger does not decide, and why (no table of ours measures it, its
+    data is absent here, its quantity is not one the rules read)."""
+
+    what: str
+    where: str
+    why: str
+
+    def __post_init__(self):
+        if not (self.what.strip() and self.where.strip() and self.why.strip()):
+            raise ValueError("a left-out claim must say what, where and why")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One claim of a paper.
 
-    ``quote``: the paper's sentence, exactly; ``where``: "Table 1, §5.3"; ``quantity``: a
-    :class:`Gap`, :class:`Best` or :class:`Ranking`; ``rule``: one of :data:`RULES`;
-    ``paper_value``: the paper's value of a :class:`Gap` where the sentence gives it (None: from the
-    paper's table, the CSV's ``paper_mean``); ``tolerance``: the ``size`` rule's band (pp) below which
-    ours counts as the paper's size whatever the noise; ``headline``: the abstract's claim (the one the
-    README's status sentence and the headline figure are about); ``notes`` and ``sources``: what else
-    bears on it (another paper's or a public re-implementation's number, with where it stands)."""
+    ``quote``: the paper's sentence, exactly; ``where``: "Table 1, §5.3"; ``parts``: one :class:`Part` per
+    quantity the sentence speaks of -- or, for a claim of one quantity, ``quantity`` (a :class:`Gap`,
+    :class:`Best` or :class:`Ranking`), ``rule`` (one of :data:`RULES`), ``paper_value`` and ``margin`` as in
+    :class:`Part`; ``headline``: the abstract's claim (the one the README's status sentence and the headline
+    figure are about; its first part is the headline quantity); ``notes`` and ``sources``: what else bears on
+    it (another paper's or a public re-implementation's number, with where it stands)."""
 
     id: str
     quote: str
     where: str
-    quantity: Gap | Best | Ranking
-    rule: str
+    quantity: Gap | Best | Ranking | None = None
+    rule: str | None = None
     paper_value: float | None = None
-    tolerance: float = 1.0
+    margin: float | None = None
     headline: bool = False
     notes: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    parts: tuple[Part, ...] = ()
 
     def __post_init__(self):
         if not self.id or not self.id.replace("-", "").replace("_", "").isalnum():
             raise ValueError(f"id must be a non-empty slug (letters, digits, - and _), got {self.id!r}")
-        if self.rule not in RULES:
-            raise ValueError(f"rule must be one of {', '.join(RULES)}, got {self.rule!r}")
-        if not isinstance(self.quantity, RULES[self.rule]):
-            raise ValueError(f"claim {self.id}: the {self.rule!r} rule decides a "
-                             f"{' or '.join(k.__name__ for k in RULES[self.rule])}, "
-                             f"got {type(self.quantity).__name__}")
         if not self.quote.strip() or not self.where.strip():
             raise ValueError(f"claim {self.id}: quote and where must not be empty")
-        if not self.tolerance >= 0:
-            raise ValueError(f"claim {self.id}: tolerance must be ≥ 0 pp, got {self.tolerance!r}")
+        if self.parts and (self.quantity is not None or self.rule is not None or self.paper_value is not None
+                           or self.margin is not None):
+            raise ValueError(f"claim {self.id}: give either parts or one quantity with its rule, not both")
+        try:
+            parts = tuple(self.parts) or (Part(self.quantity, self.rule, paper_value=self.paper_value,
+                                               margin=self.margin),)
+        except ValueError as e:
+            raise ValueError(f"claim {self.id}: {e}") from None
+        names = [p.name for p in parts]
+        if len(parts) > 1 and (not all(n.strip() for n in names) or len(set(names)) < len(names)):
+            raise ValueError(f"claim {self.id}: the parts of a claim of several quantities need distinct names, "
+                             f"got {names!r}")
+        object.__setattr__(self, "parts", parts)
+        object.__setattr__(self, "quantity", parts[0].quantity)
+        object.__setattr__(self, "rule", parts[0].rule)
         object.__setattr__(self, "notes", tuple(self.notes))
         object.__setattr__(self, "sources", tuple(self.sources))

@@ -1,50 +1,56 @@
-"""A claim's verdict at one scale, from numbers: reproduced / partly / not reproduced / not tested.
+"""A claim's verdict at one scale, from numbers: five words, one decision rule.
 
 Pure: numbers in, a :class:`Verdict` out (no files, no runs).  The quantities are declared in
 :mod:`fedlib.repro.spec.claims`; :mod:`fedlib.repro.artefacts.claims` reads them from the committed CSVs.
 
-**Noise.** A gap of ours is a difference of two means over seeds, ``m_a − m_b``.  A seed fixes the
-partition, the data subsets and the model's initialization for every method, so where both cells hold each
-seed's value over the same ``n ≥ 2`` seeds the gap is *paired*: its standard error is ``se = s_d/√n``,
-``s_d`` the std over seeds of the per-seed differences (:func:`paired_se`), with ``n − 1`` degrees of freedom.
-Otherwise, with stds ``s_a``, ``s_b`` over ``n_a``, ``n_b`` seeds, ``se = √(s_a²/n_a + s_b²/n_b)``
-(:func:`difference_se`) with Welch's degrees of freedom (:func:`welch_df`).  The *noise* is the half-width of
-the 95 % interval, ``t(0.975, df)·se`` (:func:`noise`): with 2 seeds that is 12.7·se, since one difference of
-two draws says little about the spread.  A mean over ``k`` columns has ``se = √(Σ se_i²) / k`` (the columns
-are independent runs) and the fewest degrees of freedom of its columns.  Where a cell has one seed, its ``s``
-is the table's measured seed-to-seed spread (the CSV's ``spread``; for runs on a GPU, where no spread of ours
-is measured, the paper's reported std of the same cell), whose degrees of freedom are not kept: the noise is
-then ``2·se``.  Where nothing is measured the noise is unknown (None), and no verdict may then say "beyond
-the noise".
+**The verdicts** (:data:`VERDICTS`): *reproduced*, *partly*, *not reproduced*, *inconclusive* and *not tested*.
+"Inconclusive" is a verdict of its own: the evidence ran, and it cannot tell.  The table of cases is in
+``docs/reproducibility.md`` ("The decision rule"); ``tests/test_claims.py`` exercises every row of it.
 
-**Sign rule** (:func:`sign_rule`; the paper's gap ``p ≠ 0``, ours ``x``, noise ``z``).  Two questions:
-is a gain of the paper's sign seen (``|x| > z``), and is the paper's size ruled out (``|x − p| > z``)?
-Not reproduced if ``x`` has the opposite sign (unless the noise holds both zero and the paper's size:
-then partly, as for the paper's sign), or if no gain is seen while the paper's size is ruled out
-(our gain is indistinguishable from zero and clearly not the paper's); partly if no gain is seen but the
-paper's size is not ruled out either (the noise is too large to decide, or unknown), or if a gain is
-seen but under half the paper's size, which is ruled out; reproduced otherwise (the paper's sign beyond
-the noise, at least half its size or within the noise of it).
+**The interval.** A quantity of ours is a difference of two means over seeds, ``x = m_a − m_b``.  It is decided
+by its 95 % interval ``[x − z, x + z]``, ``z = t(0.975, df)·se`` (:func:`noise`), with a spread **measured on
+the cell itself**: where both cells hold each seed's value over the same ``n ≥ 2`` seeds the gap is *paired*
+(a seed fixes the partition, data subsets and initialization of every method): ``se = s_d/√n``, ``s_d`` the std
+of the per-seed differences (:func:`paired_se`), ``df = n − 1``; otherwise, both cells over ≥ 2 seeds,
+``se = √(s_a²/n_a + s_b²/n_b)`` (:func:`difference_se`) with Welch's ``df`` (:func:`welch_df`).  A cell of one
+seed has no interval: no spread borrowed from another cell, table or machine ever stands in for it, so a
+one-seed quantity is inconclusive.  Since ``t(0.975, n − 1)/√n`` falls with ``n``, the same mean and spread
+over more seeds give a narrower interval: more seeds never turn a decided verdict into an undecided one.
 
-**Size rule** (:func:`size_rule`, tolerance ``t`` pp): reproduced if ``|x − p| ≤ max(z, t)``; else the
-sign rule, with "reproduced" lowered to "partly" (the sign holds, the size does not).
+**Against what.** The interval is set against ``0`` ("no effect") and against the paper's band
+``[p − m, p + m]``: the paper's value ``p`` with a margin ``m`` declared per claim (the paper's std of the cell
+where it gives one, else 0).  The interval *excludes 0* when ``|x| > z``; it *reaches the paper's band* when
+``|x − p| ≤ z + m``.
 
-**Best rule** (:func:`best_rule`): in each column the method *wins* if its mean ≥ every rival's, and is
-*beaten* if a rival exceeds it by more than their difference's noise.  With ``w`` wins of ``n``
-columns and the paper's ``w_p`` of ``n``: reproduced if ``w ≥ w_p``; partly if ``w ≥ w_p / 2`` or it is
-beaten in no column; not reproduced otherwise.
+**Gap rule** (:func:`gap_rule`).  A claim quoted as a *direction* ("outperforms") is decided on its sign; one
+quoted as a *size* ("by 10.16 %") on its size:
+
+======================================  ====================  ====================
+the interval                            direction claim       size claim
+======================================  ====================  ====================
+not measured (one seed)                 inconclusive          inconclusive
+excludes 0, on the paper's side,        reproduced            reproduced
+reaches the paper's band
+excludes 0, on the paper's side,        reproduced            partly
+does not reach the paper's band
+excludes 0, on the other side           not reproduced        not reproduced
+holds 0, does not reach the band        not reproduced        not reproduced
+holds 0 and reaches the band            inconclusive          inconclusive
+======================================  ====================  ====================
+
+**Best rule** (:func:`best_column` per column, :func:`best_rule` over columns): in a column the method is
+*best* where every rival's interval of ``method − rival`` excludes 0 above, *beaten* where some rival's excludes
+0 below, and the column is *undecided* otherwise (the noise cannot rank them; one seed: no interval).  With
+``b`` best, ``u`` undecided of ``n`` columns and the paper's ``w`` best: reproduced if ``b ≥ w``; if even
+every undecided column could not reach ``w`` (``b + u < w``), partly where ``b ≥ 1`` (best beyond the noise
+somewhere, the paper's count ruled out) and not reproduced where ``b = 0``; inconclusive otherwise.
 
 **Ranking rule** (:func:`ranking_rule`): Kendall's τ of the rows' means, ours against the paper's
-(:func:`scipy.stats.kendalltau`): reproduced if τ > 0 and its p-value < ``alpha`` (0.05); partly if
-τ > 0; not reproduced if τ ≤ 0.
+(:func:`scipy.stats.kendalltau`), over rows measured on ≥ 2 seeds: reproduced if τ > 0 with ``p < 0.05``,
+not reproduced if τ < 0 with ``p < 0.05``, inconclusive otherwise (one seed, or a τ the rows cannot decide).
 
-**Trend rule** (:func:`trend_rule`, the budget ladder; the rule of
-:func:`fedlib.repro.budget.ladder.finding`): the distances ``d_lo``, ``d_hi`` of the gap to the paper's
-at the lowest and the highest rung where the baseline learns (a baseline at chance measures no gap),
-against ``tol`` = twice the larger std of the gap over seeds at those rungs (one seed: the ladder's
-tolerance).  Toward (``d_hi < d_lo − tol``) with the top rung on the paper's sign: reproduced; toward
-on the other sign, or no move with the top rung on the paper's sign: partly; away
-(``d_hi > d_lo + tol``), or no move on the other sign: not reproduced.  Fewer than two rungs: not tested.
+**What would decide it** (:func:`seeds_to_decide`): the fewest seeds at which, with the same mean and paired
+std, the interval would exclude 0 or stop reaching the paper's band.
 """
 
 from __future__ import annotations
@@ -54,11 +60,14 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["VERDICTS", "Verdict", "difference_se", "paired_se", "welch_df", "noise", "mean_se", "sign_rule",
-           "size_rule", "best_rule", "ranking_rule", "trend_rule", "not_tested"]
+__all__ = ["VERDICTS", "DECIDED", "Verdict", "Interval", "difference_se", "paired_se", "welch_df", "noise",
+           "mean_se", "gap_rule", "best_column", "best_rule", "ranking_rule", "seeds_to_decide", "not_tested",
+           "inconclusive"]
 
-#: The four words, in the order of the claims tables' counts.
-VERDICTS = ("reproduced", "partly", "not reproduced", "not tested")
+#: The five words, in the order of the claims tables' counts.
+VERDICTS = ("reproduced", "partly", "not reproduced", "inconclusive", "not tested")
+#: The verdicts that decide a claim (the evidence could tell).
+DECIDED = ("reproduced", "partly", "not reproduced")
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,7 @@ class Verdict:
 
 
 def _finite(x) -> bool:
-    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+    return x is not None and isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def difference_se(std_a: float | None, n_a: int, std_b: float | None, n_b: int) -> float | None:
@@ -111,14 +120,12 @@ def welch_df(std_a: float | None, n_a: int, std_b: float | None, n_b: int) -> fl
 
 
 def noise(se: float | None, df: float | None) -> float | None:
-    """The half-width of the 95 % interval of a quantity with standard error ``se`` (module docstring):
-    ``t(0.975, df)·se``, or ``2·se`` where the degrees of freedom are not known (None); None if ``se`` is."""
-    if not _finite(se):
+    """The half-width of the 95 % interval of a quantity with standard error ``se`` and ``df`` degrees of
+    freedom, ``t(0.975, df)·se``; None where either is unknown: no interval without a measured spread."""
+    if not _finite(se) or df is None:
         return None
     if se < 0:
         raise ValueError(f"se must be ≥ 0, got {se!r}")
-    if df is None:
-        return 2.0 * se
     if not (_finite(df) and df > 0):
         raise ValueError(f"df must be a number > 0 (degrees of freedom) or None, got {df!r}")
     from scipy.stats import t
@@ -135,68 +142,112 @@ def mean_se(ses: Sequence[float | None]) -> float | None:
     return math.sqrt(sum(s ** 2 for s in ses)) / len(ses)
 
 
-def _noise_text(noise) -> str:
-    return f"noise ±{noise:.2f}" if _finite(noise) else "noise not measured"
+@dataclass(frozen=True)
+class Interval:
+    """Ours, ``x ± z`` (the 95 % interval), set against 0 and the paper's band ``[p − m, p + m]``."""
+
+    x: float
+    z: float
+    paper: float
+    margin: float = 0.0
+
+    def __post_init__(self):
+        for name in ("x", "z", "paper", "margin"):
+            if not _finite(getattr(self, name)):
+                raise ValueError(f"{name} must be a finite number, got {getattr(self, name)!r}")
+        if self.z < 0 or self.margin < 0:
+            raise ValueError(f"z and margin must be ≥ 0, got z={self.z!r}, margin={self.margin!r}")
+
+    @property
+    def excludes_zero(self) -> bool:
+        return abs(self.x) > self.z
+
+    @property
+    def reaches_paper(self) -> bool:
+        return abs(self.x - self.paper) <= self.z + self.margin
+
+    @property
+    def paper_side(self) -> bool:
+        """Ours on the paper's side of 0 (its sign)."""
+        return self.x * self.paper > 0
+
+    def text(self) -> str:
+        band = f" ± {self.margin:.2f}" if self.margin else ""
+        return (f"{self.x:+.2f}, 95 % interval [{self.x - self.z:+.2f}, {self.x + self.z:+.2f}]; "
+                f"paper {self.paper:+.2f}{band}")
 
 
-def sign_rule(ours: float, noise: float | None, paper: float) -> Verdict:
-    """The sign rule (module docstring); ``noise`` of ``ours`` (:func:`noise`; None: unknown)."""
+def inconclusive(why: str) -> Verdict:
+    """"inconclusive", saying why (one seed: no interval; an interval that holds both 0 and the paper)."""
+    if not why.strip():
+        raise ValueError("an 'inconclusive' verdict must say why")
+    return Verdict("inconclusive", why)
+
+
+def gap_rule(ours: float, z: float | None, paper: float, margin: float = 0.0, *, quoted: str = "direction",
+             n_seeds: int = 0) -> Verdict:
+    """The gap rule (module docstring): ``ours`` with its interval's half-width ``z`` (None: not measured),
+    the paper's value and band margin; ``quoted`` is "direction" or "size"."""
+    if quoted not in ("direction", "size"):
+        raise ValueError(f"quoted must be 'direction' or 'size', got {quoted!r}")
     if not (_finite(ours) and _finite(paper)) or paper == 0:
         raise ValueError(f"ours and paper must be finite and paper ≠ 0, got ours={ours!r}, paper={paper!r}")
-    if _finite(noise) and noise < 0:
-        raise ValueError(f"noise must be ≥ 0, got {noise!r}")
-    head = f"{ours:+.2f} vs paper {paper:+.2f} ({_noise_text(noise)})"
-    known = _finite(noise)
-    beyond = known and abs(ours) > noise  # a gain (or loss) is seen
-    ruled_out = known and abs(ours - paper) > noise  # the paper's size lies outside our noise band
-    if ours * paper <= 0:
-        if known and not beyond and not ruled_out:  # zero and the paper's size both within the noise
-            return Verdict("partly", f"{head}: the opposite sign within the noise, which holds the paper's size too")
-        return Verdict("not reproduced", f"{head}: the opposite sign{' beyond the noise' if beyond else ''}")
-    if not known:
-        return Verdict("partly", f"{head}: the paper's sign; the noise is not measured, so neither a gain nor "
-                                 "the paper's size is decided")
-    if not beyond:
-        if ruled_out:
-            return Verdict("not reproduced", f"{head}: no gain beyond the noise, and the paper's size lies "
-                                             "outside it")
-        return Verdict("partly", f"{head}: the paper's sign within the noise; its size is not ruled out")
-    if abs(ours) < abs(paper) / 2 and ruled_out:
-        return Verdict("partly", f"{head}: the paper's sign beyond the noise, under half its size")
-    return Verdict("reproduced", f"{head}: the paper's sign beyond the noise, at least half its size or within "
-                                 "the noise of it")
+    if not (_finite(margin) and margin >= 0):
+        raise ValueError(f"margin must be a finite number ≥ 0 (pp), got {margin!r}")
+    if not _finite(z):
+        seeds = f"{n_seeds} seed{'s' if n_seeds != 1 else ''}" if n_seeds else "no seeds"
+        return inconclusive(f"{ours:+.2f} vs paper {paper:+.2f}: no interval ({seeds}; a spread is measured on the "
+                            "cell itself, over ≥ 2 seeds)")
+    iv = Interval(ours, z, paper, margin)
+    head = iv.text()
+    if iv.excludes_zero and not iv.paper_side:
+        return Verdict("not reproduced", f"{head}: the opposite sign beyond the noise")
+    if iv.excludes_zero:
+        if iv.reaches_paper:
+            return Verdict("reproduced", f"{head}: the paper's sign beyond the noise, its size within reach")
+        if quoted == "direction":
+            return Verdict("reproduced", f"{head}: the paper's sign beyond the noise (a direction; its size "
+                                         "is not reached)")
+        return Verdict("partly", f"{head}: the paper's sign beyond the noise, its size ruled out")
+    if not iv.reaches_paper:
+        return Verdict("not reproduced", f"{head}: no effect beyond the noise, and the paper's value ruled out")
+    return inconclusive(f"{head}: the interval holds both no effect and the paper's value")
 
 
-def size_rule(ours: float, noise: float | None, paper: float, tolerance: float) -> Verdict:
-    """The size rule (module docstring): ours within max(noise, tolerance) of the paper's value."""
-    if not (_finite(tolerance) and tolerance >= 0):
-        raise ValueError(f"tolerance must be a finite number ≥ 0 (pp), got {tolerance!r}")
-    band = max(noise if _finite(noise) else 0.0, tolerance)
-    if _finite(ours) and _finite(paper) and abs(ours - paper) <= band:
-        return Verdict("reproduced", f"{ours:+.2f} vs paper {paper:+.2f}: within ±{band:.2f} of the paper's size")
-    found = sign_rule(ours, noise, paper)
-    if found.word == "reproduced":
-        return Verdict("partly", found.why.replace("at least half its size", f"but not within ±{band:.2f} of it"))
-    return found
+def best_column(gaps: Sequence[tuple[float, float | None]]) -> str:
+    """One column of a "best" claim: ``gaps`` = (``method − rival``, its interval half-width or None) per
+    rival.  "best" (every interval above 0), "beaten" (some interval below 0) or "undecided"."""
+    if not gaps:
+        raise ValueError("gaps must hold one (gap, z) per rival")
+    if any(_finite(z) and -g > z for g, z in gaps):
+        return "beaten"
+    if all(_finite(z) and g > z for g, z in gaps):
+        return "best"
+    return "undecided"
 
 
-def best_rule(wins: int, beaten: int, columns: int, paper_wins: int) -> Verdict:
-    """The best rule (module docstring): ``wins`` and ``beaten`` columns of ours out of ``columns``."""
-    for name, v in (("wins", wins), ("beaten", beaten), ("paper_wins", paper_wins)):
-        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= columns:
-            raise ValueError(f"{name} must be an integer in [0, columns={columns}], got {v!r}")
-    if columns < 1:
-        raise ValueError(f"columns must be ≥ 1, got {columns!r}")
-    head = f"best in {wins} of {columns} columns (paper: {paper_wins} of {columns}); beaten beyond noise in {beaten}"
-    if wins >= paper_wins:
+def best_rule(columns: Sequence[str], paper_best: int) -> Verdict:
+    """The best rule (module docstring) over the columns' states (:func:`best_column`)."""
+    bad = [c for c in columns if c not in ("best", "beaten", "undecided")]
+    if not columns or bad:
+        raise ValueError(f"columns must be ≥ 1 of 'best', 'beaten', 'undecided', got {list(columns)!r}")
+    n = len(columns)
+    if isinstance(paper_best, bool) or not isinstance(paper_best, int) or not 0 <= paper_best <= n:
+        raise ValueError(f"paper_best must be an integer in [0, {n}], got {paper_best!r}")
+    b, u, l = (sum(c == s for c in columns) for s in ("best", "undecided", "beaten"))
+    head = (f"best beyond the noise in {b} of {n} columns, beaten in {l}, undecided in {u} "
+            f"(paper: best in {paper_best} of {n})")
+    if b >= paper_best:
         return Verdict("reproduced", head)
-    if wins >= paper_wins / 2 or beaten == 0:
-        return Verdict("partly", head)
-    return Verdict("not reproduced", head)
+    if b + u < paper_best:
+        return Verdict("partly" if b else "not reproduced", head + ": the paper's count is ruled out")
+    return inconclusive(head + ": the undecided columns could still give the paper's count")
 
 
-def ranking_rule(ours: Sequence[float], paper: Sequence[float], alpha: float = 0.05) -> tuple[float, Verdict]:
-    """Kendall's τ of ``ours`` against ``paper`` (the same rows, in the same order) and its verdict."""
+def ranking_rule(ours: Sequence[float], paper: Sequence[float], n_seeds: int, alpha: float = 0.05
+                 ) -> tuple[float, Verdict]:
+    """Kendall's τ of ``ours`` against ``paper`` (the same rows, in the same order) and its verdict; rows over
+    fewer than 2 seeds (``n_seeds``) are inconclusive whatever τ."""
     from scipy.stats import kendalltau
 
     if len(ours) != len(paper) or len(ours) < 3:
@@ -205,36 +256,35 @@ def ranking_rule(ours: Sequence[float], paper: Sequence[float], alpha: float = 0
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     tau, p = kendalltau(ours, paper)
     if not math.isfinite(tau):
-        return float("nan"), Verdict("not tested", "τ undefined (every value of one side equal)")
+        return float("nan"), inconclusive("τ undefined (every value of one side equal)")
     head = f"Kendall's τ = {tau:+.2f} (p = {p:.2f}) over {len(ours)} rows"
-    if tau > 0 and p < alpha:
-        return float(tau), Verdict("reproduced", head + f": the paper's order, p < {alpha:g}")
-    if tau > 0:
-        return float(tau), Verdict("partly", head + ": the paper's order in tendency, not significant")
-    return float(tau), Verdict("not reproduced", head + ": not the paper's order")
+    if n_seeds < 2:
+        return float(tau), inconclusive(head + f", {n_seeds} seed: no spread measured, so no order is decided")
+    if p < alpha:
+        return float(tau), Verdict("reproduced" if tau > 0 else "not reproduced",
+                                   head + (": the paper's order" if tau > 0 else ": against the paper's order")
+                                   + f", p < {alpha:g}")
+    return float(tau), inconclusive(head + f": p ≥ {alpha:g}, the rows cannot decide the order")
 
 
-def trend_rule(gaps: Sequence[float], stds: Sequence[float | None], paper: float, tolerance: float) -> Verdict:
-    """The trend rule (module docstring): ``gaps`` and their ``stds`` over seeds at the rungs where the
-    baseline learns, from the lowest budget to the highest; ``tolerance``: the one-seed band (pp)."""
-    if len(gaps) != len(stds):
-        raise ValueError(f"gaps and stds must have the same length, got {len(gaps)} and {len(stds)}")
-    if not (_finite(paper) and paper != 0):
-        raise ValueError(f"paper must be finite and ≠ 0, got {paper!r}")
-    if len(gaps) < 2:
-        return not_tested(f"{len(gaps)} rung(s) where the baseline learns: no trend")
-    lo, hi = gaps[0], gaps[-1]
-    measured = [s for s in (stds[0], stds[-1]) if _finite(s)]
-    tol = 2 * max(measured) if measured and max(measured) > 0 else tolerance
-    d_lo, d_hi = abs(lo - paper), abs(hi - paper)
-    head = (f"gap {lo:+.2f} → {hi:+.2f} over {len(gaps)} budgets (paper {paper:+.2f}; "
-            f"distance {d_lo:.2f} → {d_hi:.2f}, ±{tol:.2f})")
-    same_sign = hi * paper > 0
-    if d_hi < d_lo - tol:
-        return Verdict("reproduced" if same_sign else "partly", head + ": toward the paper's value")
-    if d_hi > d_lo + tol:
-        return Verdict("not reproduced", head + ": away from the paper's value")
-    return Verdict("partly" if same_sign else "not reproduced", head + ": no move beyond the noise")
+def seeds_to_decide(ours: float, sd: float, paper: float, margin: float = 0.0, max_seeds: int = 50) -> int | None:
+    """The fewest seeds ``n ≥ 2`` at which a paired gap of mean ``ours`` and per-seed std ``sd`` would have an
+    interval that excludes 0 or no longer reaches the paper's band (:func:`gap_rule` decided); None beyond
+    ``max_seeds``."""
+    for name, v in (("ours", ours), ("sd", sd), ("paper", paper), ("margin", margin)):
+        if not _finite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if sd < 0 or margin < 0:
+        raise ValueError(f"sd and margin must be ≥ 0, got sd={sd!r}, margin={margin!r}")
+    if isinstance(max_seeds, bool) or not isinstance(max_seeds, int) or max_seeds < 2:
+        raise ValueError(f"max_seeds must be an integer ≥ 2, got {max_seeds!r}")
+    from scipy.stats import t
+
+    for n in range(2, max_seeds + 1):
+        iv = Interval(ours, float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n), paper, margin)
+        if iv.excludes_zero or not iv.reaches_paper:
+            return n
+    return None
 
 
 def not_tested(why: str) -> Verdict:
