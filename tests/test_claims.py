@@ -13,7 +13,7 @@ import pytest
 
 from fedlib.repro import claims as ledger
 from fedlib.repro.artefacts.claims import claims_of, evaluate
-from fedlib.repro.spec.claims import Best, Claim, Gap, Part, Ranking
+from fedlib.repro.spec.claims import Best, Claim, Contrast, Gap, Part, Ranking
 from fedlib.repro.spec.paper import get_paper
 from fedlib.repro.verdict import claims as rules
 
@@ -183,6 +183,9 @@ def test_each_declared_claim_is_the_papers_own(paper):
         if text is not None:
             assert re.sub(r"\s+", " ", c.quote) in text, f"{paper} {c.id}: the quote is not the paper's text"
         for part in c.parts:
+            if isinstance(part.quantity, Contrast):  # a figure's finding: its value given, its summary declared
+                assert part.paper_value is not None and part.quantity.dataset, (c.id, part.name)
+                continue
             q, table = part.quantity, pp.table(part.quantity.table)
             assert isinstance(q, RULES[part.rule]), (c.id, part.name)
             assert set(q.columns) <= {col.key for col in table.columns}, (c.id, part.name)
@@ -368,3 +371,34 @@ def test_a_cell_keeps_each_seeds_value_and_reads_it_back():
     cell = over_last_rounds(hist, 2).iloc[0]
     assert parse_seeds(cell.ours_seeds) == {0: 40.0, 1: 36.0}
     assert cell.ours_mean == pytest.approx(38.0)
+
+
+def test_a_figure_finding_is_read_from_its_studys_summary_seed_by_seed(tmp_path):
+    """A Contrast (one point of a study minus another) is decided by the same gap rule: paired over the seeds
+    the summary keeps, its interval the one scipy's paired t-test gives; a filter that selects no row or two
+    is an error, never a silent 'not run'."""
+    from scipy import stats
+
+    from fedlib.repro.artefacts.claims import _contrast_row
+
+    a, b = {0: 30.0, 1: 33.0, 2: 31.5}, {0: 20.0, 1: 24.5, 2: 21.0}
+    folder = tmp_path / "fedic" / "quick"
+    folder.mkdir(parents=True)
+    pd.DataFrame([{"curve": name, "alpha": 0.01, "ours_mean": sum(v.values()) / 3,
+                   "ours_std": pd.Series(list(v.values())).std(), "n_seeds": 3, "dataset_used": "fmnist_lt",
+                   "ours_seeds": json.dumps({str(k): x for k, x in v.items()})} for name, v in (("FEDIC", a), ("FedAvg", b))]
+                 ).to_csv(folder / "fig5.csv", index=False)
+    part = Part(Contrast("fig5", {"curve": "FEDIC", "alpha": 0.01}, {"curve": "FedAvg", "alpha": 0.01}, "cifar10_lt"),
+                "sign", paper_value=5.0)
+    claim = Claim("fig5-alpha", "q", "Fig. 5", parts=(part,))
+    row = _contrast_row(get_paper("fedic"), claim, part, "quick", tmp_path / "fedic")
+    d = [a[k] - b[k] for k in a]
+    ci = stats.ttest_rel(list(a.values()), list(b.values())).confidence_interval(0.95)
+    assert row["paired"] and row["n_seeds"] == 3 and row["ours"] == pytest.approx(sum(d) / 3)
+    assert f"[{ci.low:+.2f}, {ci.high:+.2f}]" in row["why"] and row["verdict"] == "reproduced"
+    assert row["on_paper_data"] is False  # FMNIST-LT stands in for CIFAR-10-LT
+    bad = Part(Contrast("fig5", {"curve": "FEDIC"}, {"alpha": 0.01}, "cifar10_lt"), "sign", paper_value=5.0)
+    with pytest.raises(ValueError, match="exactly one"):
+        _contrast_row(get_paper("fedic"), Claim("x", "q", "Fig. 5", parts=(bad,)), bad, "quick", tmp_path / "fedic")
+    with pytest.raises(ValueError, match="paper_value"):
+        Part(Contrast("fig5", {"curve": "FEDIC"}, {"curve": "FedAvg"}, "cifar10_lt"), "sign")

@@ -125,7 +125,7 @@ def _fig3_summary(grid, opts) -> pd.DataFrame:
             if res is not None:
                 spread.append({"partition": c["partition"], "within-cluster L1, random groups": cluster_agreement(
                     cluster_view(res, prepare(res.config).class_counts))["within_cluster_l1"]})
-    table = final[["partition", "clustering", "ours_mean", "ours_std", "n_seeds", "dataset_used"]]
+    table = final[["partition", "clustering", "ours_mean", "ours_std", "n_seeds", "ours_seeds", "dataset_used"]]
     return table.merge(pd.DataFrame(spread), on="partition", how="left") if spread else table
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..spec.claims import Best, Claim, Gap, Part, Ranking
+from ..spec.claims import Best, Claim, Contrast, Gap, Part, Ranking
 from ..verdict import claims as rules
 from .tables import parse_seeds, seeds_text
 
@@ -427,6 +427,54 @@ def _ladder_row(pp, claim, part, scale, root: Path) -> dict | None:
                 runs=_runs_key([{"means": means, "n": n}]))
 
 
+def _match(frame: pd.DataFrame, filters) -> pd.DataFrame:
+    keep = pd.Series(True, index=frame.index)
+    for col, value in filters:
+        if col not in frame:
+            return frame.iloc[0:0]
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            keep &= pd.to_numeric(frame[col], errors="coerce").sub(float(value)).abs() < 1e-9
+        else:
+            keep &= frame[col].astype(str) == str(value)
+    return frame[keep]
+
+
+def _contrast_row(pp, claim, part, scale, root: Path) -> dict | None:
+    """A figure's finding from its study's summary (:class:`~fedlib.repro.spec.claims.Contrast`), by the gap
+    rule; the pairing and the interval as for a table's gap."""
+    q = part.quantity
+    path = root / scale / f"{q.output}.csv"
+    evidence = [f"{scale}/{q.output}.csv"] + [f"{scale}/{f}.png" for f in (q.figure,)
+                                              if f and (root / scale / f"{f}.png").exists()]
+    if not path.exists():
+        return _row(claim, part, scale, rules.not_tested(f"not run: the study's summary {q.output} was not made "
+                                                         f"under the {scale!r} profile"), [], paper=part.paper_value)
+    frame = pd.read_csv(path)
+    a, b = _match(frame, q.a), _match(frame, q.b)
+    if len(a) != 1 or len(b) != 1:
+        raise ValueError(f"claim {claim.id}: {q.output}.csv at {scale} holds {len(a)} rows for {dict(q.a)} and "
+                         f"{len(b)} for {dict(q.b)}; each must select exactly one")
+    a, b = a.iloc[0], b.iloc[0]
+    cells = gap_cells(pd.DataFrame([{**a.to_dict(), "row": "a", "column": "x"}, {**b.to_dict(), "row": "b",
+                                                                                 "column": "x"}]).assign(
+        dataset=q.dataset, dataset_used=str(a.get("dataset_used") or q.dataset), paper_mean=float("nan"),
+        note=""), Gap("study", ("x",), "a", "b"))
+    cell = cells[0]
+    if not cell["ran"]:
+        return _row(claim, part, scale, rules.not_tested(str(a.get("note") or b.get("note") or "not run")),
+                    evidence, paper=part.paper_value)
+    n, paired = cell["n"], cell["paired"]
+    z = rules.noise(cell["se"], cell["df"])
+    margin = float(part.margin or 0.0)
+    verdict = rules.gap_rule(cell["ours"], z, part.paper_value, margin,
+                             quoted="size" if part.rule == "size" else "direction", n_seeds=n)
+    decide = _decide_text(cell["ours"], cell["std"], n, paired, part.paper_value, margin) \
+        if verdict.word == "inconclusive" else ""
+    return _row(claim, part, scale, verdict, evidence, paper=part.paper_value, ours=cell["ours"],
+                ours_std=cell["std"], n_seeds=n, paired=paired, dataset_used=_datasets(pp, cells), margin=margin,
+                decide=decide, runs=_runs_key(cells))
+
+
 def _one_set_of_runs(rows: list[dict]) -> list[dict]:
     """Scales that read the same runs (the same ``runs`` key) count once: the paired row, else the first,
     stands for both and names the other."""
@@ -449,6 +497,8 @@ def _one_set_of_runs(rows: list[dict]) -> list[dict]:
 
 def _part_rows(pp, claim, part, root: Path) -> list[dict]:
     q, out = part.quantity, []
+    if isinstance(q, Contrast):  # a figure's finding: the studies run under the quick and paper profiles
+        return _one_set_of_runs([_contrast_row(pp, claim, part, s, root) for s in ("quick", "paper")])
     for scale in SCALES:
         if scale.startswith("ladder"):
             row = _ladder_row(pp, claim, part, scale, root)

@@ -315,9 +315,19 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
     return GridResult(runs, pd.DataFrame(hist_rows), labels, time.perf_counter() - t0)
 
 
+def _seeds_json(ok: pd.DataFrame, value: str) -> str | None:
+    """Each finished seed's ``value``, as JSON with the seeds in ascending order (the tables' ``ours_seeds``,
+    :func:`fedlib.repro.artefacts.tables.seeds_text`); None without a ``seed`` column or a finished seed."""
+    if "seed" not in ok or value not in ok:
+        return None
+    vals = {int(s): float(v) for s, v in zip(ok.seed, ok[value]) if not pd.isna(v)}
+    return json.dumps({str(s): vals[s] for s in sorted(vals)}) if vals else None
+
+
 def aggregate(runs: pd.DataFrame, by: Sequence[str], value: str = "accuracy") -> pd.DataFrame:
     """Mean and sample std (ddof=1; NaN for one seed) of ``value`` over seeds, per group
-    ``by``; ``n_seeds`` counts the finished runs, ``status`` is ``ok`` if any run
+    ``by``, and each seed's value (``ours_seeds``, so that every summary can be read seed by seed);
+    ``n_seeds`` counts the finished runs, ``status`` is ``ok`` if any run
     finished, else the first run's status and note.  A group where some seeds finished and others
     diverged, did not run or failed keeps the mean of the finished ones and says why in its ``note``
     ("1 of 3 seeds diverged (seed 2: …): left out of the mean", "1 of 3 seeds without a result (seed 2:
@@ -340,6 +350,7 @@ def aggregate(runs: pd.DataFrame, by: Sequence[str], value: str = "accuracy") ->
                      "ours_mean": float(vals.mean()) if len(vals) else math.nan,
                      "ours_std": float(vals.std(ddof=1)) if len(vals) > 1 else math.nan,
                      "n_seeds": int(len(vals)),
+                     "ours_seeds": _seeds_json(ok, value),
                      "status": "ok" if len(vals) else str(grp.status.iloc[0]),
                      "note": partial if len(vals) else str(grp.note.iloc[0]),
                      "dataset_used": ok["dataset_used"].iloc[0] if len(ok) and "dataset_used" in ok else None})

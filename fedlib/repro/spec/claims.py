@@ -13,7 +13,11 @@ sentence speaks of, each with its rule and its own verdict (a claim of one quant
   (``"sign"``: "outperforms") and on its size where it quotes a size (``"size"``: "by 10.16%");
 * :class:`Best` -- the method ≥ every rival row, column by column; the ``"best"`` rule;
 * :class:`Ranking` -- the rows' order (their mean over the columns), ours against the paper's, by
-  Kendall's τ; the ``"ranking"`` rule.
+  Kendall's τ; the ``"ranking"`` rule;
+* :class:`Contrast` -- a finding of a figure, inside a study's summary (``figures/<paper>/<profile>/<output>.csv``,
+  one row per point of the figure, each with ``ours_mean`` and its seeds): one point minus another (a gap
+  inside a study, or a trend along an axis as its end minus its start); decided by the gap rule, against the
+  value the part gives (figures print no table to read it from).
 
 A :class:`Gap` on the cell of the paper's budget ladder (``fedlib/papers/<paper>/budget.py``) is also
 evaluated on the ladder's top rung where the baseline learns (by the same gap rule), its trend along the
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Gap", "Best", "Ranking", "Part", "Claim", "LeftOut", "RULES"]
+__all__ = ["Gap", "Best", "Ranking", "Contrast", "Part", "Claim", "LeftOut", "RULES"]
 
 
 def _columns(columns) -> tuple[str, ...]:
@@ -94,8 +98,41 @@ class Ranking:
         return f"order of {len(self.rows)} rows ({', '.join(label('row', r) for r in self.rows)})"
 
 
+def _filters(x, name: str) -> tuple[tuple[str, object], ...]:
+    items = tuple(x.items()) if isinstance(x, dict) else tuple(tuple(i) for i in x)
+    if not items or not all(len(i) == 2 and isinstance(i[0], str) for i in items):
+        raise ValueError(f"{name} must be a non-empty dict {{column: value}} of the summary's rows, got {x!r}")
+    return items
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """``ours_mean`` of the summary row matching ``a`` minus that of the row matching ``b`` (each a dict
+    ``{column: value}``) in a study's output ``output``; ``dataset``: the dataset the paper's finding is on;
+    ``label``: the quantity in words ("FEDIC − FedAvg at α = 0.01"); ``figure``: the output that draws it (its
+    PNG is the evidence beside the CSV)."""
+
+    output: str
+    a: tuple[tuple[str, object], ...]
+    b: tuple[tuple[str, object], ...]
+    dataset: str
+    label: str = ""
+    figure: str = ""
+
+    def __post_init__(self):
+        if not self.output.strip() or "/" in self.output:
+            raise ValueError(f"output must name a study's summary CSV (no folder), got {self.output!r}")
+        object.__setattr__(self, "a", _filters(self.a, "a"))
+        object.__setattr__(self, "b", _filters(self.b, "b"))
+        if self.a == self.b:
+            raise ValueError(f"a and b must select different rows, got {dict(self.a)!r} twice")
+
+    def describe(self, label=None) -> str:
+        return self.label or f"{dict(self.a)} − {dict(self.b)} in {self.output}"
+
+
 #: The rules a claim may name, and the quantity kinds each decides.
-RULES = {"sign": (Gap,), "size": (Gap,), "best": (Best,), "ranking": (Ranking,)}
+RULES = {"sign": (Gap, Contrast), "size": (Gap, Contrast), "best": (Best,), "ranking": (Ranking,)}
 
 
 def _margin(margin, where: str):
@@ -126,6 +163,9 @@ class Part:
             raise ValueError(f"the {self.rule!r} rule decides a {' or '.join(k.__name__ for k in RULES[self.rule])}, "
                              f"got {type(self.quantity).__name__}")
         _margin(self.margin, f"part {self.name!r}")
+        if isinstance(self.quantity, Contrast) and self.paper_value is None:
+            raise ValueError(f"part {self.name!r}: a Contrast needs the paper's value (paper_value): a figure "
+                             "prints no table to read it from")
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ def build_summary(grid, opts) -> dict:
     and whether it is the one ``chosen`` (``agree``); ``center`` and ``center_accuracy``."""
     center = {k: float(v) for k, v in opts.center.items()}
     agg = grid.aggregate(["factor", "value", "label"], value="personalized_accuracy")
-    frame = agg[["factor", "value", "label", "ours_mean", "ours_std", "n_seeds"]].rename(
+    frame = agg[["factor", "value", "label", "ours_mean", "ours_std", "n_seeds", "ours_seeds"]].rename(
         columns={"ours_mean": "validation_accuracy", "ours_std": "validation_std"})
     base = frame.loc[frame.label.str.startswith("center"), "validation_accuracy"]
     base = float(base.iloc[0]) if len(base) else math.nan
