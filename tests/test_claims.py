@@ -250,7 +250,7 @@ def test_a_figures_root_without_any_scale_of_ours_gets_no_headline_figure(tmp_pa
 def test_gpu_runs_are_compared_at_the_round_both_reached_and_one_seed_borrows_no_spread(tmp_path):
     """A finished FedAvg run and an interrupted FedLC run: the gap is taken at their paired round, never at their
     different last rounds; with one seed there is no interval (the paper's std never stands in): inconclusive."""
-    from fedlib.repro.artefacts.claims import _gpu_frame, gap_cells
+    from fedlib.repro.artefacts.claim_evidence import _gpu_frame, gap_cells
 
     pp = get_paper("fedlc")
     t = pp.table("table1")

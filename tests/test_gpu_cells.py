@@ -179,7 +179,7 @@ def test_only_seeds_compared_at_the_furthest_round_count(tmp_path):
     the claims' cells count seed 0 alone: an accuracy at round 60 is no draw of the one at round 400."""
     import pandas as pd
 
-    from fedlib.repro.artefacts.claims import _gpu_frame
+    from fedlib.repro.artefacts.claim_evidence import _gpu_frame
 
     runs = pd.DataFrame({"row": ["fedavg", "fedlc", "fedavg", "fedlc"], "column": ["cifar10_beta0.5"] * 4,
                          "seed": [0, 0, 1, 1], "state": ["finished", "finished", "finished", "interrupted"],
