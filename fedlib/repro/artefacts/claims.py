@@ -69,9 +69,9 @@ def paper_value(pp, part: Part | Claim, columns=None):
     q, t = part.quantity, pp.table(part.quantity.table)
     cols = list(columns or q.columns)
 
-    def val(row, col):
+    def val(row, col):  # a printed value flagged as a probable typo (the table's ``suspect``) counts as absent
         cell = _paper_cell(t, row, col)
-        return None if cell is None else cell.mean
+        return None if cell is None or (row, col) in t.suspect else cell.mean
 
     if isinstance(q, Ranking):
         return "τ = 1 (its own order)"
@@ -231,13 +231,13 @@ def _ladder_row(pp, claim, part, scale, root: Path) -> dict | None:
     except KeyError:  # a companion with no budget ladder
         return None
     path = root / profile / "budget_ladder.csv"
-    if not (isinstance(q, Gap) and spec.column in q.columns
+    if not (isinstance(q, Gap) and q.columns == (spec.column,)
             and (q.method, q.baseline) == (spec.method, spec.baseline) and spec.table == q.table and path.exists()):
         return None
     lad = pd.read_csv(path)
     evidence = [f"{profile}/budget_ladder.csv", f"{profile}/budget_ladder_gap.png"]
     ran = lad[lad.gap.notna()]
-    paper = float(lad.paper_gap.iloc[0])
+    paper = part.paper_value if part.paper_value is not None else float(lad.paper_gap.iloc[0])
     if ran.empty:
         return _row(claim, part, scale, rules.not_tested(str(lad.note.iloc[0])), evidence, paper=paper)
     used = str(ran.dataset_used.iloc[0])
