@@ -402,3 +402,16 @@ def test_a_figure_finding_is_read_from_its_studys_summary_seed_by_seed(tmp_path)
         _contrast_row(get_paper("fedic"), Claim("x", "q", "Fig. 5", parts=(bad,)), bad, "quick", tmp_path / "fedic")
     with pytest.raises(ValueError, match="paper_value"):
         Part(Contrast("fig5", {"curve": "FEDIC"}, {"curve": "FedAvg"}, "cifar10_lt"), "sign")
+
+
+@pytest.mark.parametrize("ours, z, direction, word", [
+    (4.0, 1.0, 1, "reproduced"), (-4.0, 1.0, 1, "not reproduced"), (0.5, 1.0, 1, "inconclusive"),
+    (-4.0, 1.0, -1, "reproduced"), (4.0, None, 1, "inconclusive")])
+def test_a_direction_without_a_printed_value_is_decided_on_its_sign(ours, z, direction, word):
+    """A figure's finding ("FEDIC drops the least") prints no value: the interval against 0 alone, and an
+    interval that holds 0 stays inconclusive (no size was given that it could rule out)."""
+    assert rules.gap_rule(ours, z, None, direction=direction, n_seeds=3).word == word
+    with pytest.raises(ValueError, match="direction"):
+        rules.gap_rule(ours, z, None, direction=0)
+    with pytest.raises(ValueError, match="direction"):
+        Part(Gap("t", "c", "a", "b"), "sign", direction=1)

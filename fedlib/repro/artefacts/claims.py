@@ -283,12 +283,13 @@ def _contrast_row(pp, claim, part, scale, root: Path) -> dict | None:
     """A figure's finding from its study's summary (:class:`~fedlib.repro.spec.claims.Contrast`), by the gap
     rule; the pairing and the interval as for a table's gap."""
     q = part.quantity
+    shown = part.paper_value if part.paper_value is not None else ("> 0" if part.direction > 0 else "< 0")
     path = root / scale / f"{q.output}.csv"
     evidence = [f"{scale}/{q.output}.csv"] + [f"{scale}/{f}.png" for f in (q.figure,)
                                               if f and (root / scale / f"{f}.png").exists()]
     if not path.exists():
         return _row(claim, part, scale, rules.not_tested(f"not run: the study's summary {q.output} was not made "
-                                                         f"under the {scale!r} profile"), [], paper=part.paper_value)
+                                                         f"under the {scale!r} profile"), [], paper=shown)
     frame = pd.read_csv(path)
     a, b = _match(frame, q.a), _match(frame, q.b)
     if len(a) != 1 or len(b) != 1:
@@ -302,15 +303,18 @@ def _contrast_row(pp, claim, part, scale, root: Path) -> dict | None:
     cell = cells[0]
     if not cell["ran"]:
         return _row(claim, part, scale, rules.not_tested(str(a.get("note") or b.get("note") or "not run")),
-                    evidence, paper=part.paper_value)
+                    evidence, paper=shown)
     n, paired = cell["n"], cell["paired"]
     z = rules.noise(cell["se"], cell["df"])
     margin = float(part.margin or 0.0)
     verdict = rules.gap_rule(cell["ours"], z, part.paper_value, margin,
-                             quoted="size" if part.rule == "size" else "direction", n_seeds=n)
-    decide = _decide_text(cell["ours"], cell["std"], n, paired, part.paper_value, margin) \
-        if verdict.word == "inconclusive" else ""
-    return _row(claim, part, scale, verdict, evidence, paper=part.paper_value, ours=cell["ours"],
+                             quoted="size" if part.rule == "size" else "direction", n_seeds=n,
+                             direction=part.direction)
+    decide = ""
+    if verdict.word == "inconclusive":
+        decide = _decide_text(cell["ours"], cell["std"], n, paired,
+                              part.paper_value if part.paper_value is not None else 0.0, margin)
+    return _row(claim, part, scale, verdict, evidence, paper=shown, ours=cell["ours"],
                 ours_std=cell["std"], n_seeds=n, paired=paired, dataset_used=_datasets(pp, cells), margin=margin,
                 decide=decide, runs=_runs_key(cells))
 

@@ -148,13 +148,15 @@ class Part:
     ``name``: what the part covers, in words ("MNIST", "CIFAR-10-LT"; empty for a claim of one part);
     ``paper_value``: the paper's value where the sentence gives it (None: from the paper's table);
     ``margin``: the half-width of the paper's band, pp (None: the paper's std of the cells where it gives one,
-    else 0; :mod:`fedlib.repro.verdict.claims`)."""
+    else 0; :mod:`fedlib.repro.verdict.claims`); ``direction``: for a figure's finding that prints no value
+    (a :class:`Contrast` without ``paper_value``), +1 where the paper says ``a`` lies above ``b``, −1 below."""
 
-    quantity: Gap | Best | Ranking
+    quantity: Gap | Best | Ranking | Contrast
     rule: str
     name: str = ""
     paper_value: float | None = None
     margin: float | None = None
+    direction: int = 0
 
     def __post_init__(self):
         if self.rule not in RULES:
@@ -163,9 +165,14 @@ class Part:
             raise ValueError(f"the {self.rule!r} rule decides a {' or '.join(k.__name__ for k in RULES[self.rule])}, "
                              f"got {type(self.quantity).__name__}")
         _margin(self.margin, f"part {self.name!r}")
-        if isinstance(self.quantity, Contrast) and self.paper_value is None:
-            raise ValueError(f"part {self.name!r}: a Contrast needs the paper's value (paper_value): a figure "
-                             "prints no table to read it from")
+        if self.direction not in (0, 1, -1):
+            raise ValueError(f"part {self.name!r}: direction must be +1, -1 or 0, got {self.direction!r}")
+        if isinstance(self.quantity, Contrast) and (self.paper_value is None) == (self.direction == 0):
+            raise ValueError(f"part {self.name!r}: a Contrast needs either the paper's value (paper_value) or, "
+                             "where its figure prints none, the direction it states (direction=+1 or -1)")
+        if self.direction and (not isinstance(self.quantity, Contrast) or self.rule != "sign"):
+            raise ValueError(f"part {self.name!r}: direction is for a figure's finding decided on its sign "
+                             "(a Contrast with rule 'sign')")
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,9 @@ holds 0 and reaches the band            inconclusive          inconclusive
 every undecided column could not reach ``w`` (``b + u < w``), partly where ``b ≥ 1`` (best beyond the noise
 somewhere, the paper's count ruled out) and not reproduced where ``b = 0``; inconclusive otherwise.
 
+A figure's finding that states a direction and prints no value is decided on its sign alone: reproduced or not
+reproduced where the interval excludes 0, inconclusive where it holds 0 (no size was given to rule out).
+
 **Ranking rule** (:func:`ranking_rule`): Kendall's τ of the rows' means, ours against the paper's
 (:func:`scipy.stats.kendalltau`), over rows measured on ≥ 2 seeds: reproduced if τ > 0 with ``p < 0.05``,
 not reproduced if τ < 0 with ``p < 0.05``, inconclusive otherwise (one seed, or a τ the rows cannot decide).
@@ -184,12 +187,33 @@ def inconclusive(why: str) -> Verdict:
     return Verdict("inconclusive", why)
 
 
-def gap_rule(ours: float, z: float | None, paper: float, margin: float = 0.0, *, quoted: str = "direction",
-             n_seeds: int = 0) -> Verdict:
+def _direction_rule(ours: float, z: float | None, direction: int, n_seeds: int) -> Verdict:
+    """A direction the paper states without printing a size (a figure's finding): decided on the sign alone;
+    an interval that holds 0 cannot rule out a size that was never given, so it stays inconclusive."""
+    side = "above" if direction > 0 else "below"
+    if not _finite(z):
+        return inconclusive(f"{ours:+.2f} (the paper: {side} 0, no value printed): no interval ({n_seeds} seed"
+                            f"{'s' if n_seeds != 1 else ''})")
+    head = f"{ours:+.2f}, 95 % interval [{ours - z:+.2f}, {ours + z:+.2f}]; the paper: {side} 0, no value printed"
+    if abs(ours) > z:
+        return Verdict("reproduced" if ours * direction > 0 else "not reproduced",
+                       head + (": the paper's direction beyond the noise" if ours * direction > 0
+                               else ": the opposite direction beyond the noise"))
+    return inconclusive(head + ": the interval holds 0")
+
+
+def gap_rule(ours: float, z: float | None, paper: float | None, margin: float = 0.0, *, quoted: str = "direction",
+             n_seeds: int = 0, direction: int = 0) -> Verdict:
     """The gap rule (module docstring): ``ours`` with its interval's half-width ``z`` (None: not measured),
-    the paper's value and band margin; ``quoted`` is "direction" or "size"."""
+    the paper's value and band margin; ``quoted`` is "direction" or "size".  ``paper`` None with ``direction``
+    ±1: the paper states a direction and prints no value (decided on the sign alone)."""
     if quoted not in ("direction", "size"):
         raise ValueError(f"quoted must be 'direction' or 'size', got {quoted!r}")
+    if paper is None:
+        if direction not in (1, -1) or quoted != "direction" or not _finite(ours):
+            raise ValueError(f"without the paper's value, a direction (+1 or -1) is decided on its sign alone; got "
+                             f"direction={direction!r}, quoted={quoted!r}, ours={ours!r}")
+        return _direction_rule(ours, z, direction, n_seeds)
     if not (_finite(ours) and _finite(paper)) or paper == 0:
         raise ValueError(f"ours and paper must be finite and paper ≠ 0, got ours={ours!r}, paper={paper!r}")
     if not (_finite(margin) and margin >= 0):
