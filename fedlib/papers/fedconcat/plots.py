@@ -120,6 +120,7 @@ def budget_curves(ctx, budget):
     for ax in axes[0][max(1, len(columns)):]:
         ax.set_axis_off()  # the last row's spare panels
     colors = PAPER.method_colors
+    letter = {v: "abcdefghij"[i] for i, v in enumerate(dict.fromkeys(rounds.variant))}  # the lines' key
     if not columns:
         mark_empty(axes[0][0], "the baselines per round", why_empty(grid1, ctx.profile.name))
     for ax, column in zip(axes[0], columns):
@@ -136,22 +137,28 @@ def budget_curves(ctx, budget):
             v = fin[(fin.column == column) & (fin.method == m)].accuracy
             if len(v):
                 ax.axhline(v.mean(), color=colors.get(m), ls=ls, lw=1.6, label=paper.METHOD_LABELS[m] + " (final)")
-        for v, r in rounds[rounds.column == column][["variant", "rounds"]].drop_duplicates("rounds").itertuples(
-                index=False):
+        here = rounds[rounds.column == column][["variant", "rounds"]].drop_duplicates()
+        for r, g in here.groupby("rounds", sort=True):
             ax.axvline(r, color="0.5", ls="--", lw=0.7)
-            ax.text(r, ax.get_ylim()[0], f" {r}", fontsize=7, color="0.4", va="bottom")
+            keys = ",".join(letter[v] for v in dict.fromkeys(g.variant))
+            ax.text(r, ax.get_ylim()[0], f" {r} ({keys})", fontsize=7, color="0.4", va="bottom", rotation=90)
         merge_coinciding(ax)  # baselines with identical curves: one legend entry "A = B"
         ax.set_title(paper.TABLE1.column(column).label)
         ax.set_xlabel("baseline round")
     axes[0][0].set_ylabel("test accuracy (%)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4)
+        from matplotlib.lines import Line2D
+
+        handles += [Line2D([], [], color="0.5", ls="--", lw=0.7)] + [Line2D([], [], ls="none") for _ in letter]
+        labels += ["R of a way of counting (its letters):"] + [f"{k}: {v}" for v, k in letter.items()]
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=8)
     fig.tight_layout()
     ctx.save_figure(fig, "budget_sensitivity_curves", experiment="budget",
                     title="The baselines per round, each way of counting the budget marked",
-                    caption="Dashed vertical lines: R of each way of counting (numbers at the bottom); horizontal "
-                            "lines: FedConcat's and FedConcat-ID's final accuracy.",
+                    caption="Dashed vertical lines: R of each way of counting (its number and letters at the "
+                            "bottom, the letters keyed in the legend); horizontal lines: FedConcat's and "
+                            "FedConcat-ID's final accuracy.",
                     datasets=grid1.runs.dataset_used.dropna().unique())
     return fig
 
@@ -301,9 +308,13 @@ def table2_curves(ctx, comp2: pd.DataFrame, grid2):
     plot2 = add_column_param(comp2, ctx.paper.table("table2"), "num_clients", "clients")
     plot2["partition"] = plot2.column.map(partition_label)
     ran = set(plot2.loc[plot2.ours_mean.notna(), "partition"])
+    dropped = [p for p in dict.fromkeys(plot2.partition) if p not in ran] if ran else []
     plot2 = plot2[plot2.partition.isin(ran) | plot2.ours_mean.isna().all()]
+    title = "Table 2: accuracy against the number of clients, paper (dashed) vs ours"
+    if dropped:  # a partition not run is said, not silently dropped
+        title += f"\nnot run here (in the table): {', '.join(dropped)}"
     fig = F.plot_paper_vs_ours(plot2, x="clients", panel="partition", x_label="clients", paper=ctx.paper,
-                               title="Table 2: accuracy against the number of clients, paper (dashed) vs ours")
+                               title=title)
     ctx.save_figure(fig, "table2_curves", experiment="table2",
                     title="Table 2 as curves: accuracy against the number of clients",
                     caption="Ours: solid, filled markers; the paper: dashed, open markers. "

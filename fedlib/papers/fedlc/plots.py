@@ -130,6 +130,19 @@ def fig3_toy(ctx, toy):
             ax.scatter(pts.x, pts.y, c=pts.label, cmap=cmap, s=4, vmin=-0.5, vmax=3.5)
             ax.set_title(f"{name}\nbalanced accuracy {acc[name]:.1f}%", fontsize=9)
             ax.grid(False)
+    for ax in axes[1]:
+        ax.set_xlabel("x₁")
+    for row in axes:
+        row[0].set_ylabel("x₂")
+    from matplotlib.lines import Line2D
+
+    classes = sorted(int(k) for k in toy.data.label.unique())
+    fig.legend([Line2D([], [], ls="none", marker="o", color=cmap(k)) for k in classes]
+               + [Line2D([], [], color="k", ls="--", lw=0.8)], [f"class {k}" for k in classes] + ["global optimum"],
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(classes) + 1, fontsize=8)
+    fig.suptitle(f"Toy data: {len(classes)} classes of 2-D points, two clients with skewed class counts "
+                 f"{toy.class_counts.tolist()}; columns: client 1's and client 2's local model, their average",
+                 fontsize=9)
     fig.tight_layout()
     ctx.save_figure(fig, "fig3_toy_two_clients", experiment="fig3",
                     title="Fig. 3: two skewed clients — local optima, FedAvg and the global optimum (measured)",
@@ -146,10 +159,14 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     for ax, (loss, name) in zip(axes[:2], LOSS_NAMES.items()):
         d = dev[(dev.loss == loss) & dev.D_valid]
-        for flag, marker, lab in ((True, "o", "deviated (both signs)"), (False, "x", "not deviated")):
+        cats = [(True, "o", "deviated (both signs)"), (False, "x", "not deviated")]
+        # the larger category first, the smaller over it (it would lie hidden under the dense one), counts stated
+        cats.sort(key=lambda c: -int((d.deviated == c[0]).sum()))
+        for z, (flag, marker, lab) in enumerate(cats):
             s = d[d.deviated == flag]
-            ax.scatter(s.ratio, s.D, marker=marker, s=18, alpha=0.6, label=lab,
-                       color="#d55e00" if flag else "#0173b2")
+            ax.scatter(s.ratio, s.D, marker=marker, s=18 if flag else 14, alpha=0.75 if z else 0.35,
+                       label=f"{lab}: {len(s)} of {len(d)}", color="#d55e00" if flag else "#0173b2", zorder=2 + z,
+                       linewidths=0.8)
         lim = [min(d.ratio.min(), d.D.min()) * 0.7, max(d.ratio.max(), d.D.max()) * 1.4] if len(d) else [0.1, 10]
         ax.plot(lim, lim, "k--", lw=0.8, label="n_j/n_r = D_jr")
         ax.set(xscale="log", yscale="log", xlabel="n_j / n_r", ylabel="D_jr", title=name)
@@ -222,8 +239,9 @@ def fig7_tsne(ctx, start, points: pd.DataFrame, scores: pd.DataFrame):
         d = points[points.method == m]
         for r, c in ROLE_COLORS.items():
             s = d[d.role == r]
-            if len(s):
-                ax.scatter(s.x, s.y, s=6, color=c, label=f"{r} (class {s['class'].iloc[0]}, n={s.n_train.iloc[0]})")
+            if len(s):  # translucent, so that no class hides another; the points drawn counted
+                ax.scatter(s.x, s.y, s=6, color=c, alpha=0.6, label=f"{r} (class {s['class'].iloc[0]}, "
+                                                                      f"n_train={s.n_train.iloc[0]}): {len(s)} points")
         sc = scores.set_index("method").loc[m]
         ax.set_title(f"{F._label(m, PAPER)}: silhouette {sc.silhouette_features:.2f}, "
                      f"5-NN {100 * sc.knn5_accuracy_tsne:.0f}%")

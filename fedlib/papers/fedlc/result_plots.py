@@ -152,7 +152,7 @@ def profile_partitions(ctx, seed: int):
     cases = {"Q(α=2)": {"partition": "shards", "partition_alpha": 2},
              "D(β=0.05)": {"partition": "dirichlet", "partition_beta": 0.05}}
     fig, axes = plt.subplots(1, 2, figsize=(11, 6.5))
-    used = None
+    used, shown, absent = None, [], []
     for ax, (name, params) in zip(axes, cases.items()):
         table_id = "table2" if params["partition"] == "shards" else "table1"
         cfg, note = cell_config(ungated(ctx.profile), table_id,
@@ -160,17 +160,22 @@ def profile_partitions(ctx, seed: int):
         shows = f"samples per class and client of {name}, 20 clients"
         if cfg is None:
             mark_empty(ax, shows, note)
+            absent.append(name)
             continue
         try:
             exp = prepare(Config.from_dict({**cfg, "device": "cpu", "seed": seed, "rounds": 1}))
             used = cfg["dataset"]
             F.heatmap_counts(exp.class_counts, ax, title=f"{name}, {cfg['dataset']}, 20 clients")
+            shown.append(name)
         except DatasetNotFoundError as err:
             mark_empty(ax, shows, f"not run: {err.name} absent")
+            absent.append(name)
     fig.tight_layout()
     ctx.save_figure(fig, "fig4_partitions_profile", experiment="table1",
                     title=f"Partitions used by the '{ctx.profile.name}' profile's runs (Tables 1-2 setting)",
-                    caption="Samples per class and client, as trained on by this profile.",
+                    caption="Samples per class and client" + (f" of {', '.join(shown)}, as trained on by this "
+                                                                     "profile" if shown else "") +
+                            (f"; {', '.join(absent)}: not run by this profile" if absent else "") + ".",
                     datasets=[used] if used else [], placeholder=used is None)
     return fig
 

@@ -2,8 +2,9 @@
 
 :func:`fedlib.repro.artefacts.saving.save_figure` runs :func:`check_data` after
 :func:`~fedlib.repro.artefacts.figure_rules.check_figure`; the sidecar's ``figure_checks`` records
-each of :data:`DATA_RULES` beside the others.  Before checking, :func:`mend` flags what it can on
-the figure itself (a series at chance, a bar too short to see, the profile and seeds).
+each of :data:`DATA_RULES` beside the others.  Before checking, :func:`fedlib.repro.artefacts.figure_marks.mend`
+flags what it can on the figure itself (a series at chance, a bar too short to see), and
+:func:`~fedlib.repro.artefacts.figure_marks.stamp_setting` names the profile and the seeds.
 
 ``chance_from_data``
     An accuracy axes (its y label says "accuracy" and not a gap) whose dataset is known (the
@@ -38,12 +39,13 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from .figure_checks_drawn import _all_text, _legend_rule, _name, _scatter_rule
 from .figure_rules import (FigureRuleError, _bars, _data_lines, _errorbar_parts, _figure_texts, _legend_texts,
                            _norm, _public, _report, _scatters, _titles, _visible)
 
-__all__ = ["stamp_setting", "DATA_RULES", "DATA_REPORT_ONLY", "CHANCE_MARGIN_PP", "MIN_BAR_PX", "ChanceFromData", "ValueInvisible",
+__all__ = ["DATA_RULES", "DATA_REPORT_ONLY", "CHANCE_MARGIN_PP", "MIN_BAR_PX", "ChanceFromData", "ValueInvisible",
            "CategoryCovered", "LegendEntryEmpty", "NoiseHidden", "SettingUnnamed", "declare_noise", "chance_level",
-           "mend", "check_data"]
+           "check_data"]
 
 #: how close (pp of accuracy; 0.01 on a 0-1 axis) to 1/classes a value "sits at chance"
 CHANCE_MARGIN_PP = 2.0
@@ -57,28 +59,12 @@ _PARTITION = re.compile(r"dir\s*\(|β\s*=|α\s*=|#c\s*=|\bif\s*=|\bq\(|\bd\(|\bi
 _NUMBER = re.compile(r"[−\-+]?\d+(?:[.,]\d+)?")
 
 
-class ChanceFromData(FigureRuleError):
-    rule = "chance_from_data"
-
-
-class ValueInvisible(FigureRuleError):
-    rule = "values_visible"
-
-
-class CategoryCovered(FigureRuleError):
-    rule = "scatter_uncovered"
-
-
-class LegendEntryEmpty(FigureRuleError):
-    rule = "legend_drawn"
-
-
-class NoiseHidden(FigureRuleError):
-    rule = "noise_shown"
-
-
-class SettingUnnamed(FigureRuleError):
-    rule = "setting_named"
+class ChanceFromData(FigureRuleError): rule = "chance_from_data"  # noqa: E701
+class ValueInvisible(FigureRuleError): rule = "values_visible"  # noqa: E701
+class CategoryCovered(FigureRuleError): rule = "scatter_uncovered"  # noqa: E701
+class LegendEntryEmpty(FigureRuleError): rule = "legend_drawn"  # noqa: E701
+class NoiseHidden(FigureRuleError): rule = "noise_shown"  # noqa: E701
+class SettingUnnamed(FigureRuleError): rule = "setting_named"  # noqa: E701
 
 
 _ERRORS = (ChanceFromData, ValueInvisible, CategoryCovered, LegendEntryEmpty, NoiseHidden, SettingUnnamed)
@@ -97,26 +83,27 @@ def declare_noise(ax, std: float, seeds: int):
 
 
 # ------------------------------------------------------------------------ reading the figure
-def _name(ax, fig) -> str:
-    i = fig.axes.index(ax) + 1 if ax in fig.axes else 0
-    title = ax.get_title() or ax.get_title(loc="left")
-    return f"axes {i}" + (f" {title!r}" if title else "")
-
-
 def _texts(ax) -> list:
     return [t for t in ax.texts if t.get_visible() and t.get_text().strip()]
 
 
-def _all_text(fig, extra: Iterable[str] = ()) -> str:
-    from matplotlib.text import Text
-
-    found = [t.get_text() for t in fig.findobj(Text) if t.get_visible()]
-    return " ".join(found + list(_figure_texts(fig)) + list(extra))
+def _ylabel(ax) -> str:
+    """The axes' y label, else that of an axes of its figure's row (a shared label on the first panel)."""
+    if ax.get_ylabel() or ax.figure is None:
+        return ax.get_ylabel()
+    row = [a.get_ylabel() for a in ax.figure.axes if a.get_ylabel()
+           and abs(a.get_position().y0 - ax.get_position().y0) < 1e-3]
+    return (row or [""])[0]
 
 
 def _is_accuracy(ax) -> bool:
-    label = ax.get_ylabel()
+    label = _ylabel(ax)
     return bool(_ACC.search(label)) and not _NOT_ACC.search(label)
+
+
+def _over_training(ax) -> bool:
+    """A learning curve (x: rounds, epochs, communication): only where it ends is its result."""
+    return bool(re.search(r"round|epoch|step|communicat|sent|parameters|budget", ax.get_xlabel(), re.I))
 
 
 def chance_level(ax, datasets: Iterable[str] | None) -> tuple[float, str] | None:
@@ -138,7 +125,7 @@ def chance_level(ax, datasets: Iterable[str] | None) -> tuple[float, str] | None
             return None
     k = DATASETS[known[0]].num_classes
     lo, hi = sorted(ax.get_ylim())
-    percent = "%" in ax.get_ylabel() or hi > 1.5
+    percent = "%" in _ylabel(ax) or hi > 1.5
     return (100.0 / k if percent else 1.0 / k), known[0]
 
 
@@ -146,8 +133,10 @@ def _series(ax) -> list[tuple[str, list[float], Any]]:
     """(label, values, artist) of each line, bar series and scatter of ``ax``."""
     out = []
     for ln in _data_lines(ax):
-        ys = np.asarray(ln.get_ydata(), dtype=float)
-        out.append((ln.get_label(), [float(y) for y in ys if math.isfinite(y)], ln))
+        ys = [float(y) for y in np.asarray(ln.get_ydata(), dtype=float) if math.isfinite(y)]
+        if _over_training(ax) and len(ys) > 2:
+            ys = ys[-1:]  # a learning curve: its result is where it ends, not its first rounds
+        out.append((ln.get_label(), ys, ln))
     for c, orient in _bars(ax):
         vals = [(p.get_y() + p.get_height()) if orient == "vertical" else (p.get_x() + p.get_width())
                 for p in c.patches]
@@ -170,33 +159,6 @@ def _at_chance(ax, datasets, margin_pp: float) -> list[tuple[str, float, Any]]:
         if low:
             out.append((label, min(low), artist))
     return out
-
-
-# ------------------------------------------------------------------------ mending
-def mend(fig, datasets: Iterable[str] | None = None, *, dpi: float = 200.0) -> None:
-    """Flag on ``fig`` what needs no judgement: each series at chance ("<series> at chance (1/K = …)"),
-    each bar too short to see (its value as a label)."""
-    fig.canvas.draw()
-    for ax in fig.axes:
-        hits = [h for h in _at_chance(ax, datasets, CHANCE_MARGIN_PP) if not _flagged(ax, fig, h[0])]
-        if hits:
-            chance, ds = chance_level(ax, datasets)
-            names = sorted({lab for lab, _, _ in hits if _public(lab)})
-            lo, hi = ax.get_ylim()
-            if min(lo, hi) <= chance <= max(lo, hi):
-                ax.axhline(chance, color="0.45", ls=(0, (1, 2)), lw=0.9, zorder=0.6)
-            what = ", ".join(names) if names else "bars"
-            ax.text(0.01, 0.99, f"at chance (1/{round(1 / (chance / (100 if chance > 1 or hi > 1.5 else 1)))} = "
-                    f"{chance:g}): {what}", transform=ax.transAxes, ha="left", va="top", fontsize=7,
-                    color="firebrick", zorder=6,
-                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 1})
-        for c, orient, p, v in _short_bars(ax, fig, dpi):
-            x = p.get_x() + p.get_width() / 2 if orient == "vertical" else v
-            y = v if orient == "vertical" else p.get_y() + p.get_height() / 2
-            va = "bottom" if v >= 0 else "top"
-            kw = {"ha": "center", "va": va} if orient == "vertical" else {"ha": "left" if v >= 0 else "right",
-                                                                          "va": "center"}
-            ax.text(x, y, f"{v:+.2f}".replace("-", "−"), fontsize=7, color="0.15", zorder=6, clip_on=True, **kw)
 
 
 def _flagged(ax, fig, label: str) -> bool:
@@ -240,36 +202,6 @@ def _labelled(ax, p, orient, value) -> bool:
     return False
 
 
-def _seeds_text(seeds) -> str:
-    if seeds is None or (not isinstance(seeds, (int, np.integer)) and not len(list(seeds))):
-        return ""
-    if isinstance(seeds, (int, np.integer)):
-        return f"{int(seeds)} seed{'s' if int(seeds) != 1 else ''}"
-    seeds = sorted(set(seeds))
-    return f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''} ({', '.join(map(str, seeds))})"
-
-
-def stamp_setting(fig, stamp, meta: dict) -> None:
-    """Add the profile and the seeds (``meta``'s) to the "Trained on: …" stamp (``stamp``, the Text
-    :func:`~fedlib.repro.artefacts.figure_rules.stamp_datasets` returned), or write them alone under
-    the figure when there is none."""
-    profile = meta.get("profile")
-    profile = getattr(profile, "name", profile)
-    parts = ([f"profile: {profile}"] if profile else []) + ([_seeds_text(meta.get("seeds"))]
-                                                           if _seeds_text(meta.get("seeds")) else [])
-    if not parts:
-        return
-    text = "; ".join(parts) + "."
-    if stamp is not None:
-        stamp.set_text(f"{stamp.get_text()} {text[0].upper()}{text[1:]}")
-        return
-    fig.canvas.draw()
-    box = fig.get_tightbbox(fig.canvas.get_renderer())
-    w, h = fig.get_size_inches()
-    fig.text(box.x0 / w, (box.y0 - 0.04) / h, text[0].upper() + text[1:], ha="left", va="top", fontsize=7,
-             color="0.3", gid="fedlib-setting")
-
-
 # ------------------------------------------------------------------------ the rules
 def _chance_rule(ax, fig, datasets) -> list[str]:
     return [f"series {lab if _public(lab) else '(bars)'!r} sits at chance ({v:g}; 1/classes of "
@@ -280,132 +212,6 @@ def _chance_rule(ax, fig, datasets) -> list[str]:
 def _visible_rule(ax, fig, dpi) -> list[str]:
     return [f"a bar of value {v:g} is under {MIN_BAR_PX:g} px long at the saved size and no text over it reads "
             f"its value" for _, _, _, v in _short_bars(ax, fig, dpi)]
-
-
-def _render(fig) -> np.ndarray:
-    fig.canvas.draw()
-    return np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(np.int16).copy()
-
-
-def _opaque(sc) -> bool:
-    alpha = sc.get_alpha()
-    fc = sc.get_facecolors()
-    face = float(np.max(fc[:, 3])) if len(fc) else 0.0
-    return (1.0 if alpha is None else alpha) * max(face, 0.0 if len(fc) else 1.0) > 0.6 or (
-        len(fc) == 0 and (1.0 if alpha is None else alpha) > 0.6)
-
-
-def _scatter_rule(ax, fig) -> list[str]:
-    cats = [sc for sc in _scatters(ax) if len(np.asarray(sc.get_offsets()).reshape(-1, 2))]
-    if len(cats) < 2:
-        return []
-    order = sorted(range(len(cats)), key=lambda i: (cats[i].get_zorder(), ax.get_children().index(cats[i])))
-    vis = [sc.get_visible() for sc in cats]
-    try:
-        for sc in cats:
-            sc.set_visible(False)
-        base = _render(fig)
-        masks = []
-        for sc in cats:
-            sc.set_visible(True)
-            masks.append(np.any(_render(fig) != base, axis=-1))
-            sc.set_visible(False)
-    finally:
-        for sc, v in zip(cats, vis):
-            sc.set_visible(v)
-    out = []
-    said = _all_text(fig)
-    for rank, i in enumerate(order):
-        above = [masks[j] for j in order[rank + 1:] if _opaque(cats[j])]
-        own = masks[i].sum()
-        if above and own:
-            covered = float((masks[i] & np.logical_or.reduce(above)).sum()) / float(own)
-            if covered > 0.5:
-                out.append(f"scatter category {cats[i].get_label()!r} is {covered:.0%} covered by the categories "
-                           f"drawn over it (draw the minority on top, use transparency, or a panel each)")
-        n = len(np.asarray(cats[i].get_offsets()).reshape(-1, 2))
-        if not re.search(rf"(?<![\d.]){n}(?![\d.])", said):
-            out.append(f"scatter category {cats[i].get_label()!r} has {n} points and no text states the count")
-    return out
-
-
-def _line_kind(ls) -> str:
-    ls = str(ls)
-    return {"-": "solid", "solid": "solid", "--": "dashed", "dashed": "dashed", ":": "dotted", "dotted": "dotted",
-            "-.": "dashdot", "dashdot": "dashdot"}.get(ls, "none" if ls in ("None", "none", "", " ") else ls)
-
-
-def _has_point(artist, ax) -> bool:
-    from matplotlib.collections import Collection
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
-    if not _visible(artist):
-        return False
-    (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
-    if isinstance(artist, Line2D):
-        xy = np.asarray(artist.get_xydata(), dtype=float).reshape(-1, 2)
-        if artist.get_transform() != ax.transData:
-            return bool(len(xy))
-    elif isinstance(artist, Patch):
-        return artist.get_window_extent().width * artist.get_window_extent().height > 0
-    elif isinstance(artist, Collection):
-        xy = np.asarray(artist.get_offsets(), dtype=float).reshape(-1, 2)
-        if not len(xy) or not np.isfinite(xy).all(axis=1).any():
-            return any(len(p.vertices) for p in artist.get_paths())
-    else:
-        return True
-    ok = np.isfinite(xy).all(axis=1) & (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
-    return bool(ok.any())
-
-
-def _drawn(axes) -> list:
-    out = []
-    for ax in axes:
-        out += [(a, ax) for a in list(ax.lines) + list(ax.patches) + list(ax.collections) if _has_point(a, ax)]
-    return out
-
-
-def _style_match(handle, artist) -> bool:
-    from matplotlib.collections import Collection
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
-    if isinstance(handle, Line2D):
-        if isinstance(artist, Line2D):
-            same_ls = _line_kind(handle.get_linestyle()) in ("none", _line_kind(artist.get_linestyle()))
-            same_m = str(handle.get_marker()) in ("None", "none", "", str(artist.get_marker()))
-            return same_ls and same_m
-        return isinstance(artist, Collection) and _line_kind(handle.get_linestyle()) == "none"
-    if isinstance(handle, Patch):
-        return isinstance(artist, Patch) and (handle.get_hatch() or None) == (artist.get_hatch() or None)
-    return isinstance(artist, Collection)
-
-
-def _legend_rule(fig) -> list[tuple[str, str]]:
-    out = []
-    legends = [(ax.get_legend(), [ax], _name(ax, fig)) for ax in fig.axes if ax.get_legend() is not None]
-    legends += [(leg, list(fig.axes), "figure legend") for leg in fig.legends]
-    for leg, scope, where in legends:
-        drawn = _drawn(scope)
-        labels = {a.get_label() for a, _ in drawn}
-        named = {a.get_label() for ax in scope for a in list(ax.lines) + list(ax.patches) + list(ax.collections)}
-        for ax in scope:
-            for c in ax.containers:
-                named.add(c.get_label())
-                if any(_has_point(a, ax) for a in c.get_children() if a is not None):
-                    labels.add(c.get_label())
-        for handle, text in zip(leg.legend_handles, leg.get_texts()):
-            label = text.get_text()
-            if handle is None or not label.strip() or label in labels:
-                continue
-            lw = getattr(handle, "get_linestyle", lambda: "-")()
-            if _line_kind(lw) == "none" and str(getattr(handle, "get_marker", lambda: "o")()) in ("None", "none", ""):
-                continue  # a text-only entry (a header or a note)
-            if label in named or not any(_style_match(handle, a) for a, _ in drawn):
-                out.append((where, f"legend entry {label!r} stands for nothing drawn (no artist of that label or "
-                                   f"style has a point in the axes)"))
-    return out
 
 
 def _noise_rule(ax, fig, seeds: int | None) -> list[str]:

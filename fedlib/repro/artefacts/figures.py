@@ -38,20 +38,22 @@ def _dodge(lone: dict, xs, x_log: bool):
 
 def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: str = "", x_log: bool = False,
                        series: str = "method", title: str = "", ylabel: str = "test accuracy (%)",
-                       panel_labels: dict | None = None, sharey: bool = False, paper=None):
+                       panel_labels: dict | None = None, sharey: bool = False, paper=None, absent: str = ""):
     """One panel per ``panel`` value; in each, accuracy against ``x`` (a column of
     ``comparison`` holding numbers) for every method: ours solid with filled
     markers (error bars: std over seeds, only where a cell has >= 2), the paper dashed with
     open markers.  Every panel obeys :mod:`.figure_rules`: its title names the dataset a
     stand-in ran on ("run on FMNIST") or says "paper only"; a cell of ours that diverged or was
     not run is labelled at the paper's value, a suspect paper value (†) marked.
-    ``paper`` (a :class:`fedlib.repro.spec.paper.Paper`) gives the methods' colours and labels.
+    ``paper`` (a :class:`fedlib.repro.spec.paper.Paper`) gives the methods' colours and labels;
+    ``absent``: the legend's line where nothing of ours is drawn (why, and what running it costs).
     The caption of a figure with error bars needs :func:`.figure_rules.std_caption` of
     ``seeds_of(comparison)``.  Returns the figure."""
     import matplotlib.pyplot as plt
     import pandas as pd
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+    from matplotlib.transforms import ScaledTranslation
 
     from .figure_rules import declare, label_cell, merge_coinciding
 
@@ -120,7 +122,10 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
                 for r in missing[own].itertuples():
                     word = "diverged" if getattr(r, "run_status", "") == "diverged" else "not run"
                     y = r.paper_mean if pd.notna(r.paper_mean) else sub.ours_mean.min()
-                    label_cell(ax, getattr(r, x), y, word, key=f"{m} @ {getattr(r, x)}", color=c, va="top")
+                    # under the paper's marker, not on it: its white ground would hide the paper's value
+                    below = ax.transData + ScaledTranslation(0, -5 / 72, fig.dpi_scale_trans)
+                    label_cell(ax, getattr(r, x), y, word, key=f"{m} @ {getattr(r, x)}", color=c, va="top",
+                               transform=below)
             for r in s[_suspect(s)].itertuples():
                 label_cell(ax, getattr(r, x), r.paper_mean, "suspect", key=f"{m} @ {getattr(r, x)} (paper)",
                            text=" †", color=c, ha="left", va="center")
@@ -156,14 +161,24 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         fig.suptitle(title)
     fig.tight_layout()  # the final geometry, where curves drawn as one are found
     for ax in axes[0]:
-        merged += [t for t in merge_coinciding(ax, {ln: n for ln, n in names.items() if ln.axes is ax})
-                   if t not in merged]  # identical curves: said once, in the legend
-    handles = [Line2D([], [], color=colors.get(m), lw=2, ls="-." if m in readings else "-",
+        where = ax.get_title().split("\n")[0] if len(axes[0]) > 1 else ""  # a panel's coincidence is its own
+        merged += [f"{where}: {t}" if where else t
+                   for t in merge_coinciding(ax, {ln: n for ln, n in names.items() if ln.axes is ax})
+                   if (f"{where}: {t}" if where else t) not in merged]  # identical curves: said once, in the legend
+    any_ours = df.ours_mean.notna().any()  # without ours, a method's key is its paper line (dashed)
+    handles = [Line2D([], [], color=colors.get(m), lw=2, ls=("-." if m in readings else "-") if any_ours else "--",
                       marker=marker_of(m) if m in readings else None) for m in shown]
     labels = [label_of(m) for m in shown]
-    handles += [Line2D([], [], color="0.3", marker="o", lw=1.6), Line2D([], [], color="0.3", ls="--", marker="o",
-                                                                         mfc="none", lw=1)]
-    labels += ["ours", "paper"]
+    # a key only for what is drawn: no "ours" entry where nothing of ours is (it says why instead)
+    if any_ours:
+        handles.append(Line2D([], [], color="0.3", marker="o", lw=1.6))
+        labels.append("ours")
+    else:
+        handles.append(Line2D([], [], ls="none"))
+        labels.append(absent or "ours: none run under this profile")
+    if df.paper_mean.notna().any():
+        handles.append(Line2D([], [], color="0.3", ls="--", marker="o", mfc="none", lw=1))
+        labels.append("paper")
     for text in merged:
         handles.append(Line2D([], [], ls="none"))
         labels.append(text)

@@ -38,6 +38,22 @@ def _paper_gap(table, q, column: str) -> float:
     return np.nan if a is None or b is None else round(a.mean - b.mean, 6)
 
 
+def _distinct(panels: list, q, columns: list) -> list:
+    """``panels`` (scale, frame) with each set of runs drawn once: a scale whose cells of ours are those of an
+    earlier one (FedLC's paper profile reads its Table 1 from the GPU runs) joins its panel ("paper = GPU")."""
+    out, seen = [], {}
+    for scale, frame in panels:
+        cells = gap_cells(frame, q, columns)
+        key = tuple((c["column"], round(float(c.get("ours", np.nan)), 9), c.get("n")) for c in cells if c["ran"])
+        if key and key in seen:
+            i = seen[key]
+            out[i] = (f"{out[i][0]} = {scale}", out[i][1])
+            continue
+        seen[key] = len(out)
+        out.append((scale, frame))
+    return out
+
+
 def headline_figure(paper: str, figures_root: str | Path):
     """Draw and save ``paper``'s headline figure; returns the saved paths (None: no scale of ours holds its table)."""
     import matplotlib.pyplot as plt
@@ -53,7 +69,7 @@ def headline_figure(paper: str, figures_root: str | Path):
     table = pp.table(q.table)
     columns = [c.key for c in table.columns]
     panels = [(s, *_frame(root, pp, s, q.table)) for s in _SCALES]
-    panels = [(s, f) for s, f, _ in panels if f is not None]
+    panels = _distinct([(s, f) for s, f, _ in panels if f is not None], q, columns)
     if not panels:  # no scale of ours has the headline table (a figures root with smoke outputs only): no figure
         return None
     fig, axes = plt.subplots(len(panels), 1, figsize=(max(6.5, 0.62 * len(columns) + 2), 2.5 * len(panels) + 0.6),
@@ -71,10 +87,13 @@ def headline_figure(paper: str, figures_root: str | Path):
         ax.bar(x - 0.2, paper_gap, 0.4, color="0.65", label="paper")
         used = sorted({f"{pp.dataset_label(c['used'])}" + (f" for {pp.dataset_label(c['dataset'])}"
                                                            if c["used"] != c["dataset"] else "") for c in ran})
-        share = budget_share(pp, scale, q.table, q.method, ran[0]["column"]) if ran and scale != "GPU" \
-            else (ran[0].get("share") if ran else None)
+        # the budget of the claim's own column where it ran (the claims ledger's), else the first column that ran
+        at = next((c for c in ran if c["column"] in q.columns), ran[0]) if ran else None
+        share = budget_share(pp, scale.split(" = ")[0], q.table, q.method, at["column"]) \
+            if ran and "GPU" not in scale else (at.get("share") if ran else None)
         label = f"ours, {scale} ({n} seed{'s' if n != 1 else ''})" if ran else "_nolegend_"  # no entry for nothing
-        ax.bar(x + 0.2, ours, 0.4, color=_COLOURS[scale], label=label,
+        colour = _COLOURS[scale.split(" = ")[0]]
+        ax.bar(x + 0.2, ours, 0.4, color=colour, label=label,
                yerr=err if n >= 2 and ran else None, capsize=2, error_kw={"lw": 0.8})
         if n >= 2 and ran:
             declare(ax, seeds=n)
@@ -88,7 +107,7 @@ def headline_figure(paper: str, figures_root: str | Path):
             if c["ran"]:  # the value, so that a gap near 0 is read, not missed
                 y = ours[i] + (err[i] if ours[i] >= 0 else -err[i])
                 ax.text(x[i] + 0.2, y, f"{ours[i]:+.1f}", ha="center", va="bottom" if ours[i] >= 0 else "top",
-                        fontsize=7, color=_COLOURS[scale])
+                        fontsize=7, color=colour)
             else:
                 # from the bottom of the axes upward, in our bar's slot: inside the axes whatever the paper's sign
                 ax.text(x[i] + 0.2, 0.03, short_reason(c.get("note"), scale), rotation=90, ha="center",

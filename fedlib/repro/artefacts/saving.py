@@ -92,7 +92,8 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
     the same name, and returns None when it was not written.  Returns the three
     paths by suffix.
     """
-    from .figure_checks_data import DATA_RULES, check_data, mend, stamp_setting
+    from .figure_checks_data import DATA_RULES, check_data
+    from .figure_marks import mend, stamp_setting
     from .figure_rules import check_figure, stamp_datasets
 
     out = _out(out_dir)

@@ -527,7 +527,7 @@ def _rung_ticks(ax, x, min_gap: float = 0.12) -> None:
 
 def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     """Left: the gap per rung against the client sample-epochs of a run (log), the paper's gap
-    dashed, not-run rungs as open markers on it, rungs whose baseline is at chance (:func:`at_chance`: the
+    dashed, not-run rungs labelled "not run" at the bottom, rungs whose baseline is at chance (:func:`at_chance`: the
     finding leaves them out) as open markers off the line; right: both methods' accuracy per rung (a rung not run
     labelled in place) and the paper's values."""
     import matplotlib.pyplot as plt
@@ -568,9 +568,12 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
                  label=f"ours, {pp.method_label(spec.baseline)} at chance (left out)")
     if table.paper_gap.notna().any():
         ax1.axhline(float(table.paper_gap.iloc[0]), color="k", ls="--", lw=1, label="paper")
-    if (~ran).any():  # at the paper's gap (or 0): where they would be read against it
-        at = float(table.paper_gap.iloc[0]) if table.paper_gap.notna().any() else 0.0
-        ax1.plot(x[~ran], [at] * int((~ran).sum()), "o", mfc="none", color="C7", label="not run here")
+    for v, rung in zip(x[~ran], table.rung[~ran]):  # a word at the bottom, not a marker on the paper's line
+        label_cell(ax1, float(v), 0.03, "not run", key=f"gap, rung {int(rung)}", transform=ax1.get_xaxis_transform(),
+                   va="bottom", rotation=90)
+    if most == 1 and counted.any():  # no spread measured: said beside the points, not left to the caption
+        ax1.text(0.02, 0.02, "1 seed per rung: no spread measured", transform=ax1.transAxes, fontsize=7,
+                 color="0.3", ha="left", va="bottom")
     lo, hi = float(x.min()), float(x.max())
     for ax in (ax1, ax2):
         ax.set_xlim(lo / 1.6, hi * 1.6)

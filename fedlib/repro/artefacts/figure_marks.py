@@ -1,0 +1,96 @@
+"""What :func:`fedlib.repro.artefacts.saving.save_figure` marks on every figure before the rules of
+:mod:`fedlib.repro.artefacts.figure_checks_data` check it: each series at chance, flagged; each bar
+too short to see, labelled with its value; the profile and the seeds, beside "Trained on: …"."""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+
+from .figure_checks_data import CHANCE_MARGIN_PP, _at_chance, _flagged, _short_bars, chance_level
+from .figure_rules import _public
+
+__all__ = ["mend", "stamp_setting"]
+
+
+def mend(fig, datasets: Iterable[str] | None = None, *, dpi: float = 200.0) -> None:
+    """Flag on ``fig`` what needs no judgement: each series at chance ("<series> at chance (1/K = …)"),
+    each bar too short to see (its value as a label)."""
+    fig.canvas.draw()
+    for ax in fig.axes:
+        hits = [h for h in _at_chance(ax, datasets, CHANCE_MARGIN_PP) if not _flagged(ax, fig, h[0])]
+        if hits:
+            chance, _ = chance_level(ax, datasets)
+            lo, hi = sorted(ax.get_ylim())
+            if lo <= chance <= hi:
+                ax.axhline(chance, color="0.45", ls=(0, (1, 2)), lw=0.9, zorder=0.6)
+            names = []
+            for label, _, artist in hits:
+                bars = _chance_bars(ax, artist, chance + (CHANCE_MARGIN_PP if hi > 1.5 else CHANCE_MARGIN_PP / 100))
+                names += [f"{n} ({label})" if _public(label) else n for n in bars] if bars else \
+                    ([label] if _public(label) else [])
+            k = round(1 / (chance / (100 if hi > 1.5 else 1)))
+            ax.text(0.01, 0.99, f"at chance (1/{k} = {chance:g}): {', '.join(dict.fromkeys(names)) or 'bars'}",
+                    transform=ax.transAxes, ha="left", va="top", fontsize=7, color="firebrick", zorder=6, wrap=True,
+                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 1})
+        for c, orient, p, v in _short_bars(ax, fig, dpi):
+            x = p.get_x() + p.get_width() / 2 if orient == "vertical" else v
+            y = v if orient == "vertical" else p.get_y() + p.get_height() / 2
+            va = "bottom" if v >= 0 else "top"
+            kw = {"ha": "center", "va": va} if orient == "vertical" else {"ha": "left" if v >= 0 else "right",
+                                                                          "va": "center"}
+            ax.text(x, y, f"{v:+.2f}".replace("-", "−"), fontsize=7, color="0.15", zorder=6, clip_on=True, **kw)
+
+
+def _chance_bars(ax, artist, top: float) -> list[str]:
+    """Mark each bar of ``artist`` (a bar series) at or under ``top`` "at chance" over it; returns their
+    tick labels (the bars' names)."""
+    from matplotlib.container import BarContainer
+
+    if not isinstance(artist, BarContainer):
+        return []
+    ticks = {round(float(t), 6): lab.get_text() for t, lab in zip(ax.get_xticks(), ax.get_xticklabels())}
+    names = []
+    for p in artist.patches:
+        v = p.get_y() + p.get_height()
+        if not (math.isfinite(v) and v <= top):
+            continue
+        x = p.get_x() + p.get_width() / 2
+        ax.text(x, max(v, 0), "at chance", rotation=90, ha="center", va="bottom", fontsize=7, color="firebrick",
+                zorder=6)
+        near = min(ticks, key=lambda t: abs(t - x)) if ticks else None
+        if near is not None and abs(near - x) <= p.get_width():
+            names.append(ticks[near].replace("\n", " "))
+    return names
+
+
+def _seeds_text(seeds) -> str:
+    if seeds is None or (not isinstance(seeds, (int, np.integer)) and not len(list(seeds))):
+        return ""
+    if isinstance(seeds, (int, np.integer)):
+        return f"{int(seeds)} seed{'s' if int(seeds) != 1 else ''}"
+    seeds = sorted(set(seeds))
+    return f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''} ({', '.join(map(str, seeds))})"
+
+
+def stamp_setting(fig, stamp, meta: dict) -> None:
+    """Add the profile and the seeds (``meta``'s) to the "Trained on: …" stamp (``stamp``, the Text
+    :func:`~fedlib.repro.artefacts.figure_rules.stamp_datasets` returned), or write them alone under
+    the figure when there is none."""
+    profile = meta.get("profile")
+    profile = getattr(profile, "name", profile)
+    parts = ([f"profile: {profile}"] if profile else []) + ([_seeds_text(meta.get("seeds"))]
+                                                           if _seeds_text(meta.get("seeds")) else [])
+    if not parts:
+        return
+    text = "; ".join(parts) + "."
+    if stamp is not None:
+        stamp.set_text(f"{stamp.get_text()} {text[0].upper()}{text[1:]}")
+        return
+    fig.canvas.draw()
+    box = fig.get_tightbbox(fig.canvas.get_renderer())
+    w, h = fig.get_size_inches()
+    fig.text(box.x0 / w, (box.y0 - 0.04) / h, text[0].upper() + text[1:], ha="left", va="top", fontsize=7,
+             color="0.3", gid="fedlib-setting")
