@@ -3,7 +3,8 @@
 
 * ``long_tail`` (notebook 01) -- §3.1: the long-tailed training set, D_aux, D_ulb and the groups;
 * ``table3_groups`` (04) -- Table 3's runs by row and class group: do FT and LA lift the few-shot classes;
-* ``fig3`` / ``fig4`` / ``fig5`` (05) -- §3.4: the size of D_aux, λ of Eq. 9, the non-IID degree α.
+* ``fig3`` / ``fig4`` / ``fig5`` (05) -- §3.4: the size of D_aux, λ of Eq. 9, the non-IID degree α;
+* ``learns`` (07) -- FEDIC − FedAvg at the budget where FedAvg learns (issue 49): :mod:`.learns`.
 
 Every cell is the paper's CIFAR-10-LT (IF = 100) setting with the study's parameters, through
 :func:`.experiments.cell_config` (the gate), so runs shared with a table run once.  The paper gives the
@@ -22,6 +23,7 @@ from ...repro import Option, Study
 from ...repro.run.gate import table_cells
 from . import reported as paper
 from .experiments import FIG3_CURVES, cell_config, curve
+from .learns import LEARNS
 
 __all__ = ["STUDIES"]
 
@@ -259,4 +261,4 @@ FIG5 = Study(
                     allowed="Table 1's methods: " + ", ".join(paper.METHODS),
                     source="fedlib's choice (the paper compares 'four methods' without naming them)")))
 
-STUDIES = (LONG_TAIL, TABLE3_GROUPS, FIG3, FIG4, FIG5)
+STUDIES = (LONG_TAIL, TABLE3_GROUPS, FIG3, FIG4, FIG5, LEARNS)
