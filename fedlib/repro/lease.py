@@ -85,7 +85,7 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
 
     settings = {"profile": "paper", "engines": ["vectorized"], "precisions": ["float32"], "checkpoint_every": 5,
                 "pack": "streams", "memory_budget_gb": GPU_MEMORY_BUDGETS[0],
-                "memory_formats": [GPU_MEMORY_FORMATS[0]], **data.get("lease", {})}
+                "memory_formats": [GPU_MEMORY_FORMATS[0]], "order": "file", **data.get("lease", {})}
     from ..precision import PRECISIONS
 
     bad = [e for e in settings["engines"] if e not in _ENGINES] + \
@@ -103,6 +103,9 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
         raise ValueError(f"{path}: [lease] memory_formats must be a non-empty list among {GPU_MEMORY_FORMATS} (the "
                          f"layouts whose GPU runs the tables read: fedlib.repro.budget.costs.GPU_MEMORY_FORMATS), got "
                          f"{formats!r}")
+    if settings["order"] not in ("file", "plan"):
+        raise ValueError(f"{path}: [lease] order must be 'file' or 'plan' (the GPU decisions of "
+                         f"fedlib.repro.budget.decision first, cheapest first), got {settings['order']!r}")
     if settings["pack"] not in ("streams", "processes"):
         raise ValueError(f"{path}: [lease] pack must be 'streams' or 'processes', got {settings['pack']!r}")
     entries = data.get("run", [])
@@ -891,6 +894,10 @@ def main(argv=None) -> int:
     if a.minutes is not None and not a.minutes > 0:
         ap.error(f"--minutes must be > 0, got {a.minutes}")
     settings, entries = load_queue(a.queue)
+    if settings["order"] == "plan":  # what would decide an inconclusive claim on a GPU first, cheapest first
+        from .budget.decision import gpu_entries
+
+        entries = gpu_entries() + entries
     if a.pack:
         settings["pack"] = a.pack
     device = a.device  # --check too: the lease's configurations, made tiny on the CPU (tiny_config)

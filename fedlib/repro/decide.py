@@ -1,0 +1,313 @@
+"""Train the runs that would decide inconclusive claims, cheapest decision first, and render the claims again.
+
+    python -m fedlib.repro.decide fedlc/table4-synthetic          # one claim (every inconclusive scale of it)
+    python -m fedlib.repro.decide --all --dry-run                 # every plan: runs, scale, cost; trains nothing
+    python -m fedlib.repro.decide --all --minutes 60              # the decisions whose estimates fit in 60 min
+
+The plan is :func:`fedlib.repro.budget.decision.plan` (seeds from the closed form at the measured paired spread,
+cost from the run records or the cost model).  For each decision, in order:
+
+1. **train** exactly its runs (its cells × the seeds each lacks) through the grid
+   (:func:`fedlib.repro.run.grid.run_grid`), into the results store, writing their run records into
+   ``figures/<paper>/<profile>/_records.jsonl.gz`` (merged beside the committed ones).  The store resumes: a
+   decide stopped and started again trains only the runs it lacks;
+2. **render** the table's decided cells again: each cell's per-seed values (``ours_seeds``: the committed seeds
+   and the new runs, from the grid's records) give its mean, std, ``n_seeds`` and ``delta`` in ``<table>.csv``;
+   its note says which seeds were added here.  The table's ``.md`` and figure follow at its next regeneration
+   or render from records;
+3. **decide again**: ``python -m fedlib.repro.claims`` (:func:`fedlib.repro.claims.regenerate`).
+
+Decisions that need a GPU are not trained here: the GPU lease queue takes them, in the same order
+(``order = "plan"`` in ``fedlib/papers/lease_queue.toml``; :func:`fedlib.repro.budget.decision.gpu_entries`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from .budget.decision import Decision, _cell_seeds, describe, order, plan, unplanned
+
+__all__ = ["main", "select", "train", "render", "decide"]
+
+
+def _error(msg: str) -> int:
+    print(f"fedlib.repro.decide: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def select(targets: list[str], *, everything: bool, root: Path) -> tuple[list[Decision], list[dict]]:
+    """The decisions for ``targets`` (``PAPER`` or ``PAPER/CLAIM``; ``everything``: every paper), cheapest
+    first, and the inconclusive rows without one.  An unknown paper or claim is a ``ValueError`` naming it and
+    what exists."""
+    from .artefacts.claims import claims_of
+    from .spec.paper import all_papers
+
+    known = list(all_papers())
+    wanted: dict[str, set | None] = {p: None for p in known} if everything else {}
+    for target in targets:
+        paper, _, claim = target.partition("/")
+        if paper not in known:
+            raise ValueError(f"unknown paper {paper!r}; known: {', '.join(known)}")
+        if claim:
+            ids = [c.id for c in claims_of(paper)]
+            if claim not in ids:
+                raise ValueError(f"unknown claim {claim!r} of {paper}; its claims: {', '.join(ids)}")
+            if wanted.get(paper, set()) is not None:
+                wanted.setdefault(paper, set()).add(claim)
+        else:
+            wanted[paper] = None
+    decisions, rest = [], []
+    for paper, claims in wanted.items():
+        if not (root / paper / "claims.csv").exists():
+            continue
+        decisions += [d for d in plan(paper, root=root) if claims is None or d.claim in claims]
+        rest += [{"paper": paper, **u} for u in unplanned(paper, root=root) if claims is None or u["claim"] in claims]
+    return order(decisions), rest
+
+
+@contextlib.contextmanager
+def _records_mode(path: Path | None, mode: str | None):
+    """The grid's records mode (:mod:`fedlib.repro.run.records`) for the duration, then as it was."""
+    from .run.records import MODE_ENV, RECORDS_ENV
+
+    saved = {k: os.environ.get(k) for k in (RECORDS_ENV, MODE_ENV)}
+    if path is None:
+        os.environ.pop(RECORDS_ENV, None)
+        os.environ.pop(MODE_ENV, None)
+    else:
+        os.environ.update({RECORDS_ENV: str(path), MODE_ENV: mode})
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _cells(d: Decision, root: Path, device: str) -> list[dict]:
+    """The decision's runs as grid cells: one per cell and seed it lacks, the seed in its configuration."""
+    from .spec.paper import get_paper
+
+    pp = get_paper(d.paper)
+    prof = pp.profile(d.profile)
+    t = pp.table(d.table)
+    held = _cell_seeds(root / d.paper, pp, d.scale, d.table)
+    out = []
+    for r, c in d.cells:
+        cfg, note = prof.resolve(t.config(r, c), t.id)
+        if cfg is None:
+            raise ValueError(f"{d.paper}/{d.table} {r}/{c}: not configured under {d.profile!r}: {note}")
+        for s in d.seeds:
+            if s not in held.get((r, c), {}):
+                out.append({"row": r, "column": c, "config": {**cfg, "device": device, "seed": int(s)}})
+    return out
+
+
+def train(d: Decision, *, root: Path, store, device: str = "cpu", workers: int = 1, progress: bool = True):
+    """Train the decision's runs into ``store`` and their records into the profile's records file; returns the
+    grid (:class:`fedlib.repro.run.grid.GridResult`; runs already in the store are read, not trained)."""
+    from .run.grid import run_grid
+    from .run.records import RECORDS_FILE, merge
+
+    out = root / d.paper / d.profile
+    plain = out / ".records-decide.jsonl"
+    plain.unlink(missing_ok=True)  # a killed decide's plain records are not trusted: the store has its runs
+    cells = _cells(d, root, device)
+    with _records_mode(plain, "write"):
+        grid = run_grid(cells, seeds=None, store=store, workers=workers, progress=progress,
+                        desc=f"decide {d.paper}/{d.claim} ({d.scale})")
+    if plain.exists():
+        merge(plain, out / RECORDS_FILE, replace=False)
+    return grid
+
+
+def _metric(out: Path, table: str, pp):
+    """The metric the table's cells read (its sidecar's ``parameters.value``, as
+    :func:`fedlib.repro.verdict.seeds.measure_seed_spread` reads it)."""
+    from .artefacts.tables import metric_of
+
+    try:
+        value = (json.loads((out / f"{table}.json").read_text()).get("parameters") or {}).get("value") or "accuracy"
+    except (OSError, json.JSONDecodeError):
+        value = "accuracy"
+    if isinstance(value, dict):
+        pairs = {tuple(k.split("/", 1)): v for k, v in value.items()}
+        return lambda r, c: pairs.get((r, c), "accuracy")
+    return metric_of(value, pp.table(table))
+
+
+def render(d: Decision, grid, *, root: Path) -> list[str]:
+    """Write the decided cells of ``<table>.csv`` again from their per-seed values (the committed seeds and the
+    grid's new ones); returns one line per cell changed.  A cell whose committed seeds have no per-seed values
+    (a CSV written before ``ours_seeds``) is left as it was, and the line says so."""
+    from .artefacts.tables import cell_values, parse_seeds
+    from .spec.paper import get_paper
+
+    pp = get_paper(d.paper)
+    out = root / d.paper / d.profile
+    path = out / f"{d.table}.csv"
+    frame = pd.read_csv(path)
+    ok = grid.runs[grid.runs.status == "ok"]
+    values = cell_values(ok, _metric(out, d.table, pp)) if len(ok) else ok.assign(value=[])
+    lines = []
+    for r, c in d.cells:
+        at = (frame.row == r) & (frame.column == c)
+        if not at.any():
+            continue
+        i = frame.index[at][0]
+        seeds = parse_seeds(frame.at[i, "ours_seeds"]) if "ours_seeds" in frame else {}
+        if not seeds and int(frame.at[i, "n_seeds"] or 0) > 0:
+            lines.append(f"{r}/{c}: left as it was: its committed seeds have no per-seed values (ours_seeds)")
+            continue
+        new = {int(s): float(v) for s, v in zip(values[(values.row == r) & (values.column == c)].seed,
+                                                  values[(values.row == r) & (values.column == c)].value)
+               if not math.isnan(v) and int(s) not in seeds}
+        if not new:
+            continue
+        seeds.update(new)
+        vals = pd.Series([seeds[k] for k in sorted(seeds)])
+        frame["ours_seeds"] = frame["ours_seeds"].astype(object)
+        frame.at[i, "ours_seeds"] = json.dumps({str(k): seeds[k] for k in sorted(seeds)})
+        frame.at[i, "ours_mean"] = float(vals.mean())
+        frame.at[i, "ours_std"] = float(vals.std(ddof=1)) if len(vals) > 1 else math.nan
+        frame.at[i, "n_seeds"] = len(vals)
+        if "delta" in frame and pd.notna(frame.at[i, "paper_mean"]):
+            frame.at[i, "delta"] = float(vals.mean()) - float(frame.at[i, "paper_mean"])
+        note = f"seeds {', '.join(map(str, sorted(new)))} added by python -m fedlib.repro.decide"
+        old = frame.at[i, "note"] if "note" in frame and isinstance(frame.at[i, "note"], str) else ""
+        frame["note"] = frame["note"].astype(object)
+        frame.at[i, "note"] = f"{old}; {note}" if old else note
+        lines.append(f"{r}/{c}: {len(vals)} seeds, {vals.mean():.2f} ± {vals.std(ddof=1):.2f}")
+    frame.to_csv(path, index=False)
+    return lines
+
+
+def decide(decisions: list[Decision], *, root: Path, store, device: str = "cpu", workers: int = 1,
+           minutes: float | None = None, progress: bool = True, claims: bool = True, log=None) -> dict:
+    """Train and render each decision in order (module docstring) until the next one's estimate would take the
+    total past ``minutes``; then the claims again.  Returns counts."""
+    log = log or (lambda line: print(line, flush=True))
+    spent, done, skipped = 0.0, [], []
+    for k, d in enumerate(decisions, 1):
+        label = f"[{k}/{len(decisions)}] {d.paper}/{d.claim}{'/' + d.part if d.part else ''} ({d.scale})"
+        if d.target is None:
+            skipped.append((d, "not decidable by seeds at this spread"))
+            continue
+        if not d.runs:  # trained and rendered before a stop: the claims are what is left
+            log(f"{label}: {describe(d)}")
+            done.append(d)
+            continue
+        if d.device != device.split(":")[0]:
+            skipped.append((d, f"needs {d.device}: the GPU lease queue takes it (fedlib/papers/lease_queue.toml)"))
+            log(f"{label}: skipped, needs a GPU ({describe(d)})")
+            continue
+        est = (d.gpu_hours if device != "cpu" else d.cpu_hours)
+        est_min = math.inf if est is None else est * 60 / max(1, workers)
+        if minutes is not None and spent + est_min > minutes:
+            skipped.append((d, f"beyond --minutes {minutes:g}"))
+            log(f"{label}: not started: {spent:.0f} + {est_min:.0f} est. min would pass --minutes {minutes:g}")
+            continue
+        log(f"{label}: {describe(d)} …")
+        t0 = time.perf_counter()
+        grid = train(d, root=root, store=store, device=device, workers=workers, progress=progress)
+        trained = int((~grid.runs.get("from_store", pd.Series(dtype=bool)).fillna(False).astype(bool)).sum())
+        failed = grid.runs[~grid.runs.status.isin(("ok", "diverged"))]
+        for line in render(d, grid, root=root):
+            log(f"    {line}")
+        for r in failed.itertuples():
+            log(f"    {r.row}/{r.column} seed {r.seed}: {r.status}: {r.note}")
+        spent += est_min
+        done.append(d)
+        log(f"{label}: {len(grid.runs)} runs ({trained} trained here) in {time.perf_counter() - t0:.0f} s")
+    if claims and done:
+        from .claims import regenerate
+
+        regenerate(root)
+        log(f"claims rendered again under {root}")
+    return {"done": done, "skipped": skipped}
+
+
+def _print_plan(decisions: list[Decision], rest: list[dict], minutes: float | None, workers: int) -> None:
+    cpu = gpu = 0.0
+    for d in decisions:
+        part = f"/{d.part}" if d.part else ""
+        print(f"{d.paper}/{d.claim}{part} at {d.scale}: {describe(d)}")
+        if d.seeds:
+            print(f"    runs: {', '.join(d.rows)} × {', '.join(d.columns)} ({d.table}, profile {d.profile!r}), "
+                  f"seeds {', '.join(map(str, d.seeds))} on {d.device}")
+        print(f"    why: {d.why}")
+        cpu += (d.cpu_hours or 0.0) if d.device == "cpu" else 0.0
+        gpu += (d.gpu_hours or 0.0) if d.device == "cuda" else 0.0
+    for u in rest:
+        part = f"/{u['part']}" if u["part"] else ""
+        print(f"{u['paper']}/{u['claim']}{part} at {u['scale']}: no plan: {u['why']}")
+    runs = sum(d.runs for d in decisions)
+    print(f"{len(decisions)} decisions, {runs} runs: ≈ {cpu:.1f} CPU-h (one core a run; {cpu / max(1, workers):.1f} h "
+          f"on {workers} worker{'s' if workers != 1 else ''}) and ≈ {gpu:.1f} GPU-h"
+          + (f"; --minutes {minutes:g} holds the cheapest ones in turn" if minutes is not None else ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fedlib.repro.decide", description=__doc__.splitlines()[0])
+    ap.add_argument("targets", nargs="*", help="PAPER/CLAIM (or PAPER: every claim of it)")
+    ap.add_argument("--all", action="store_true", help="every inconclusive claim of every paper")
+    ap.add_argument("--dry-run", action="store_true", help="print the plan (runs, scale, cost); train nothing")
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="start no decision whose estimate would take the total past N minutes")
+    ap.add_argument("--figures", default=None, help="figures root (default <repo>/figures)")
+    ap.add_argument("--store", default=None, help="results store (default $FEDLIB_STORE or <repo>/.fedlib-store)")
+    ap.add_argument("--device", default="cpu", help="cpu (default) or cuda: decisions on the other are skipped")
+    ap.add_argument("--workers", type=int, default=1, help="runs trained at once")
+    ap.add_argument("--quiet", action="store_true", help="no progress bars")
+    a = ap.parse_args(argv)
+    if not a.targets and not a.all:
+        ap.error("name PAPER/CLAIM targets or --all")
+    if a.minutes is not None and not a.minutes > 0:
+        ap.error(f"--minutes must be > 0, got {a.minutes}")
+    from .artefacts.provenance import repo_root
+
+    root = Path(a.figures).resolve() if a.figures else repo_root() / "figures"
+    try:
+        decisions, rest = select(a.targets, everything=a.all, root=root)
+    except (ValueError, FileNotFoundError) as err:
+        return _error(str(err))
+    if a.dry_run:
+        from .budget.decision import claims_frame, five_words
+
+        papers = sorted({t.partition("/")[0] for t in a.targets} | ({d.paper for d in decisions} if a.all else set()))
+        old = [p for p in papers if (root / p / "claims.csv").exists() and not five_words(claims_frame(p, root))]
+        if old:
+            print(f"({', '.join(old)}: claims.csv predates the five-word verdicts; a row is read as inconclusive by "
+                  "the same rule from its numbers: one seed, or a 95 % interval holding 0 and the paper's value, "
+                  "margin 0)")
+        if not decisions and not rest:
+            print("nothing inconclusive among these claims")
+            return 0
+        _print_plan(decisions, rest, a.minutes, a.workers)
+        return 0
+    if not decisions:
+        print("nothing to decide: no inconclusive row of these claims has a plan"
+              + (f" ({len(rest)} without one: --dry-run says why)" if rest else ""))
+        return 0
+    from .run.grid import as_store
+
+    result = decide(decisions, root=root, store=as_store(a.store), device=a.device, workers=a.workers,
+                    minutes=a.minutes, progress=not a.quiet)
+    print(f"{len(result['done'])} decisions trained and rendered, {len(result['skipped'])} not started")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
