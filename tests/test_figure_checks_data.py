@@ -171,3 +171,30 @@ def test_a_figure_without_its_partition_is_reported(tmp_path):
     assert checks["setting_named"] is False
     ax.set_title("CIFAR-10, Dir(0.5), profile quick")
     assert fd.check_data(fig, name="f", meta={"profile": "quick"})["setting_named"]
+
+
+# ------------------------------------------------------------------ no figure of nothing
+def test_a_placeholder_that_draws_nothing_writes_no_png_and_says_why(tmp_path):
+    from fedlib.repro.artefacts.figure_rules import mark_empty
+
+    (tmp_path / "f.png").write_bytes(b"an older placeholder")
+    fig, ax = plt.subplots(figsize=(4, 3))
+    mark_empty(ax, "FEDIC against λ on CIFAR-10-LT", "not run under the 'paper' profile: needs a GPU (≈ 40 h)")
+    paths = save_figure(fig, "f", tmp_path, caption="Dir(0.5)", placeholder=True)
+    assert set(paths) == {"json"} and not (tmp_path / "f.png").exists() and not (tmp_path / "f.pdf").exists()
+    side = json.loads(paths["json"].read_text())
+    assert side["files"] == {} and "needs a GPU" in side["not_rendered"] and "FEDIC against λ" in side["not_rendered"]
+    fig, ax = plt.subplots(figsize=(4, 3))  # the paper's values drawn: a figure, labelled as the paper's
+    ax.plot([0.1, 1.0], [60.0, 70.0], ls="--", marker="o", mfc="none", label="FEDIC (paper)")
+    ax.legend(loc="lower right")
+    assert "png" in save_figure(fig, "g", tmp_path, caption="Dir(0.5)", placeholder=True)
+
+
+def test_a_grid_of_not_run_panels_is_not_drawn_either(tmp_path):
+    from fedlib.repro.artefacts.figure_rules import mark_empty
+
+    fig, axes = plt.subplots(1, 2, figsize=(6, 3))
+    for ax in axes:
+        mark_empty(ax, "MOON per round", "not run under the 'paper' profile: needs a GPU")
+    paths = save_figure(fig, "grid", tmp_path, caption="#C=2")
+    assert set(paths) == {"json"} and "needs a GPU" in json.loads(paths["json"].read_text())["not_rendered"]

@@ -8,12 +8,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...repro.artefacts.figure_rules import label_empty_bars
+from ...repro.artefacts.figure_checks_data import declare_noise
+from ...repro.artefacts.figure_rules import declare, label_empty_bars, std_caption
 from . import PAPER
 from .experiments import HYPERPARAMETERS
 from .reported import METHOD_LABELS
 
-__all__ = ["placeholder", "bubble_plot", "per_class_bars", "fig5_bars", "sensitivity_plot"]
+__all__ = ["placeholder", "bubble_plot", "per_class_bars", "fig5_bars", "sensitivity_plot", "sensitivity_caption"]
 
 
 def placeholder(text: str):
@@ -129,13 +130,27 @@ def sensitivity_plot(frame: pd.DataFrame, *, references: dict | None = None, tit
         sub = pd.concat([frame[frame.factor == name],
                          center.assign(value=(references or {}).get(name, math.nan))]).dropna(subset=["value"])
         sub = sub.sort_values("value")
-        ax.plot(sub.value, sub.validation_accuracy, marker="o", color="tab:blue")
+        n = int(sub.n_seeds.max()) if "n_seeds" in sub and sub.n_seeds.notna().any() else 1
+        std = sub.validation_std if "validation_std" in sub and n >= 2 else None
+        # the seeds' spread beside differences of a few hundredths of a point: error bars over >= 2 seeds
+        ax.errorbar(sub.value, sub.validation_accuracy, yerr=None if std is None else std.fillna(0), marker="o",
+                    color="tab:blue", capsize=2)
+        if std is not None and std.notna().any():
+            declare(ax, seeds=n)
+            declare_noise(ax, float(std.max()), n)
+        ax.set_title(f"mean ± std, {n} seeds" if n >= 2 else "1 seed: no spread measured", fontsize=8)
         for (label, acc), ls in zip(lines.items(), styles):
             ax.axhline(acc, color="0.4", ls=ls, lw=0.9, label=label)
         ax.set_xlabel(HYPERPARAMETERS[name])
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8)
     return _finish(fig, axes, "validation PFL accuracy (%)", title)
+
+
+def sensitivity_caption(frame: pd.DataFrame) -> str:
+    """The sentence :func:`sensitivity_plot`'s error bars need ("" over one seed)."""
+    n = int(frame.n_seeds.max()) if "n_seeds" in frame and frame.n_seeds.notna().any() else 1
+    return std_caption(n)
 
 
 def _finish(fig, axes, ylabel: str, title: str):

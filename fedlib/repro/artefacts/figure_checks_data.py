@@ -214,10 +214,10 @@ def _visible_rule(ax, fig, dpi) -> list[str]:
             f"its value" for _, _, _, v in _short_bars(ax, fig, dpi)]
 
 
-def _noise_rule(ax, fig, seeds: int | None) -> list[str]:
+def _noise_rule(ax, fig, seeds: int | None, told: Iterable[str] = ()) -> list[str]:
     out = []
     declared = getattr(ax, _ATTR, None)
-    said = _all_text(fig).lower()
+    said = _all_text(fig, told).lower()
     if declared is not None:
         std, n = declared
         vals = [v for _, vs, _ in _series(ax) for v in vs]
@@ -265,7 +265,7 @@ def check_data(fig, *, name: str = "figure", title: str = "", caption: str = "",
         found["chance_from_data"] += [(where, w) for w in _chance_rule(ax, fig, datasets)]
         found["values_visible"] += [(where, w) for w in _visible_rule(ax, fig, dpi)]
         found["scatter_uncovered"] += [(where, w) for w in _scatter_rule(ax, fig)]
-        found["noise_shown"] += [(where, w) for w in _noise_rule(ax, fig, seeds)]
+        found["noise_shown"] += [(where, w) for w in _noise_rule(ax, fig, seeds, [title, caption])]
     found["legend_drawn"] = _legend_rule(fig)
     found["setting_named"] = _setting_rule(fig, meta, title, caption)
     raised = [r for r in DATA_RULES if r not in waive and r not in DATA_REPORT_ONLY]

@@ -55,7 +55,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
     from matplotlib.transforms import ScaledTranslation
 
-    from .figure_rules import declare, label_cell, merge_coinciding
+    from .figure_rules import declare, label_cell, merge_coinciding, seeds_label
 
     df = comparison.copy()
     if "method" not in df:
@@ -168,7 +168,15 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     any_ours = df.ours_mean.notna().any()  # without ours, a method's key is its paper line (dashed)
     handles = [Line2D([], [], color=colors.get(m), lw=2, ls=("-." if m in readings else "-") if any_ours else "--",
                       marker=marker_of(m) if m in readings else None) for m in shown]
-    labels = [label_of(m) for m in shown]
+    # a series of ours over fewer seeds than the caption's "std over N seeds" says so in its key
+    fewer = {}
+    if seeds >= 2 and "n_seeds" in df:
+        ran_n = df[df.ours_mean.notna()].groupby(series).n_seeds.min()
+        fewer = {m: int(n) for m, n in ran_n.items() if pd.notna(n) and int(n) < seeds}
+    labels = [seeds_label(label_of(m), fewer[m], seeds) if m in fewer else label_of(m) for m in shown]
+    for ax in axes[0]:
+        if fewer:
+            declare(ax, series_seeds={label_of(m): n for m, n in fewer.items()})
     # a key only for what is drawn: no "ours" entry where nothing of ours is (it says why instead)
     if any_ours:
         handles.append(Line2D([], [], color="0.3", marker="o", lw=1.6))

@@ -245,7 +245,9 @@ def _item(paper: str, profile: str, m: dict, folder: Path, rel: str, run: dict, 
     if m.get("placeholder"):
         lines += ["*Not run here: a placeholder (its data are absent).*", ""]
     files = m.get("files", {})
-    if m["kind"] == "figure":
+    if m["kind"] == "figure" and m.get("not_rendered") and "png" not in files:  # a figure of nothing: not drawn
+        lines += [f"*Not drawn: {m['not_rendered']}* ([sidecar]({rel}/{m['name']}.json))", ""]
+    elif m["kind"] == "figure":
         lines += [f"![{m['name']}]({rel}/{files.get('png', m['name'] + '.png')})", "",
                   f"[PDF]({rel}/{files.get('pdf', m['name'] + '.pdf')}) · [sidecar]({rel}/{m['name']}.json)", ""]
     else:

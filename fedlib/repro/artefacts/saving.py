@@ -89,8 +89,9 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
     ``meta`` goes to :func:`provenance` (profile, experiment, parameters, seeds,
     datasets, deviations, ...).  ``placeholder=True`` marks a figure made without
     its data (e.g. the dataset is absent): it never replaces a real artefact of
-    the same name, and returns None when it was not written.  Returns the three
-    paths by suffix.
+    the same name, and returns None when it was not written.  A figure that draws nothing (no axes
+    with data: a placeholder, panels of "not run") writes no PDF or PNG, only the sidecar, whose ``not_rendered`` says what the
+    figure would show and why it is empty.  Returns the paths by suffix.
     """
     from .figure_checks_data import DATA_RULES, check_data
     from .figure_marks import mend, stamp_setting
@@ -109,13 +110,22 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
                              waive={k: v for k, v in waive.items() if k in DATA_RULES}))
     import matplotlib
 
+    from .figure_rules import _has_data, facts
+
+    blank = not any(_has_data(ax) or ax.images or any(c.get_visible() for c in ax.collections) for ax in fig.axes)
+    paths = {} if blank else {"pdf": out / f"{name}.pdf", "png": out / f"{name}.png"}
+    if blank:  # a figure of nothing is not drawn: its sidecar (and the paper's page) says what would be there, and why
+        for suffix in ("pdf", "png"):
+            (out / f"{name}.{suffix}").unlink(missing_ok=True)
     with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
-        paths = {"pdf": out / f"{name}.pdf", "png": out / f"{name}.png"}
-        fig.savefig(paths["pdf"], bbox_inches="tight")
-        fig.savefig(paths["png"], bbox_inches="tight", dpi=RC["savefig.dpi"])
+        for suffix, path in paths.items():
+            fig.savefig(path, bbox_inches="tight", **({"dpi": RC["savefig.dpi"]} if suffix == "png" else {}))
     body = provenance(**meta)
     body.update({"name": name, "kind": "figure", "title": title, "caption": caption, "placeholder": placeholder,
                  "files": {k: p.name for k, p in paths.items()}, "figure_checks": checks})
+    if blank:
+        said = [facts(ax).empty or " ".join(t.get_text() for t in ax.texts) for ax in fig.axes]
+        body["not_rendered"] = " ".join(" ".join(t.split()) for t in said if t.strip()) or "nothing of ours ran"
     if waive:
         body["figure_waivers"] = dict(waive)
     paths["json"] = _write_sidecar(sidecar, body)
