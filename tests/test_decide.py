@@ -87,12 +87,35 @@ def test_unknown_paper_or_claim_is_named(capsys):
     assert "unknown claim 'noclaim' of fedlc" in err and "table4-synthetic" in err
 
 
+def test_best_row_plans_the_seeds_of_its_undecided_column(tmp_path):
+    """FedLC's Table 1 "best" claim over one column: FedLC ahead of one rival beyond doubt, level with another
+    (their interval holds 0) and behind none: the column is best once the level rival's gap leaves 0."""
+    from fedlib.repro.artefacts.claims import claims_of
+
+    claim = next(c for c in claims_of("fedlc") if c.id == "table1-best")
+    q = claim.quantity
+    col, rivals = q.columns[0], q.rivals or ("fedavg", "fedprox")
+    # FedLC − the level rival at seeds 0 and 1: +1 and +3 (mean 2, sd √2: the interval ±12.7 holds 0); − the others:
+    # +20 and +21 (their intervals, ±6.4, lie above 0)
+    seeds = {q.method: {0: 80.0, 1: 82.0}, rivals[0]: {0: 79.0, 1: 79.0}}
+    seeds.update({r: {0: 60.0, 1: 61.0} for r in rivals[1:]})
+    _table(tmp_path, "quick", seeds, table=q.table, column=col)
+    row = _row(claim="table1-best", rule="best", ours="0 of 1", paper="1 of 1", n=2) | {"part": claim.parts[0].name}
+    [d] = plan("fedlc", pd.DataFrame([row]), tmp_path)
+    want = seeds_to_decide(2.0, math.sqrt(2), 2.0)
+    assert d.columns == (col,) and d.rows[0] == q.method and d.target == max(want, 2)
+    assert d.seeds == tuple(range(2, want)) and d.runs == len(d.rows) * (want - 2)
+    assert "undecided columns" in d.why
+
+
 def test_dry_run_prints_every_inconclusive_row(capsys):
-    rows = {p: decision.claims_frame(p, FIGURES) for p in ("fedabc", "fedconcat", "fedic", "fedlc")}
-    wanted = [(p, r["claim"], r["scale"]) for p, f in rows.items() for r in f.to_dict("records")
-              if decision.is_inconclusive(r, decision.five_words(f))]
+    from fedlib.repro.artefacts.claims import evaluate
+
+    frames = {p: evaluate(p, FIGURES) for p in ("fedabc", "fedconcat", "fedic", "fedlc")}
+    wanted = [(p, r["claim"], r["scale"]) for p, f in frames.items() for r in f.to_dict("records")
+              if decision.is_inconclusive(r)]
     if not wanted:
-        pytest.skip("the committed claims.csv files hold no inconclusive row")
+        pytest.skip("the committed outputs give no inconclusive claim row")
     assert cli.main(["--all", "--dry-run"]) == 0
     out = capsys.readouterr().out
     for paper, claim, scale in wanted:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .budget.decision import Decision, _cell_seeds, describe, order, plan, unplanned
+from .budget.decision import PLANNED_RULES, Decision, _cell_seeds, describe, is_inconclusive, order, plan
 
 __all__ = ["main", "select", "train", "render", "decide"]
 
@@ -66,13 +66,35 @@ def select(targets: list[str], *, everything: bool, root: Path) -> tuple[list[De
                 wanted.setdefault(paper, set()).add(claim)
         else:
             wanted[paper] = None
+    from .artefacts.claims import evaluate
+
     decisions, rest = [], []
     for paper, claims in wanted.items():
-        if not (root / paper / "claims.csv").exists():
+        if not (root / paper).is_dir():
             continue
-        decisions += [d for d in plan(paper, root=root) if claims is None or d.claim in claims]
-        rest += [{"paper": paper, **u} for u in unplanned(paper, root=root) if claims is None or u["claim"] in claims]
+        frame = evaluate(paper, root)
+        planned = [d for d in plan(paper, frame, root) if claims is None or d.claim in claims]
+        decisions += planned
+        rest += [u for u in unplanned(paper, frame, planned) if claims is None or u["claim"] in claims]
     return order(decisions), rest
+
+
+def unplanned(paper: str, frame: pd.DataFrame, planned: list[Decision]) -> list[dict]:
+    """The inconclusive rows of ``frame`` without a decision in ``planned``, each with why."""
+    done = {(d.claim, d.part, d.scale) for d in planned}
+    out = []
+    for row in frame.to_dict("records"):
+        part = row.get("part")
+        part = "" if not isinstance(part, str) else part
+        if not is_inconclusive(row) or (row["claim"], part, row["scale"]) in done:
+            continue
+        kind = "ladder" if str(row["scale"]).startswith("ladder") else row.get("rule")
+        why = ("a ladder row: its seeds are the ladder's (fedlib.repro.budget.ladder.ladder_seeds: one on quick, "
+               "cpu_seeds of fedlib/papers/<paper>/budget.py on a CPU)" if kind == "ladder" else
+               f"a {kind} row: not a gap of two cells nor a best row" if kind not in PLANNED_RULES else
+               "its cells are not in a paper table at this scale (a figure's study, or not configured there)")
+        out.append({"paper": paper, "claim": row["claim"], "part": part, "scale": row["scale"], "why": why})
+    return out
 
 
 @contextlib.contextmanager
@@ -284,14 +306,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as err:
         return _error(str(err))
     if a.dry_run:
-        from .budget.decision import claims_frame, five_words
-
-        papers = sorted({t.partition("/")[0] for t in a.targets} | ({d.paper for d in decisions} if a.all else set()))
-        old = [p for p in papers if (root / p / "claims.csv").exists() and not five_words(claims_frame(p, root))]
-        if old:
-            print(f"({', '.join(old)}: claims.csv predates the five-word verdicts; a row is read as inconclusive by "
-                  "the same rule from its numbers: one seed, or a 95 % interval holding 0 and the paper's value, "
-                  "margin 0)")
         if not decisions and not rest:
             print("nothing inconclusive among these claims")
             return 0

@@ -2,11 +2,14 @@
 
 A claim's quantity is decided by its 95 % interval over seeds (:mod:`fedlib.repro.verdict.claims`); it is
 *inconclusive* while the interval holds both 0 and the paper's band, or where a cell has one seed (no interval).
-For each such row of a paper's claims frame (``figures/<paper>/claims.csv``, or
-:func:`fedlib.repro.artefacts.claims.evaluate`), :func:`plan` gives a :class:`Decision`:
+For each such row of a paper's claims frame (:func:`fedlib.repro.artefacts.claims.evaluate`, what
+``figures/<paper>/claims.csv`` holds), :func:`plan` gives a :class:`Decision`:
 
 * **how many seeds**: :func:`fedlib.repro.verdict.claims.seeds_to_decide` at the row's mean and paired std (the
-  fewest ``n`` at which the same mean and spread would exclude 0 or the paper's band).  With one seed there is
+  fewest ``n`` at which the same mean and spread would exclude 0 or the paper's band).  A "best" row: in each
+  undecided column, the fewest seeds at which every rival's gap ``method − rival`` (its per-seed mean and paired
+  std, from the table CSV) excludes 0 (``seeds_to_decide`` with the paper's value set to the gap itself, so only
+  0 can be excluded); the plan is the largest of those.  With one seed there is
   no spread of the cell itself: the plan is at least 3 seeds, sized with a *planning estimate* of the spread,
   labelled as such: the table's measured std of the headline gain over seeds
   (``figures/<paper>/<profile>/_spread.json``, ``seed_to_seed``: ``max_gain_std``), else the paper's std of the
@@ -32,31 +35,14 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["Decision", "plan", "unplanned", "describe", "order", "seeds_to_decide", "is_inconclusive", "five_words",
-           "claims_frame", "gpu_entries", "PLANNED_RULES", "MIN_SEEDS"]
+from ..verdict.claims import seeds_to_decide
 
-#: Rules whose quantity is a gap of two rows, and so planned by seeds of their cells.
-PLANNED_RULES = ("sign", "size")
+__all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "PLANNED_RULES", "MIN_SEEDS"]
+
+#: Rules whose rows are planned by seeds of their cells: a gap of two rows, a row best against its rivals.
+PLANNED_RULES = ("sign", "size", "best")
 #: Where a cell has one seed: plan at least this many (the contract of issue 49: "one seed: at least 3 seeds").
 MIN_SEEDS = 3
-
-
-def _seeds_to_decide(ours: float, sd: float, paper: float, margin: float = 0.0, max_seeds: int = 50) -> int | None:
-    """Stand-in for :func:`fedlib.repro.verdict.claims.seeds_to_decide` (same contract) while that is absent."""
-    from scipy.stats import t
-
-    for n in range(2, max_seeds + 1):
-        z = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-        if abs(ours) > z or abs(ours - paper) > z + margin:
-            return n
-    return None
-
-
-def seeds_to_decide(ours: float, sd: float, paper: float, margin: float = 0.0, max_seeds: int = 50) -> int | None:
-    """The verdict rules' own (:mod:`fedlib.repro.verdict.claims`), else the stand-in above."""
-    from ..verdict import claims as rules
-
-    return getattr(rules, "seeds_to_decide", _seeds_to_decide)(ours, sd, paper, margin, max_seeds)
 
 
 @dataclass(frozen=True)
@@ -104,7 +90,7 @@ def describe(d: Decision) -> str:
     cells = len(d.rows) * len(d.columns)
     where = f"{cells} cell{'s' if cells != 1 else ''} of {d.table} at {d.scale} scale"
     if d.target is None:
-        return f"not decidable within 50 seeds at this spread ({d.have} seeds of {where}): {d.why}"
+        return f"not decidable within 50 seeds at the measured spread ({d.have} seeds of {where})"
     if not d.runs:
         return f"{d.have} seeds of {where} already, enough to decide it: render the claims again"
     cost = _hours(d.gpu_hours, "GPU") if d.device == "cuda" else _hours(d.cpu_hours, "CPU")
@@ -126,28 +112,9 @@ def _num(x) -> float | None:
     return float(v) if pd.notna(v) and math.isfinite(v) else None
 
 
-def five_words(frame: pd.DataFrame) -> bool:
-    """The frame was written with the five-word verdicts (it has ``margin``, or says "inconclusive" somewhere)."""
-    return "margin" in frame.columns or bool((frame.get("verdict") == "inconclusive").any())
-
-
-def is_inconclusive(row: dict, new_vocabulary: bool) -> bool:
-    """A row the plan is for.  With the five-word verdicts (``new_vocabulary``: the frame has ``margin`` or says
-    "inconclusive" somewhere) its verdict says so; a frame written before them is read by the same rule from its
-    numbers (one seed, or a 95 % interval that holds both 0 and the paper's value: margin 0)."""
-    if new_vocabulary:
-        return row.get("verdict") == "inconclusive"
-    if row.get("rule") not in PLANNED_RULES or row.get("verdict") == "not tested":
-        return False
-    ours, sd, paper, n = (_num(row.get(k)) for k in ("ours", "ours_std", "paper", "n_seeds"))
-    if ours is None or paper is None or n is None:
-        return False
-    if n < 2 or sd is None:
-        return True
-    from scipy.stats import t
-
-    z = float(t.ppf(0.975, int(n) - 1)) * sd / math.sqrt(n)
-    return abs(ours) <= z and abs(ours - paper) <= z
+def is_inconclusive(row: dict) -> bool:
+    """A row the plan is for: its verdict (:data:`fedlib.repro.verdict.claims.VERDICTS`) is "inconclusive"."""
+    return row.get("verdict") == "inconclusive"
 
 
 # ----------------------------------------------------------------------------- where the cells are
@@ -243,110 +210,161 @@ def _part_of(claim, name) -> object:
 
 
 # ----------------------------------------------------------------------------- the plan
-def _decide_row(pp, claim, part, row: dict, root: Path, records_cache: dict) -> Decision | None:
-    q = part.quantity
-    scale = str(row["scale"])
+def _new_seeds(common: set, target: int | None) -> tuple[int, ...]:
+    """The next seeds after ``common`` (the smallest not in it) until there are ``target``."""
+    new, s = [], 0
+    while target is not None and len(common) + len(new) < target:
+        if s not in common:
+            new.append(s)
+        s += 1
+    return tuple(new)
+
+
+def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, root: Path, cache: dict):
+    """``(runs, cpu_s, gpu_s, device, sources)`` of training ``cells`` to the seeds ``wanted`` (None: a cell not
+    configured under ``profile``)."""
+    from ..run.records import RECORDS_FILE, read
+
+    t, prof = pp.table(table), pp.profile(profile)
+    if profile not in cache:
+        cache[profile] = read(root / profile / RECORDS_FILE)
+    runs, cpu, gpu, device, sources = 0, 0.0, 0.0, "cuda" if scale == "GPU" else "cpu", set()
+    for r, c in cells:
+        lack = [s for s in wanted if s not in seeds_of[(r, c)]]
+        if not lack:
+            continue
+        cfg, _ = prof.resolve(t.config(r, c), t.id)
+        if cfg is None:
+            return None
+        runs += len(lack)
+        needs_gpu = scale == "GPU" or (prof.cost is not None and not prof.cost.fits_cpu(cfg))
+        device = "cuda" if needs_gpu else device
+        sec, src = _run_seconds(pp, profile, cfg, cache[profile], seeds_of[(r, c)], gpu=False)
+        cpu = None if sec is None or cpu is None else cpu + sec * len(lack)
+        sources.add(src)
+        if needs_gpu:
+            gsec, gsrc = _run_seconds(pp, profile, cfg, {}, (), gpu=True)
+            gpu = None if gsec is None or gpu is None else gpu + gsec * len(lack)
+            sources.add(f"GPU: {gsrc}")
+    return runs, cpu, gpu, device, sources
+
+
+def _gap_need(row: dict, have: int, est) -> tuple[int | None, float | None, bool, str]:
+    """``(seeds, sd, estimate, source)`` for a gap row: the closed form at the row's paired std, or with fewer
+    than 2 seeds at the planning estimate ``est()`` (``(sd, where)``)."""
+    ours, paper, sd = _num(row.get("ours")), _num(row.get("paper")), _num(row.get("ours_std"))
+    margin = _num(row.get("margin")) or 0.0
+    paired = row.get("paired") in (True, "True", 1.0)
+    source = f"the {'paired std of the per-seed gaps' if paired else 'std of the gap'} over {have} seeds (claims.csv)"
+    estimate = have < 2 or sd is None
+    if estimate:
+        found_sd, found = est()
+        if found_sd is None and sd is not None:
+            found = "the row's std (claims.csv), a spread borrowed from its table"
+        sd, source = (found_sd if found_sd is not None else sd), f"planning estimate: {found}"
+    if ours is None or paper is None or sd is None:
+        return (MIN_SEEDS if ours is not None else None), sd, estimate, "no spread measured or reported"
+    need = seeds_to_decide(ours, sd, paper, margin)
+    closed = f"seeds_to_decide({ours:+.2f}, {sd:.2f}, {paper:+.2f}, margin {margin:.2f}) = {need}"
+    return need, sd, estimate, f"{source}; {closed}"
+
+
+def _best_need(q, cols, rivals, seeds_of, have: int) -> tuple[int | None, tuple, float | None, str]:
+    """``(seeds, columns, sd, source)`` for a best row: per column, the seeds at which every rival's paired gap
+    excludes 0, for the columns where some does not yet (module docstring)."""
+    from scipy.stats import t
+
+    if have < 2:
+        return MIN_SEEDS, cols, None, "one seed: no interval of any gap; plan 3 seeds of every row to measure them"
+    needs, undecided, sds = [], [], []
+    for c in cols:
+        gaps = []  # (mean, its interval holds 0, seeds to exclude 0) per rival, paired by seed
+        for r in rivals:
+            a, b = seeds_of[(q.method, c)], seeds_of[(r, c)]
+            d = pd.Series([a[k] - b[k] for k in sorted(set(a) & set(b))])
+            if len(d) < 2 or d.isna().any():
+                continue
+            z = float(t.ppf(0.975, len(d) - 1)) * d.std() / math.sqrt(len(d))
+            gaps.append((d.mean(), abs(d.mean()) <= z, seeds_to_decide(d.mean(), d.std(), d.mean())))
+            sds.append(float(d.std()))
+        if any(g < 0 and not holds for g, holds, _ in gaps) or not any(holds for _, holds, _ in gaps):
+            continue  # beaten beyond the noise already, or every interval above 0: decided
+        # beaten once one rival ahead of it leaves 0 behind; best once every rival's interval lies above 0
+        beaten = [n for g, _, n in gaps if g < 0 and n is not None]
+        best = [n for _, _, n in gaps] if all(g > 0 for g, _, _ in gaps) else [None]
+        undecided.append(c)
+        ways = [min(beaten)] if beaten else []
+        ways += [] if None in best else [max(best)]
+        needs.append(min(ways) if ways else None)
+    known = [n for n in needs if n is not None]
+    if not undecided:
+        return have, (), None, "every column decided: render the claims again"
+    return (max(known) if known else None), tuple(undecided), (max(sds) if sds else None), (
+        f"undecided columns {', '.join(undecided)}: the paired gaps to the rivals whose interval holds 0, over "
+        f"{have} seeds (the table CSV's ours_seeds); seeds to exclude 0 per column: "
+        f"{', '.join('—' if n is None else str(n) for n in needs)}")
+
+
+def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision | None:
+    q, scale = part.quantity, str(row["scale"])
     profile = _profile_of(pp, scale)
-    if profile is None or not hasattr(q, "baseline"):
+    best = getattr(part, "rule", row.get("rule")) == "best"
+    if profile is None or not (hasattr(q, "baseline") or best):
         return None
     seeds_of = _cell_seeds(root, pp, scale, q.table)
-    cols = tuple(c for c in q.columns if seeds_of.get((q.method, c)) and seeds_of.get((q.baseline, c)))
+    if best:
+        rows = (q.method, *(q.rivals or sorted({r for r, _ in seeds_of} - {q.method})))
+    else:
+        rows = (q.method, q.baseline)
+    cols = tuple(c for c in q.columns if all(seeds_of.get((r, c)) for r in rows))
     if not cols:
         return None
-    rows = (q.method, q.baseline)
-    held = [set(seeds_of[(r, c)]) for c in cols for r in rows]
-    common = set.intersection(*held)
+    common = set.intersection(*(set(seeds_of[(r, c)]) for c in cols for r in rows))
     have = len(common)
-    ours, paper = _num(row.get("ours")), _num(row.get("paper"))
-    margin = _num(row.get("margin")) or 0.0
-    sd, estimate = _num(row.get("ours_std")), False
-    source = f"the paired std of the per-seed gaps over {have} seeds (claims.csv)" if row.get("paired") in (
-        True, "True", 1.0) else f"the std of the gap over {have} seeds (claims.csv)"
-    if have < 2 or sd is None:
-        est, found = _spread_estimate(root, pp, profile, q.table, q, cols)
-        if est is None and sd is not None:
-            found = "the row's std (claims.csv), a spread borrowed from its table"
-        sd, estimate, source = (est if est is not None else sd), True, f"planning estimate: {found}"
-    if ours is None or paper is None or sd is None:
-        need = MIN_SEEDS if ours is not None else None
+    if best:
+        need, cols, sd, source = _best_need(q, cols, rows[1:], seeds_of, have)
+        estimate = False
     else:
-        need = seeds_to_decide(ours, sd, paper, margin)
-    if have < 2:  # no spread of the cell itself: at least MIN_SEEDS, more where the estimate asks for them
+        need, sd, estimate, source = _gap_need(row, have, lambda: _spread_estimate(root, pp, profile, q.table, q,
+                                                                                     cols))
+    if have < 2:  # no spread of the cells themselves: at least MIN_SEEDS, more where the estimate asks for them
         target = max(need or MIN_SEEDS, MIN_SEEDS)
     else:
         target = None if need is None else max(need, have)  # ≤ have: the ledger predates these seeds
-    new: list[int] = []
-    if target is not None:
-        s = 0
-        while len(common) + len(new) < target:
-            if s not in common:
-                new.append(s)
-            s += 1
-    t = pp.table(q.table)
-    prof = pp.profile(profile)
-    gpu_scale = scale == "GPU"
-    cost = pp.profile("paper").cost
-    if profile not in records_cache:
-        from ..run.records import RECORDS_FILE, read
-
-        records_cache[profile] = read(root / profile / RECORDS_FILE)
-    runs, cpu, gpu, device, sources = 0, 0.0, 0.0, "cuda" if gpu_scale else "cpu", set()
-    for c in cols:
-        for r in rows:
-            lack = [s for s in list(common) + new if s not in seeds_of[(r, c)]]
-            if not lack:
-                continue
-            cfg, _ = prof.resolve(t.config(r, c), t.id)
-            if cfg is None:
-                return None
-            runs += len(lack)
-            needs_gpu = gpu_scale or (prof.cost is not None and not prof.cost.fits_cpu(cfg))
-            device = "cuda" if needs_gpu else device
-            sec, src = _run_seconds(pp, profile, cfg, records_cache[profile], seeds_of[(r, c)], gpu=False)
-            cpu = None if sec is None or cpu is None else cpu + sec * len(lack)
-            sources.add(src)
-            if needs_gpu:
-                gsec, gsrc = _run_seconds(pp, profile, cfg, {}, (), gpu=True)
-                gpu = None if gsec is None or gpu is None else gpu + gsec * len(lack)
-                sources.add(f"GPU: {gsrc}")
+    new = _new_seeds(common, target)
+    cells = [(r, c) for c in cols for r in rows]
+    costed = _costed(pp, profile, scale, q.table, cells, seeds_of, sorted(common) + list(new), root, cache)
+    if costed is None:
+        return None
+    runs, cpu, gpu, device, sources = costed
     what = part.name + ": " if getattr(part, "name", "") else ""
-    why = (f"{what}{q.method} − {q.baseline} over {len(cols)} column(s); sized at sd {sd:.2f} ({source})"
-           if sd is not None else f"{what}no spread measured or reported: plan {MIN_SEEDS} seeds, then measure")
+    head = (f"{q.method} best against {len(rows) - 1} rivals" if best
+            else f"{q.method} − {q.baseline} over {len(cols)} column(s)")
+    why = f"{what}{head}" + (f"; sized at sd {sd:.2f} ({source})" if sd is not None else f"; {source}")
     why += f"; cost from {', '.join(sorted(sources))}" if sources else ""
-    if target is not None and ours is not None and paper is not None and sd is not None:
-        why += f"; seeds_to_decide({ours:+.2f}, {sd:.2f}, {paper:+.2f}, margin {margin:g}) = {need}"
     return Decision(paper=pp.name, claim=claim.id, part=getattr(part, "name", "") or "", scale=scale,
                     profile=profile, table=q.table, rows=rows, columns=cols, have=have, target=target,
-                    seeds=tuple(new), runs=runs, cpu_hours=None if cpu is None else cpu / 3600,
+                    seeds=new, runs=runs, cpu_hours=None if cpu is None else cpu / 3600,
                     gpu_hours=(None if gpu is None else gpu / 3600) if device == "cuda" else None,
                     device=device, sd=sd, estimate=estimate, why=why)
 
 
-def claims_frame(paper: str, root: Path) -> pd.DataFrame:
-    """The committed claims rows of ``paper`` (``figures/<paper>/claims.csv``); an absent file is an error
-    naming it."""
-    path = root / paper / "claims.csv"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: run python -m fedlib.repro.claims first")
-    return pd.read_csv(path)
-
-
 def plan(paper: str, frame: pd.DataFrame | None = None, root: str | Path | None = None) -> list[Decision]:
-    """A :class:`Decision` for each inconclusive gap row of ``paper``'s claims ``frame`` (default: the committed
-    ``claims.csv`` under ``root``, the figures folder, default the repository's), cheapest first.  Rows of other
-    kinds (best, ranking, ladder) and rows whose cells are not in a table at that scale get none."""
-    from ..artefacts.claims import claims_of
+    """A :class:`Decision` for each inconclusive gap or best row of ``paper``'s claims ``frame`` (default:
+    :func:`fedlib.repro.artefacts.claims.evaluate` of the outputs under ``root``, the figures folder, default the
+    repository's), cheapest first.  Ranking, ladder and figure rows, and rows whose cells are not in a table at
+    that scale, get none."""
+    from ..artefacts.claims import claims_of, evaluate
     from ..artefacts.provenance import repo_root
     from ..spec.paper import get_paper
 
     pp = get_paper(paper)
     root = Path(root) if root is not None else repo_root() / "figures"
-    frame = claims_frame(paper, root) if frame is None else frame
-    new_vocabulary = five_words(frame)
+    frame = evaluate(paper, root) if frame is None else frame
     claims = {c.id: c for c in claims_of(paper)}
     out, cache = [], {}
     for row in frame.to_dict("records"):
-        if not is_inconclusive(row, new_vocabulary) or row.get("claim") not in claims:
+        if not is_inconclusive(row) or row.get("claim") not in claims:
             continue
         claim = claims[row["claim"]]
         part = _part_of(claim, row.get("part"))
@@ -358,41 +376,12 @@ def plan(paper: str, frame: pd.DataFrame | None = None, root: str | Path | None 
     return order(out)
 
 
-def unplanned(paper: str, frame: pd.DataFrame | None = None, root: str | Path | None = None) -> list[dict]:
-    """The inconclusive rows :func:`plan` has no decision for, each with why (for the dry run to say so)."""
-    from ..artefacts.provenance import repo_root
-
-    root = Path(root) if root is not None else repo_root() / "figures"
-    frame = claims_frame(paper, root) if frame is None else frame
-    new_vocabulary = five_words(frame)
-    planned = {(d.claim, d.part, d.scale) for d in plan(paper, frame, root)}
-    out = []
-    for row in frame.to_dict("records"):
-        part = row.get("part")
-        part = "" if part is None or (isinstance(part, float) and math.isnan(part)) else str(part)
-        if is_inconclusive(row, new_vocabulary) and (row["claim"], part, row["scale"]) not in planned:
-            kind = "ladder" if str(row["scale"]).startswith("ladder") else row.get("rule")
-            why = ((f"a {kind} row: its seeds are the ladder's (fedlib.repro.budget.ladder.ladder_seeds: "
-                    "one on quick, cpu_seeds of fedlib/papers/<paper>/budget.py on a CPU)")
-                   if kind == "ladder" else
-                   f"a {kind} row: decided column by column over its rivals, not by one gap's seeds"
-                   if kind not in PLANNED_RULES else
-                   "its cells are not in a table at this scale (or the profile does not configure them)")
-            out.append({"claim": row["claim"], "part": part, "scale": row["scale"], "why": why})
-    return out
-
-
 def gpu_entries(papers=None, root: str | Path | None = None) -> list[dict]:
     """The decisions that need a GPU, cheapest first, as ``[[run]]`` entries of the lease queue
     (:func:`fedlib.repro.lease.load_queue`: kind "cell", paper, table, rows, columns, seeds): what a queue with
     ``order = "plan"`` trains first."""
     from ..spec.paper import all_papers
 
-    decisions = []
-    for paper in papers or all_papers():
-        try:
-            decisions += [d for d in plan(paper, root=root) if d.device == "cuda" and d.seeds]
-        except FileNotFoundError:  # no claims ledger for this paper yet
-            continue
+    decisions = [d for paper in papers or all_papers() for d in plan(paper, root=root) if d.device == "cuda" and d.seeds]
     return [{"kind": "cell", "paper": d.paper, "table": d.table, "rows": list(d.rows), "columns": list(d.columns),
              "seeds": list(d.seeds)} for d in order(decisions)]
