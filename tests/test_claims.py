@@ -184,7 +184,7 @@ def test_each_declared_claim_is_the_papers_own(paper):
             assert re.sub(r"\s+", " ", c.quote) in text, f"{paper} {c.id}: the quote is not the paper's text"
         for part in c.parts:
             if isinstance(part.quantity, Contrast):  # a figure's finding: its value given, its summary declared
-                assert part.paper_value is not None and part.quantity.dataset, (c.id, part.name)
+                assert (part.paper_value is not None or part.direction) and part.quantity.dataset, (c.id, part.name)
                 continue
             q, table = part.quantity, pp.table(part.quantity.table)
             assert isinstance(q, RULES[part.rule]), (c.id, part.name)
