@@ -167,6 +167,11 @@ def test_figure_findings_from_hand_made_summaries():
     assert PAPER.study("fig5").findings(fig5, opts5) == [
         "Fig. 5, α 1 → 0.01: FedAvg -20.00 pp, FEDIC -5.00 pp; FEDIC drops the least "
         "(paper: every method drops, the compared methods more than FEDIC)"]
+    # a method at chance (10 classes: 10 %) at the lowest α: its drop is the floor's, said and not compared
+    at_chance = pd.concat([fig5, pd.DataFrame({"curve": "FedDF", "alpha": [1.0, 0.01], "ours_mean": [28.3, 10.25]})])
+    assert PAPER.study("fig5").findings(at_chance, opts5) == [
+        "Fig. 5, α 1 → 0.01: FedAvg -20.00 pp, FEDIC -5.00 pp, FedDF -18.05 pp (at chance at α 0.01); FEDIC drops "
+        "the least of the methods above chance (paper: every method drops, the compared methods more than FEDIC)"]
 
 
 # ----------------------------------------------------------------------------- the notebooks' prose
