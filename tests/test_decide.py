@@ -148,3 +148,33 @@ def test_decide_trains_the_missing_seeds_and_renders_the_cells(tmp_path):
     (out / "table4.csv").write_bytes(before)  # stopped after training, before rendering: started again
     again = cli.train(d, root=root, store=store, progress=False)
     assert len(again.runs) == 4 and again.runs.from_store.all()  # the store had every run: none trained again
+
+
+def test_minutes_stops_before_a_decision_that_would_pass_them(tmp_path):
+    cheap, dear = _decision(claim="cheap", cpu_hours=0.5), _decision(claim="dear", cpu_hours=2.0)
+    lines = []
+    result = cli.decide([cheap, dear], root=tmp_path, store=tmp_path / "store", minutes=20, claims=False,
+                        log=lines.append)
+    assert result["done"] == [] and [d.claim for d, _ in result["skipped"]] == ["cheap", "dear"]
+    assert "would pass --minutes 20" in lines[0]
+
+
+def test_lease_queue_takes_its_order_from_the_plan(tmp_path):
+    from fedlib.repro import lease
+
+    assert lease.load_queue()[0]["order"] == "plan"
+    queue = tmp_path / "q.toml"
+    queue.write_text('[lease]\norder = "random"\n')
+    with pytest.raises(ValueError, match="order must be 'file' or 'plan'"):
+        lease.load_queue(queue)
+    assert decision.gpu_entries(["fedlc"], tmp_path) == []  # no outputs there: no decision, no entry
+
+
+def test_gpu_entries_queue_the_gpu_decisions_cheapest_first(monkeypatch):
+    dear = _decision(claim="dear", device="cuda", gpu_hours=2.0, table="table1", seeds=(2, 3))
+    cheap = _decision(claim="cheap", device="cuda", gpu_hours=0.2, table="table2", seeds=(2,))
+    monkeypatch.setattr(decision, "plan", lambda paper, root=None: [dear, _decision(claim="cpu"), cheap])
+    entries = decision.gpu_entries(["fedlc"])
+    assert [e["table"] for e in entries] == ["table2", "table1"]
+    assert entries[0] == {"kind": "cell", "paper": "p", "table": "table2", "rows": ["a", "b"], "columns": ["x"],
+                          "seeds": [2]}

@@ -237,10 +237,12 @@ def decide(decisions: list[Decision], *, root: Path, store, device: str = "cpu",
             continue
         est = (d.gpu_hours if device != "cpu" else d.cpu_hours)
         est_min = math.inf if est is None else est * 60 / max(1, workers)
-        if minutes is not None and spent + est_min > minutes:
-            skipped.append((d, f"beyond --minutes {minutes:g}"))
-            log(f"{label}: not started: {spent:.0f} + {est_min:.0f} est. min would pass --minutes {minutes:g}")
-            continue
+        if minutes is not None and spent + est_min > minutes:  # the rest cost as much or more: none starts
+            left = [e for e in decisions[k - 1:] if e.device == device.split(":")[0] and e.target is not None]
+            skipped += [(e, f"beyond --minutes {minutes:g}") for e in left]
+            log(f"{label}: not started, nor the {len(left) - 1} after it: {spent:.0f} + {est_min:.0f} estimated "
+                f"min would pass --minutes {minutes:g}")
+            break
         log(f"{label}: {describe(d)} …")
         t0 = time.perf_counter()
         grid = train(d, root=root, store=store, device=device, workers=workers, progress=progress)
