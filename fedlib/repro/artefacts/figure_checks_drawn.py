@@ -133,6 +133,24 @@ def _style_match(handle, artist) -> bool:
     return isinstance(artist, Collection)
 
 
+def _colour(artist):
+    from matplotlib.colors import to_rgb
+
+    try:
+        if hasattr(artist, "get_color") and not hasattr(artist, "get_offsets"):
+            return tuple(round(v, 3) for v in to_rgb(artist.get_color()))
+        fc = artist.get_facecolor()
+        fc = fc[0] if np.ndim(fc) == 2 and len(fc) else fc
+        return tuple(round(v, 3) for v in to_rgb(fc)) if len(fc) else None
+    except (ValueError, TypeError):
+        return None
+
+
+def _grey(handle) -> bool:
+    c = _colour(handle)
+    return c is None or (max(c) - min(c)) < 0.02
+
+
 def _legend_rule(fig) -> list[tuple[str, str]]:
     out = []
     legends = [(ax.get_legend(), [ax], _name(ax, fig)) for ax in fig.axes if ax.get_legend() is not None]
@@ -140,7 +158,9 @@ def _legend_rule(fig) -> list[tuple[str, str]]:
     for leg, scope, where in legends:
         drawn = _drawn(scope)
         labels = {a.get_label() for a, _ in drawn}
-        named = {a.get_label() for ax in scope for a in list(ax.lines) + list(ax.patches) + list(ax.collections)}
+        # artists that carry data (a line of no points is a legend proxy, as seaborn adds them)
+        named = {a.get_label() for ax in scope for a in list(ax.lines) + list(ax.patches) + list(ax.collections)
+                 if not (hasattr(a, "get_xydata") and not len(a.get_xydata()))}
         for ax in scope:
             for c in ax.containers:
                 named.add(c.get_label())
@@ -150,10 +170,14 @@ def _legend_rule(fig) -> list[tuple[str, str]]:
             label = text.get_text()
             if handle is None or not label.strip() or label in labels:
                 continue
-            lw = getattr(handle, "get_linestyle", lambda: "-")()
-            if _line_kind(lw) == "none" and str(getattr(handle, "get_marker", lambda: "o")()) in ("None", "none", ""):
+            ls, marker = getattr(handle, "get_linestyle", lambda: "-")(), getattr(handle, "get_marker", lambda: "o")()
+            no_line = _line_kind(ls) == "none" or getattr(handle, "get_linewidth", lambda: 1)() == 0
+            if no_line and str(marker) in ("None", "none", ""):
                 continue  # a text-only entry (a header or a note)
-            if label in named or not any(_style_match(handle, a) for a, _ in drawn):
+            alike = [a for a, _ in drawn if _style_match(handle, a)]
+            if not _grey(handle):  # a coloured key stands for an artist of its colour
+                alike = [a for a in alike if _colour(a) is None or _colour(a) == _colour(handle)]
+            if label in named or not alike:
                 out.append((where, f"legend entry {label!r} stands for nothing drawn (no artist of that label or "
                                    f"style has a point in the axes)"))
     return out

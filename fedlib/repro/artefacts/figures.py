@@ -193,7 +193,11 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     if _suspect(df).any():
         handles.append(Line2D([], [], ls="none"))
         labels.append("†: a paper value flagged as a probable typo")
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
+    legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
+    fig.canvas.draw()
+    wide = legend.get_window_extent().width / fig.dpi  # the panels as wide as the key under them, not half of it
+    if wide > fig.get_figwidth():  # (wider only spreads curves apart: no curve merged above comes to hide another)
+        fig.set_figwidth(wide + 0.3)
     fig.tight_layout()
     return fig
 
@@ -259,7 +263,11 @@ def plot_histories(histories, *, panel: str = "setting", hue: str = "method", ti
         ax.set_xlabel("communication round")
     axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][-1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
+    legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
+    fig.canvas.draw()
+    wide = legend.get_window_extent().width / fig.dpi  # the panels as wide as the key under them, not half of it
+    if wide > fig.get_figwidth():  # (wider only spreads curves apart: no curve merged above comes to hide another)
+        fig.set_figwidth(wide + 0.3)
     fig.tight_layout()
     return fig
 

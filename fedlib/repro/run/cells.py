@@ -294,6 +294,9 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
         ax.set_xlim(0, int(runs.rounds.max()))
     ax.set_ylabel("test accuracy (%)")
     where = ", ".join(pp.dataset_label(d) for d in meta["datasets"])
+    columns = [pp.table(table).column(c).label for c in dict.fromkeys(runs.column)]  # the setting: β = 0.5 …
+    where = ", ".join(columns) + (f" (on {where})" if where and not all(where in c for c in columns) else "") \
+        if columns else where
     left = [f"{n} {'stopped at round ' + str(int(runs[runs.state == s]['round'].max())) if s == 'interrupted' else s}"
             for s, n in runs.state.value_counts().items() if s != "finished"]
     ax.set_title(f"{paper} {table} on {where}, on a GPU ({on})"
