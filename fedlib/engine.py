@@ -40,7 +40,7 @@ from . import tree
 from .tree import Params
 
 __all__ = ["ClientOptimizer", "ClientTask", "ClientOutput", "client_batches", "sample_clients", "local_update",
-           "train_clients_sequential", "objective", "features_and_output", "sgd_step", "local_step", "finish_client"]
+           "train_clients_sequential", "objective", "features_and_output", "sgd_step", "sgd_step_", "local_step", "finish_client"]
 
 
 @dataclass(frozen=True)
@@ -186,6 +186,20 @@ def sgd_step(w: torch.Tensor, g: torch.Tensor, buf: torch.Tensor | None, opt: Cl
         d = d if buf is None else opt.momentum * buf + d
         buf = d
     return w - opt.lr * d, buf
+
+
+def sgd_step_(w: torch.Tensor, g: torch.Tensor, buf: torch.Tensor | None, opt: ClientOptimizer) -> None:
+    """:func:`sgd_step` in place: ``w`` (and ``buf``, the momentum buffer, zeros at the first step) updated,
+    ``g`` overwritten (scratch).  The same operations on the same operands in the same order, each rounded
+    once, so the same floats; without the new tensors and the copy back, which on a CPU cost about as much
+    as the step (freshly allocated pages fault in).  The vectorized engine's step where every client
+    trains every parameter."""
+    d = g.add_(w * opt.weight_decay) if opt.weight_decay else g
+    if opt.momentum:
+        d = buf.mul_(opt.momentum).add_(d)
+        w.sub_(d * opt.lr)
+    else:
+        w.sub_(d.mul_(opt.lr))
 
 
 def local_step(correction, opt: ClientOptimizer, params: Params, grads: Params, anchor: Params, context: dict,

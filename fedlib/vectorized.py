@@ -62,7 +62,7 @@ import numpy as np
 import torch
 from torch.func import functional_call, vmap
 
-from .engine import ClientOptimizer, ClientOutput, ClientTask, finish_client, local_step, objective
+from .engine import ClientOptimizer, ClientOutput, ClientTask, finish_client, local_step, objective, sgd_step_
 from .tree import Params
 
 __all__ = ["train_clients_vectorized", "activation_bytes_per_sample", "group_size", "vectorization_blocker",
@@ -252,9 +252,13 @@ def _train_group(model, algorithm, start: Params, anchor: Params, tasks: list[Cl
             masks = _trainable_masks(tasks, s, active, current, x.device) if phased else None
             step_buffers = ({k: b[:active] for k, b in buffers.items()} if buffers is not None
                             else dict.fromkeys(current))
+            if masks is None:  # every client trains every parameter: local_step's arithmetic, in place
+                adjusted = algorithm.correction.adjust(grads, current, step_anchor, _slice(context, 0, active))
+                for k, w in current.items():
+                    sgd_step_(w, adjusted[k], step_buffers[k], opt)
+                continue
             new, new_buffers = local_step(algorithm.correction, opt, current, grads, step_anchor,
-                                          _slice(context, 0, active), step_buffers,
-                                          (lambda k: True) if masks is None else masks.__getitem__)
+                                          _slice(context, 0, active), step_buffers, masks.__getitem__)
             for k, w in current.items():
                 w.copy_(new[k])
                 if buffers is not None:
