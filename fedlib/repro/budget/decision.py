@@ -14,9 +14,9 @@ For each such row of a paper's claims frame (:func:`fedlib.repro.artefacts.claim
   labelled as such: the table's measured std of the headline gain over seeds
   (``figures/<paper>/<profile>/_spread.json``, ``seed_to_seed``: ``max_gain_std``), else the paper's std of the
   two cells (√(s_a² + s_b²), ``paper_std`` of the table CSV), else the row's own (borrowed) std;
-* **which runs**: the part's cells (method and baseline in each column that ran at that scale) × the seeds they
-  lack, the next seeds after those every cell already holds (its CSV's ``ours_seeds``; the GPU's
-  ``paper/gpu/<table>_gpu_runs.csv``);
+* **which runs**: the part's cells (method and baseline in each column that ran at that scale; a best row's rivals
+  too) × the seeds they lack: the smallest seeds no cell of the table tried (its CSV's ``ours_seeds`` and the
+  profile's seeds; the GPU's ``paper/gpu/<table>_gpu_runs.csv``), since a seed that diverged diverges again;
 * **what it costs**: per run, the wall time recorded for the same cell at another seed (the run records,
   ``_records.jsonl.gz``: ``wall_time_s``, one thread, so CPU time), else the paper profile's cost model
   (:mod:`fedlib.repro.budget.costs`; measured unit costs).  A run that does not fit the CPU
@@ -210,11 +210,12 @@ def _part_of(claim, name) -> object:
 
 
 # ----------------------------------------------------------------------------- the plan
-def _new_seeds(common: set, target: int | None) -> tuple[int, ...]:
-    """The next seeds after ``common`` (the smallest not in it) until there are ``target``."""
+def _new_seeds(common: set, tried: set, target: int | None) -> tuple[int, ...]:
+    """The smallest seeds not ``tried`` already (a seed that diverged once diverges again) until ``common`` and
+    they are ``target``."""
     new, s = [], 0
     while target is not None and len(common) + len(new) < target:
-        if s not in common:
+        if s not in tried:
             new.append(s)
         s += 1
     return tuple(new)
@@ -331,7 +332,9 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
         target = max(need or MIN_SEEDS, MIN_SEEDS)
     else:
         target = None if need is None else max(need, have)  # ≤ have: the ledger predates these seeds
-    new = _new_seeds(common, target)
+    tried = set().union(*(seeds_of[cell] for cell in seeds_of))  # a table runs its profile's seeds in every cell
+    tried |= set() if scale == "GPU" else set(pp.profile(profile).seeds_for(q.table))
+    new = _new_seeds(common, tried | common, target)
     cells = [(r, c) for c in cols for r in rows]
     costed = _costed(pp, profile, scale, q.table, cells, seeds_of, sorted(common) + list(new), root, cache)
     if costed is None:
@@ -342,6 +345,9 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
             else f"{q.method} − {q.baseline} over {len(cols)} column(s)")
     why = f"{what}{head}" + (f"; sized at sd {sd:.2f} ({source})" if sd is not None else f"; {source}")
     why += f"; cost from {', '.join(sorted(sources))}" if sources else ""
+    if any(math.isnan(v) for cell in cells for v in seeds_of[cell].values()):
+        why += (f"; {q.table}.csv keeps no per-seed values (written before ours_seeds): once trained, the table "
+                "renders again from its notebook, not from this plan")
     return Decision(paper=pp.name, claim=claim.id, part=getattr(part, "name", "") or "", scale=scale,
                     profile=profile, table=q.table, rows=rows, columns=cols, have=have, target=target,
                     seeds=new, runs=runs, cpu_hours=None if cpu is None else cpu / 3600,
