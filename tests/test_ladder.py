@@ -304,7 +304,7 @@ def test_a_rung_whose_baseline_is_at_chance_is_drawn_apart_from_the_gap_the_find
     fig = L.ladder_figure(spec, table)
     gap = fig.axes[0]
     lines = {line.get_label(): line for line in gap.get_lines()}
-    assert list(lines["ours"].get_ydata()) == [6.30]
+    assert list(lines["ours (1 seed per rung: no spread measured)"].get_ydata()) == [6.30]
     apart = lines["ours, FedAvg at chance (left out)"]
     assert list(apart.get_ydata()) == [10.35, 15.39] and apart.get_markerfacecolor() == "none"
     assert apart.get_linestyle() == "None"

@@ -561,8 +561,9 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
                          mfc="white", color="C0", ls="none", capsize=3, label=name)
             marked[name] = n
         declare(ax1, seeds=most, series_seeds=marked or None)
-    elif counted.any():
-        ax1.plot(x[counted], table.gap[counted], marker="o", color="C0", label="ours")
+    elif counted.any():  # one seed: no spread measured, said in the key beside the points
+        ax1.plot(x[counted], table.gap[counted], marker="o", color="C0",
+                 label="ours (1 seed per rung: no spread measured)" if most == 1 else "ours")
     if chance.any():
         ax1.plot(x[chance], table.gap[chance], "o", mfc="none", color="C0", ls="none",
                  label=f"ours, {pp.method_label(spec.baseline)} at chance (left out)")
@@ -571,9 +572,6 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     for v, rung in zip(x[~ran], table.rung[~ran]):  # a word at the bottom, not a marker on the paper's line
         label_cell(ax1, float(v), 0.03, "not run", key=f"gap, rung {int(rung)}", transform=ax1.get_xaxis_transform(),
                    va="bottom", rotation=90)
-    if most == 1 and counted.any():  # no spread measured: said beside the points, not left to the caption
-        ax1.text(0.02, 0.02, "1 seed per rung: no spread measured", transform=ax1.transAxes, fontsize=7,
-                 color="0.3", ha="left", va="bottom")
     lo, hi = float(x.min()), float(x.max())
     for ax in (ax1, ax2):
         ax.set_xlim(lo / 1.6, hi * 1.6)
