@@ -17,8 +17,10 @@ cost from the run records or the cost model).  For each decision, in order:
    or render from records;
 3. **decide again**: ``python -m fedlib.repro.claims`` (:func:`fedlib.repro.claims.regenerate`).
 
-Decisions that need a GPU are not trained here: the GPU lease queue takes them, in the same order
-(``order = "plan"`` in ``fedlib/papers/lease_queue.toml``; :func:`fedlib.repro.budget.decision.gpu_entries`).
+Decisions that need a GPU train only with ``--device cuda`` (as :func:`fedlib.repro.run.cells.train_cells`
+trains a table's cells; a GPU-scale one renders its runs table again, :func:`render_gpu`); on a CPU they are
+skipped, and the GPU lease queue takes them in the same order (``order = "plan"`` in
+``fedlib/papers/lease_queue.toml``; :func:`fedlib.repro.budget.decision.gpu_entries`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import pandas as pd
 
 from .budget.decision import PLANNED_RULES, Decision, _cell_seeds, describe, is_inconclusive, order, plan
 
-__all__ = ["main", "select", "train", "render", "decide"]
+__all__ = ["main", "select", "unplanned", "train", "render", "render_gpu", "decide"]
 
 
 def _error(msg: str) -> int:
@@ -146,10 +148,16 @@ def train(d: Decision, *, root: Path, store, device: str = "cpu", workers: int =
     out = root / d.paper / d.profile
     plain = out / ".records-decide.jsonl"
     plain.unlink(missing_ok=True)  # a killed decide's plain records are not trusted: the store has its runs
-    cells = _cells(d, root, device)
     with _records_mode(plain, "write"):
-        grid = run_grid(cells, seeds=None, store=store, workers=workers, progress=progress,
-                        desc=f"decide {d.paper}/{d.claim} ({d.scale})")
+        if device != "cpu":  # as a GPU trains a table's cells (engine, precision: what the tables read back)
+            from .run.cells import train_cells
+
+            grid = train_cells(d.paper, d.table, seeds=d.seeds, profile=d.profile, rows=list(d.rows),
+                               columns=list(d.columns), device=device, store=store, workers=workers,
+                               progress=progress)
+        else:
+            grid = run_grid(_cells(d, root, device), seeds=None, store=store, workers=workers, progress=progress,
+                            desc=f"decide {d.paper}/{d.claim} ({d.scale})")
     if plain.exists():
         merge(plain, out / RECORDS_FILE, replace=False)
     return grid
@@ -216,6 +224,21 @@ def render(d: Decision, grid, *, root: Path) -> list[str]:
     return lines
 
 
+def render_gpu(d: Decision, *, root: Path, store, device: str) -> list[str]:
+    """The GPU runs' table and curves again (:func:`fedlib.repro.run.cells.record`), over the cells and seeds
+    they held and the decision's."""
+    from .run.cells import gpu_folder, record
+    from .spec.paper import get_paper
+
+    folder = root / d.paper / "paper" / gpu_folder(get_paper(d.paper).profile("paper").gpu_precision)
+    path = folder / f"{d.table}_gpu_runs.csv"
+    old = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["row", "column", "seed"])
+    rows, cols = sorted(set(old.row) | set(d.rows)), sorted(set(old.column) | set(d.columns))
+    seeds = sorted({int(s) for s in old.seed} | set(d.seeds))
+    runs = record(d.paper, d.table, folder, seeds=seeds, rows=rows, columns=cols, device=device, store=store)["runs"]
+    return [f"{path.name}: {len(runs)} runs over seeds {', '.join(map(str, seeds))}"]
+
+
 def decide(decisions: list[Decision], *, root: Path, store, device: str = "cpu", workers: int = 1,
            minutes: float | None = None, progress: bool = True, claims: bool = True, log=None) -> dict:
     """Train and render each decision in order (module docstring) until the next one's estimate would take the
@@ -248,7 +271,8 @@ def decide(decisions: list[Decision], *, root: Path, store, device: str = "cpu",
         grid = train(d, root=root, store=store, device=device, workers=workers, progress=progress)
         trained = int((~grid.runs.get("from_store", pd.Series(dtype=bool)).fillna(False).astype(bool)).sum())
         failed = grid.runs[~grid.runs.status.isin(("ok", "diverged"))]
-        for line in render(d, grid, root=root):
+        for line in (render_gpu(d, root=root, store=store, device=device) if d.scale == "GPU"
+                     else render(d, grid, root=root)):
             log(f"    {line}")
         for r in failed.itertuples():
             log(f"    {r.row}/{r.column} seed {r.seed}: {r.status}: {r.note}")
