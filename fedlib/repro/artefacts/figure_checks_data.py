@@ -131,12 +131,16 @@ def chance_level(ax, datasets: Iterable[str] | None) -> tuple[float, str] | None
 
 def _series(ax) -> list[tuple[str, list[float], Any]]:
     """(label, values, artist) of each line, bar series and scatter of ``ax``."""
+    from matplotlib.container import ErrorbarContainer
+
     out = []
+    named = {id(c.lines[0]): c.get_label() for c in ax.containers  # an error-bar series' name is its container's
+             if isinstance(c, ErrorbarContainer) and c.lines[0] is not None}
     for ln in _data_lines(ax):
         ys = [float(y) for y in np.asarray(ln.get_ydata(), dtype=float) if math.isfinite(y)]
         if _over_training(ax) and len(ys) > 2:
             ys = ys[-1:]  # a learning curve: its result is where it ends, not its first rounds
-        out.append((ln.get_label(), ys, ln))
+        out.append((named.get(id(ln), ln.get_label()), ys, ln))
     for c, orient in _bars(ax):
         vals = [(p.get_y() + p.get_height()) if orient == "vertical" else (p.get_x() + p.get_width())
                 for p in c.patches]

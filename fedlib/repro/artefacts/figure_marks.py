@@ -26,15 +26,17 @@ def mend(fig, datasets: Iterable[str] | None = None, *, dpi: float = 200.0) -> N
             lo, hi = sorted(ax.get_ylim())
             if lo <= chance <= hi:
                 ax.axhline(chance, color="0.45", ls=(0, (1, 2)), lw=0.9, zorder=0.6)
-            names = []
+            names, top = [], chance + (CHANCE_MARGIN_PP if hi > 1.5 else CHANCE_MARGIN_PP / 100)
             for label, _, artist in hits:
-                bars = _chance_bars(ax, artist, chance + (CHANCE_MARGIN_PP if hi > 1.5 else CHANCE_MARGIN_PP / 100))
-                names += [f"{n} ({label})" if _public(label) else n for n in bars] if bars else \
-                    ([label] if _public(label) else [])
-            k = round(1 / (chance / (100 if hi > 1.5 else 1)))
-            ax.text(0.01, 0.99, f"at chance (1/{k} = {chance:g}): {', '.join(dict.fromkeys(names)) or 'bars'}",
-                    transform=ax.transAxes, ha="left", va="top", fontsize=7, color="firebrick", zorder=6, wrap=True,
-                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 1})
+                bars = _chance_bars(ax, artist, top)
+                if bars or not _point(ax, label, artist, top):
+                    names += [f"{n} ({label})" if _public(label) else n for n in bars] if bars else \
+                        ([label] if _public(label) else [])
+            if names or not all(_public(lab) for lab, _, _ in hits):
+                k = round(1 / (chance / (100 if hi > 1.5 else 1)))
+                ax.text(0.01, 0.99, f"at chance (1/{k} = {chance:g}): {', '.join(dict.fromkeys(names)) or 'bars'}",
+                        transform=ax.transAxes, ha="left", va="top", fontsize=7, color="firebrick", zorder=6,
+                        wrap=True, bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 1})
         for c, orient, p, v in _short_bars(ax, fig, dpi):
             x = p.get_x() + p.get_width() / 2 if orient == "vertical" else v
             y = v if orient == "vertical" else p.get_y() + p.get_height() / 2
@@ -42,6 +44,24 @@ def mend(fig, datasets: Iterable[str] | None = None, *, dpi: float = 200.0) -> N
             kw = {"ha": "center", "va": va} if orient == "vertical" else {"ha": "left" if v >= 0 else "right",
                                                                           "va": "center"}
             ax.text(x, y, f"{v:+.2f}".replace("-", "−"), fontsize=7, color="0.15", zorder=6, clip_on=True, **kw)
+
+
+def _point(ax, label: str, artist, top: float) -> bool:
+    """Write "<label> at chance" beside the lowest point at chance of a line (towards the axes' middle);
+    False for what is no line or has no name."""
+    from matplotlib.lines import Line2D
+
+    if not isinstance(artist, Line2D) or not _public(label):
+        return False
+    xy = np.asarray(artist.get_xydata(), dtype=float).reshape(-1, 2)
+    xy = xy[np.isfinite(xy).all(axis=1) & (xy[:, 1] <= top)]
+    if not len(xy):
+        return False
+    x, y = xy[np.argmin(xy[:, 1])]
+    right = ax.transAxes.inverted().transform(ax.transData.transform((x, y)))[0] > 0.5
+    ax.annotate(f"{label} at chance", (x, y), xytext=(-6 if right else 6, 6), textcoords="offset points",
+                ha="right" if right else "left", va="bottom", fontsize=7, color="firebrick", zorder=6)
+    return True
 
 
 def _chance_bars(ax, artist, top: float) -> list[str]:
