@@ -302,7 +302,9 @@ def _print_plan(decisions: list[Decision], rest: list[dict], minutes: float | No
         part = f"/{u['part']}" if u["part"] else ""
         print(f"{u['paper']}/{u['claim']}{part} at {u['scale']}: no plan: {u['why']}")
     runs = sum(d.runs for d in decisions)
-    print(f"{len(decisions)} decisions, {runs} runs: ≈ {cpu:.1f} CPU-h (one core a run; {cpu / max(1, workers):.1f} h "
+    # decisions on shared cells (a claim's parts, claims on one table) train a run once: the store has it after
+    distinct = {(d.paper, d.profile, d.table, r, c, s) for d in decisions for r, c in d.cells for s in d.seeds}
+    print(f"{len(decisions)} decisions, {runs} runs ({len(distinct)} distinct: shared cells train once): ≈ {cpu:.1f} CPU-h (one core a run; {cpu / max(1, workers):.1f} h "
           f"on {workers} worker{'s' if workers != 1 else ''}) and ≈ {gpu:.1f} GPU-h"
           + (f"; --minutes {minutes:g} holds the cheapest ones in turn" if minutes is not None else ""))
 
