@@ -27,19 +27,23 @@ def _on(ctx, grid) -> str:
     return f" (run on {', '.join(ctx.paper.dataset_label(u) for u in used)})" if used else ""
 
 
-def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label) -> int:
+def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "") -> int:
     """One line per ``by`` group (mean over seeds; error bars only where >= 2 seeds), its cells
     that diverged or did not run labelled at the bottom of the data (:mod:`fedlib.repro.artefacts.figure_rules`);
-    ticks at the values of ``x``.  Returns the number of seeds (for the caption)."""
+    ticks at the values of ``x``.  Nothing of ours: nothing drawn but what the axes would show and ``why`` it
+    is empty (the paper gives these values only in its image), so that no PNG is written.  Returns the number
+    of seeds (for the caption)."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
     n = F.seeds_of(frame)
     groups = frame.groupby(by, sort=False) if by else [(None, frame)]
     ran = frame.ours_mean.notna().any()
     floor = frame.ours_mean.min() if ran else 0.0
-    if not ran:  # nothing ran here: the accuracy scale, and a line that says so (the cells labelled below)
-        ax.set_ylim(0, 100)
-        mark_empty(ax, "accuracy against " + x, "not run in this profile; the paper's values are in the table")
+    if not ran:  # a figure of nothing is not drawn (save_figure writes its sidecar only, saying why)
+        mark_empty(ax, "accuracy against " + x, (why or "not run in this profile")
+                   + "; the paper gives these values only in its image, so there is nothing to draw beside them")
+        ax.set_axis_off()
+        return n
     # the axes span every swept value, drawn or not, so that a label of a cell that did not run lies inside it
     ax.update_datalim([(float(v), floor) for v in frame[x].dropna().unique()])
     ax.autoscale_view(scaley=ran)
@@ -106,10 +110,12 @@ def fig3_aux_size(ctx, study):
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
     n = _curves(ax, fig3, "aux_per_class", ["curve", "ulb"],
-                lambda k: k[0] if k[0] == "FedAvg" else f"{k[0]}, D_ulb {k[1]}")
+                lambda k: k[0] if k[0] == "FedAvg" else f"{k[0]}, D_ulb {k[1]}",
+                why_empty(grid, ctx.profile.name))
     ax.set_xlabel("D_aux per class")
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if fig3.ours_mean.notna().any():
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("Fig. 3: FedAvg, FT and FEDIC against the size of D_aux" + _on(ctx, grid), fontsize=9)
     fig.tight_layout()
     ctx.save_figure(fig, "fig3_aux_size", experiment="fig3", title="Fig. 3: accuracy against the size of D_aux",
@@ -127,7 +133,7 @@ def fig4_lambda(ctx, study):
     fig4, grid = study.summary, study.grid
 
     fig, ax = plt.subplots(figsize=(5.0, 3.2))
-    n = _curves(ax, fig4, "lambda", None, lambda k: "FEDIC")
+    n = _curves(ax, fig4, "lambda", None, lambda k: "FEDIC", why_empty(grid, ctx.profile.name))
     ax.set_xlabel("λ (weight of the KL in Eq. 9)")
     ax.set_ylabel("test accuracy (%)")
     ax.set_title("Fig. 4: FEDIC against λ" + _on(ctx, grid))
@@ -147,11 +153,12 @@ def fig5_alpha(ctx, study):
 
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
-    n = _curves(ax, fig5, "alpha", "curve", lambda k: k)
+    n = _curves(ax, fig5, "alpha", "curve", lambda k: k, why_empty(grid, ctx.profile.name))
     ax.invert_xaxis()
     ax.set_xlabel("α of D(α) (smaller: more non-IID)")
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if fig5.ours_mean.notna().any():
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("Fig. 5: accuracy against the non-IID degree" + _on(ctx, grid), fontsize=9)
     fig.tight_layout()
     ctx.save_figure(fig, "fig5_alpha", experiment="fig5", title="Fig. 5: accuracy against the non-IID degree α",

@@ -226,8 +226,8 @@ def _noise_rule(ax, fig, seeds: int | None, told: Iterable[str] = ()) -> list[st
         std, n = declared
         vals = [v for _, vs, _ in _series(ax) for v in vs]
         if len(vals) >= 2 and (max(vals) - min(vals)) < 2 * std:
-            band = bool(_errorbar_parts(ax)[1]) or any(type(c).__name__ in ("PolyCollection", "FillBetweenPolyCollection")
-                                                       for c in ax.collections if _visible(c))
+            bands = ("PolyCollection", "FillBetweenPolyCollection")
+            band = bool(_errorbar_parts(ax)[1]) or any(type(c).__name__ in bands for c in ax.collections if _visible(c))
             if not band:
                 out.append(f"values differ by {max(vals) - min(vals):.3g}, under twice their noise (std {std:g}), "
                            f"and no error bar or band shows it")

@@ -10,7 +10,7 @@ import numpy as np
 
 from .figure_rules import _scatters, _visible
 
-__all__: list[str] = []
+__all__ = ["draws"]
 
 
 def _name(ax, fig) -> str:
@@ -99,11 +99,16 @@ def _has_point(artist, ax) -> bool:
     elif isinstance(artist, Collection):
         xy = np.asarray(artist.get_offsets(), dtype=float).reshape(-1, 2)
         if not len(xy) or not np.isfinite(xy).all(axis=1).any():
-            return any(len(p.vertices) for p in artist.get_paths())
+            return any(np.isfinite(p.vertices).all(axis=1).any() for p in artist.get_paths() if len(p.vertices))
     else:
         return True
     ok = np.isfinite(xy).all(axis=1) & (xy[:, 0] >= x0) & (xy[:, 0] <= x1) & (xy[:, 1] >= y0) & (xy[:, 1] <= y1)
     return bool(ok.any())
+
+
+def draws(ax) -> bool:
+    """Whether ``ax`` draws anything of data: an image, or an artist with a finite point in its limits."""
+    return bool(ax.images) or bool(_drawn([ax]))
 
 
 def _drawn(axes) -> list:

@@ -90,8 +90,8 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
     datasets, deviations, ...).  ``placeholder=True`` marks a figure made without
     its data (e.g. the dataset is absent): it never replaces a real artefact of
     the same name, and returns None when it was not written.  A figure that draws nothing (no axes
-    with data: a placeholder, panels of "not run") writes no PDF or PNG, only the sidecar, whose ``not_rendered`` says what the
-    figure would show and why it is empty.  Returns the paths by suffix.
+    with data: a placeholder, panels of "not run") writes no PDF or PNG, only the sidecar, whose
+    ``not_rendered`` says what the figure would show and why it is empty.  Returns the paths by suffix.
     """
     from .figure_checks_data import DATA_RULES, check_data
     from .figure_marks import mend, stamp_setting
@@ -110,9 +110,10 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
                              waive={k: v for k, v in waive.items() if k in DATA_RULES}))
     import matplotlib
 
-    from .figure_rules import _has_data, facts
+    from .figure_checks_drawn import draws
+    from .figure_rules import facts
 
-    blank = not any(_has_data(ax) or ax.images or any(c.get_visible() for c in ax.collections) for ax in fig.axes)
+    blank = not any(draws(ax) for ax in fig.axes)
     paths = {} if blank else {"pdf": out / f"{name}.pdf", "png": out / f"{name}.png"}
     if blank:  # a figure of nothing is not drawn: its sidecar (and the paper's page) says what would be there, and why
         for suffix in ("pdf", "png"):
