@@ -21,8 +21,9 @@ DEVIATIONS: tuple[dict, ...] = (
      "the softmax",
      "code": "Flower's FedLC baseline, fluke, FedDecorr: the class leaves the softmax; FL-bench: n := 1e-8 (offset "
              "−100τ, in float32 the same); PFLlib: counts over all clients (FedAvg on balanced data)",
-     "fedlib": "n_y := 1 (offset −τ; no public code does this), in every table; the absent_classes study runs the "
-               "mask (the reading that faces the paper) and FL-bench's 1e-8 beside it",
+     "fedlib": "n_y := 1 (offset −τ; no public code does this) in every table's FedLC row; Table 1 adds the mask "
+               "(the reading that faces the paper) as a row of its own, 'FedLC, absent classes masked', and the "
+               "absent_classes study runs the mask and FL-bench's 1e-8 beside it",
      "param": "fedlc_missing='mask' (Eq. 7 literal), fedlc_min_count=1e-8 (FL-bench)"},
     {"what": "Table 8 CNN pooling", "paper": "pooling stride 2, padding 2", "code": "—",
      "fedlib": "2×2 max-pool, stride 2, padding 0 (the only choice giving fc1 its 320 inputs)", "param": ""},
@@ -58,4 +59,8 @@ NOTES: dict[str, tuple[str, ...]] = {
 _TAU_NOTE = "τ = 1.0 (not given in the paper; fedlib's default), local epochs E = 1 (not stated)"
 for _exp in ("table1", "table2", "table4", "table6", "table7", "fig1", "fig5"):
     NOTES[_exp] = NOTES.get(_exp, ()) + (_TAU_NOTE,)
+NOTES["table1"] += ("'FedLC, absent classes masked' is FedLC with the classes a client lacks left out of the softmax "
+                     "(fedlc_missing='mask': Eq. 7 read literally, Definition 2's n_s = 0, as Flower's FedLC baseline "
+                     "and fluke do); the FedLC row keeps fedlib's default n_s := 1; both are set against the paper's "
+                     "FedLC values.",)
 NOTES["table5"] = ("τ = 1.0 (not given in the paper); rounds not stated in the paper (400 assumed)",)

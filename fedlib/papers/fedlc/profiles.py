@@ -23,6 +23,13 @@ a Synthetic run (logistic regression, 100 clients, 300 rounds) costs ≈ 11 s, s
 columns (105 runs, ≈ 25 CPU-min) run on this CPU; a CIFAR-10 run with the Table 9 CNN costs 3.75 ms per
 client sample-epoch, ≈ 21 CPU-h at the paper's 400 rounds, and is "not run: needs a GPU" unless the
 profile's device is ``cuda`` (``python -m fedlib.repro.regenerate --profile paper --device cuda``).
+
+**Table 1's masked reading** (row ``mask/fedlc``: FedLC with ``fedlc_missing="mask"``, issue 49).  A profile's
+``columns``, ``rows`` and ``seeds`` hold for a whole table (:func:`fedlib.repro.run.gate.table_cells`; no row
+has columns or seeds of its own), so the row runs wherever the FedLC row runs: ``quick``, the four CIFAR-10
+columns on the FMNIST stand-in at seeds 0 and 1 (8 runs, ≈ 4 CPU-min; the headline reads only
+``cifar10_beta0.5``; SVHN and CIFAR-100 are "not run: absent" as for every row); ``smoke`` leaves it out (its
+Table 1 runs FedAvg and FedLC only); ``paper``, "not run: needs a GPU" like every CIFAR-10 cell on a CPU.
 """
 
 from __future__ import annotations

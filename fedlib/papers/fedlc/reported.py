@@ -25,6 +25,10 @@ same in both copies.
 
 Inconsistencies of the paper recorded in :data:`NOTES`.
 
+Table 1 also holds one reading that faces the paper, in its own row group beside the paper's rows and with the
+paper's FedLC values: ``mask/fedlc``, FedLC with the classes a client lacks left out of the softmax (Eq. 7 with
+Definition 2's n_s = 0, as Flower's FedLC baseline and fluke do), where fedlib's FedLC rows clamp n_s to 1.
+
 Each table also says how its cells map to a fedlib configuration: the
 table's setting (:attr:`PaperTable.params`), the column's (dataset and
 skew) and the row's (method, and for Table 5 the local epochs).
@@ -42,7 +46,7 @@ from ...repro.spec.reported import Cell, Column, PaperTable, Row, parse_cell, pa
 
 __all__ = [
     "Cell", "Column", "Row", "PaperTable", "TABLES", "SETUP", "SEEDS", "METHODS", "METHOD_ORDER", "METHOD_LABELS",
-    "FIGURE_CLAIMS", "NOTES", "UNSUPPORTED_DATASETS", "table", "parse_cell",
+    "FIGURE_CLAIMS", "NOTES", "UNSUPPORTED_DATASETS", "table", "parse_cell", "MASKED", "MASK_GROUP",
 ]
 
 PAPER = "Zhang et al., Federated Learning with Label Distribution Skew via Logits Calibration, ICML 2022"
@@ -246,6 +250,24 @@ TABLE7 = PaperTable(
      "the table is transcribed.",
      "FedAvg at CIFAR-10 β=0.3 is 60.18% here but 55.95% in Table 1 (and 60.18% is Table 1's β=0.5 value)."))
 
+# ------------------------------------------------------------------------------ the reading that faces the paper
+#: A class a client lacks (n_s = 0, Definition 2) read literally in Eq. 7: its offset −τ·n_s^(−1/4) is −∞ and
+#: it leaves the softmax (``fedlc_missing='mask'``), as Flower's FedLC baseline and fluke do.  fedlib's FedLC
+#: rows keep its default (``'clamp'``: n_s := 1, an offset of −τ; :mod:`.absent_classes`).  Faces Table 1.
+MASKED = {"fedlc_missing": "mask"}
+MASK_GROUP = "Eq. 7 read literally: absent classes masked (Flower's baseline, fluke)"
+
+
+def _with_readings(t: PaperTable) -> PaperTable:
+    """``t`` with the reading that faces the paper as a row group beside the default rows, with the paper's values
+    of its method (key ``mask/fedlc``; FedABC's companion does the same, :mod:`fedlib.papers.fedabc.reported`)."""
+    rows = (Row("mask/fedlc", "FedLC, absent classes masked", {"method": "fedlc", **MASKED}, MASK_GROUP),)
+    values = {**t.values, **{(r.key, c.key): t.values[(r.key.split("/")[-1], c.key)] for r in rows
+                             for c in t.columns}}
+    return replace(t, rows=t.rows + rows, values=values)
+
+
+TABLE1 = _with_readings(TABLE1)
 TABLE1, TABLE2, TABLE3, TABLE4, TABLE5, TABLE6, TABLE7 = (
     replace(t, setup=SETUP) for t in (TABLE1, TABLE2, TABLE3, TABLE4, TABLE5, TABLE6, TABLE7))
 TABLES: dict[str, PaperTable] = {t.id: t for t in (TABLE1, TABLE2, TABLE3, TABLE4, TABLE5, TABLE6, TABLE7)}
