@@ -59,6 +59,8 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
     import matplotlib.pyplot as plt
 
     ran = comp1.ours_mean.notna() | comp1.get("run_status", pd.Series("", index=comp1.index)).eq("diverged")
+    if not (ran & comp1.row.ne("centralized")).any():  # no method ran: not a page of "not run" grids
+        return _centralized_only(ctx, comp1, grid1)
     columns = list(dict.fromkeys(comp1.loc[ran, "column"]))
     per_panel = max(3.3, 0.42 * len(paper.TABLE1.rows) + 0.8)  # room for every row's tick label
     ncols = min(2, max(1, len(columns)))  # at most two panels a row: the figure stays under 3,000 px wide
@@ -101,6 +103,34 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
                     caption="Final test accuracy per method in each column run in this profile; columns not run "
                             "here are in the table. " + F.std_caption(n),
                     datasets=grid1.runs.dataset_used.dropna().unique())
+    return fig
+
+
+def _centralized_only(ctx, comp1: pd.DataFrame, grid1):
+    """Table 1 where only Centralized ran (one value a dataset): ours beside the paper's per dataset, and one
+    line on why the methods are absent and what they cost."""
+    import matplotlib.pyplot as plt
+
+    c = comp1[comp1.row.eq("centralized")].drop_duplicates("dataset")
+    fig, ax = plt.subplots(figsize=(5.2, 3.2))
+    x = np.arange(len(c))
+    n = F.seeds_of(c)
+    yerr = c.ours_std.where(c.n_seeds >= 2).fillna(0) if n >= 2 else None
+    ax.bar(x - 0.2, c.ours_mean, 0.4, yerr=yerr, capsize=2, color="0.35", label="Centralized, ours")
+    ax.bar(x + 0.2, c.paper_mean, 0.4, color="0.75", hatch="//", label="Centralized, paper")
+    label_empty_bars(ax, missing="not run")
+    ax.set_xticks(x, [PAPER.dataset_label(d) for d in c.dataset])
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False, fontsize=8)
+    why = next((str(n) for n in comp1[comp1.row.ne("centralized")].note if isinstance(n, str) and n.strip()),
+               f"not run under the '{ctx.profile.name}' profile")
+    ax.set_title(f"Only Centralized ran; the methods: {why}", fontsize=7, wrap=True)
+    fig.tight_layout()
+    ctx.save_figure(fig, "table1_bars", experiment="table1", title="Table 1: ours (filled) beside the paper (hatched)",
+                    caption="Centralized (one client holding the training set), one value a dataset: every column of "
+                            "a dataset trains the same model. The methods' columns are in the table. "
+                            + F.std_caption(n), datasets=grid1.runs.dataset_used.dropna().unique())
     return fig
 
 
