@@ -323,8 +323,14 @@ def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: s
         ax.set_xlabel("")
         ax.set_ylabel("")
     axes[0][0].set_ylabel(ylabel)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) for s in sources]
-    fig.legend(handles, sources, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(sources))
+    from matplotlib.lines import Line2D
+
+    # a key for what is drawn; a source with no value anywhere is named as such, not keyed as if drawn
+    some = {s for s in sources if s in effects and effects[s].notna().any()}
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) if s in some else Line2D([], [], ls="none")
+               for s in sources]
+    labels = [s if s in some else f"{s}: no value here" for s in sources]
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(sources))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
