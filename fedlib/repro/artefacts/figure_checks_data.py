@@ -245,7 +245,9 @@ def _setting_rule(fig, meta: dict, title: str, caption: str) -> list[tuple[str, 
     profile = getattr(profile, "name", profile)
     if profile and str(profile).lower() not in said.lower():
         out.append(("figure", f"the profile {profile!r} is not named"))
-    if meta.get("seeds") and not re.search(r"\bseeds?\b", said, re.I):
+    seeds = meta.get("seeds")
+    some = seeds is not None and (isinstance(seeds, (int, np.integer)) or len(list(seeds)) > 0)
+    if some and not re.search(r"\bseeds?\b", said, re.I):
         out.append(("figure", "the seeds are not named"))
     if not _PARTITION.search(said):
         out.append(("figure", "no partition and parameter is named (Dir(β), #C=k, IF = …, IID)"))
