@@ -309,6 +309,8 @@ def test_a_rung_whose_baseline_is_at_chance_is_drawn_apart_from_the_gap_the_find
     assert list(apart.get_ydata()) == [10.35, 15.39] and apart.get_markerfacecolor() == "none"
     assert apart.get_linestyle() == "None"
     assert "ours, FedAvg at chance (left out)" in [t.get_text() for t in gap.get_legend().get_texts()]
+    # a rung not run is said in words at the bottom of the gap panel, not drawn as a marker on the paper's line
+    assert "not run here" not in lines and [t.get_text() for t in gap.texts] == ["not run"]
     # the accuracy panel's empty rung (the paper's budget, 9.72M) is labelled in place, not left blank
     accuracy = fig.axes[1]
     assert [t.get_text() for t in accuracy.texts] == ["not run"]
