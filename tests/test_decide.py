@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 
 import pandas as pd
 import pytest
@@ -96,8 +95,8 @@ def test_best_row_plans_the_seeds_of_its_undecided_column(tmp_path):
     claim = next(c for c in claims_of("fedlc") if c.id == "table1-best")
     q = claim.quantity
     col, rivals = q.columns[0], q.rivals or ("fedavg", "fedprox")
-    # FedLC − the level rival at seeds 0 and 1: +1 and +3 (mean 2, sd √2: the interval ±12.7 holds 0); − the others:
-    # +20 and +21 (their intervals, ±6.4, lie above 0)
+    # FedLC − the level rival at seeds 0 and 1: +1 and +3 (mean 2, sd √2: the interval ±12.7 holds 0);
+    # − the others: +20 and +21 (their intervals, ±6.4, lie above 0)
     seeds = {q.method: {0: 80.0, 1: 82.0}, rivals[0]: {0: 79.0, 1: 79.0}}
     seeds.update({r: {0: 60.0, 1: 61.0} for r in rivals[1:]})
     _table(tmp_path, "quick", seeds, table=q.table, column=col)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import math
 import os
@@ -93,7 +92,8 @@ def unplanned(paper: str, frame: pd.DataFrame, planned: list[Decision]) -> list[
         kind = "ladder" if str(row["scale"]).startswith("ladder") else row.get("rule")
         why = ("a ladder row: its seeds are the ladder's (fedlib.repro.budget.ladder.ladder_seeds: one on quick, "
                "cpu_seeds of fedlib/papers/<paper>/budget.py on a CPU)" if kind == "ladder" else
-               f"a {kind} row: not a gap of two cells nor a best row" if kind not in PLANNED_RULES else
+               "a ranking row over ≥ 2 seeds: τ's p-value has no closed form in the seeds; more seeds of every row"
+               if kind == "ranking" else f"a {kind} row: no rule of the plan" if kind not in PLANNED_RULES else
                "its cells are not in a paper table at this scale (a figure's study, or not configured there)")
         out.append({"paper": paper, "claim": row["claim"], "part": part, "scale": row["scale"], "why": why})
     return out
@@ -304,7 +304,8 @@ def _print_plan(decisions: list[Decision], rest: list[dict], minutes: float | No
     runs = sum(d.runs for d in decisions)
     # decisions on shared cells (a claim's parts, claims on one table) train a run once: the store has it after
     distinct = {(d.paper, d.profile, d.table, r, c, s) for d in decisions for r, c in d.cells for s in d.seeds}
-    print(f"{len(decisions)} decisions, {runs} runs ({len(distinct)} distinct: shared cells train once): ≈ {cpu:.1f} CPU-h (one core a run; {cpu / max(1, workers):.1f} h "
+    print(f"{len(decisions)} decisions, {runs} runs ({len(distinct)} distinct: shared cells train once): "
+          f"≈ {cpu:.1f} CPU-h (one core a run; {cpu / max(1, workers):.1f} h "
           f"on {workers} worker{'s' if workers != 1 else ''}) and ≈ {gpu:.1f} GPU-h"
           + (f"; --minutes {minutes:g} holds the cheapest ones in turn" if minutes is not None else ""))
 

@@ -39,8 +39,8 @@ from ..verdict.claims import seeds_to_decide
 
 __all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "PLANNED_RULES", "MIN_SEEDS"]
 
-#: Rules whose rows are planned by seeds of their cells: a gap of two rows, a row best against its rivals.
-PLANNED_RULES = ("sign", "size", "best")
+#: Rules whose rows are planned by seeds of their cells: a gap, a row best against its rivals, an order on one seed.
+PLANNED_RULES = ("sign", "size", "best", "ranking")
 #: Where a cell has one seed: plan at least this many (the contract of issue 49: "one seed: at least 3 seeds").
 MIN_SEEDS = 3
 
@@ -48,7 +48,6 @@ MIN_SEEDS = 3
 @dataclass(frozen=True)
 class Decision:
     """The runs that would decide one inconclusive row (claim × part × scale)."""
-
     paper: str
     claim: str
     part: str
@@ -75,14 +74,13 @@ class Decision:
         return math.inf if h is None else h
 
     @property
-    def cells(self) -> list[tuple[str, str]]:
+    def cells(self) -> list[tuple[str, str]]:  # (row, column), column by column
         return [(r, c) for c in self.columns for r in self.rows]
 
 
 def _hours(h: float | None, unit: str) -> str:
-    if h is None:
-        return f"{unit} time not measured"
-    return f"≈ {h * 60:.0f} {unit}-min" if h < 1 else f"≈ {h:.1f} {unit}-h"
+    return f"{unit} time not measured" if h is None else f"≈ {h * 60:.0f} {unit}-min" if h < 1 else \
+        f"≈ {h:.1f} {unit}-h"
 
 
 def describe(d: Decision) -> str:
@@ -309,11 +307,14 @@ def _best_need(q, cols, rivals, seeds_of, have: int) -> tuple[int | None, tuple,
 def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision | None:
     q, scale = part.quantity, str(row["scale"])
     profile = _profile_of(pp, scale)
-    best = getattr(part, "rule", row.get("rule")) == "best"
-    if profile is None or not (hasattr(q, "baseline") or best):
+    rule = getattr(part, "rule", row.get("rule"))
+    best = rule == "best"
+    if profile is None or not (hasattr(q, "baseline") or rule in ("best", "ranking")):
         return None
     seeds_of = _cell_seeds(root, pp, scale, q.table)
-    if best:
+    if rule == "ranking":
+        rows = tuple(q.rows)
+    elif best:
         rows = (q.method, *(q.rivals or sorted({r for r, _ in seeds_of} - {q.method})))
     else:
         rows = (q.method, q.baseline)
@@ -322,7 +323,12 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
         return None
     common = set.intersection(*(set(seeds_of[(r, c)]) for c in cols for r in rows))
     have = len(common)
-    if best:
+    if rule == "ranking":  # τ's p-value has no closed form in the seeds: one seed gets its first spread only
+        if have >= 2:
+            return None
+        need, sd, estimate, source = MIN_SEEDS, None, False, (
+            f"an order of {len(rows)} rows, decided over ≥ 2 seeds by τ's p-value: {MIN_SEEDS} seeds of every row")
+    elif best:
         need, cols, sd, source = _best_need(q, cols, rows[1:], seeds_of, have)
         estimate = False
     else:
@@ -341,7 +347,7 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
         return None
     runs, cpu, gpu, device, sources = costed
     what = part.name + ": " if getattr(part, "name", "") else ""
-    head = (f"{q.method} best against {len(rows) - 1} rivals" if best
+    head = (f"{q.method} best against {len(rows) - 1} rivals" if best else "Kendall's τ" if rule == "ranking"
             else f"{q.method} − {q.baseline} over {len(cols)} column(s)")
     why = f"{what}{head}" + (f"; sized at sd {sd:.2f} ({source})" if sd is not None else f"; {source}")
     why += f"; cost from {', '.join(sorted(sources))}" if sources else ""
@@ -388,6 +394,6 @@ def gpu_entries(papers=None, root: str | Path | None = None) -> list[dict]:
     ``order = "plan"`` trains first."""
     from ..spec.paper import all_papers
 
-    decisions = [d for paper in papers or all_papers() for d in plan(paper, root=root) if d.device == "cuda" and d.seeds]
+    decisions = [d for p in papers or all_papers() for d in plan(p, root=root) if d.device == "cuda" and d.seeds]
     return [{"kind": "cell", "paper": d.paper, "table": d.table, "rows": list(d.rows), "columns": list(d.columns),
              "seeds": list(d.seeds)} for d in order(decisions)]
