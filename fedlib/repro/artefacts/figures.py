@@ -165,15 +165,26 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         merged += [f"{where}: {t}" if where else t
                    for t in merge_coinciding(ax, {ln: n for ln, n in names.items() if ln.axes is ax})
                    if (f"{where}: {t}" if where else t) not in merged]  # identical curves: said once, in the legend
-    any_ours = df.ours_mean.notna().any()  # without ours, a method's key is its paper line (dashed)
-    handles = [Line2D([], [], color=colors.get(m), lw=2, ls=("-." if m in readings else "-") if any_ours else "--",
-                      marker=marker_of(m) if m in readings else None) for m in shown]
+    any_ours = df.ours_mean.notna().any()
+
+    def key(m):  # a method's key is what is drawn of it: its curve of ours, else its paper line (dashed)
+        rows = df[df[series] == m]
+        if rows.ours_mean.notna().any():
+            return Line2D([], [], color=colors.get(m), lw=2, ls="-." if m in readings else "-",
+                          marker=marker_of(m) if m in readings else None)
+        if m not in readings and rows.paper_mean.notna().any():
+            return Line2D([], [], color=colors.get(m), lw=1, ls="--")
+        return Line2D([], [], ls="none")  # nothing of it drawn: named, not keyed
+
+    handles = [key(m) for m in shown]
     # a series of ours over fewer seeds than the caption's "std over N seeds" says so in its key
     fewer = {}
     if seeds >= 2 and "n_seeds" in df:
         ran_n = df[df.ours_mean.notna()].groupby(series).n_seeds.min()
         fewer = {m: int(n) for m, n in ran_n.items() if pd.notna(n) and int(n) < seeds}
     labels = [seeds_label(label_of(m), fewer[m], seeds) if m in fewer else label_of(m) for m in shown]
+    labels = [lab if h.get_linestyle() not in ("None", "none") else f"{lab}: nothing here"
+              for lab, h in zip(labels, handles)]
     for ax in axes[0]:
         if fewer:
             declare(ax, series_seeds={label_of(m): n for m, n in fewer.items()})
