@@ -31,7 +31,7 @@ def test_quick_cells_share_the_tables_runs_and_differ_only_in_dataset_and_model(
     settings, methods = opts["settings"], opts["methods"]
     skewed = [s for s in settings if not s.endswith("iid")]
     assert len(cells) == 2 * (1 + len(skewed) * len(methods))
-    table_cfg = {(c["column"], c["method"]): c["config"] for t in ("table1", "table2") for c in table_cells(t, q)}
+    table_cfg = {(c["column"], c["row"]): c["config"] for t in ("table1", "table2") for c in table_cells(t, q)}
     fig1_cfg = {c["setting"]: c["config"] for c in PAPER.study("fig1").cells(q)}
     by_key = {}
     for c in cells:
