@@ -163,11 +163,11 @@ def test_a_one_seed_figure_says_one_seed():
 
 
 # ------------------------------------------------------------------ the setting named
-def test_seeds_given_as_an_array_are_read(tmp_path):
+def test_seeds_and_datasets_given_as_arrays_are_read(tmp_path):
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.plot([1, 2], [50, 60], label="FedAvg")
-    for seeds in (np.array([], dtype=int), np.array([0, 1])):
-        save_figure(fig, "s", tmp_path, caption="Dir(0.5)", seeds=seeds, profile="quick")
+    for seeds in (np.array([], dtype=int), np.array([0, 1])):  # and datasets: a grid's unique(), maybe empty
+        save_figure(fig, "s", tmp_path, caption="Dir(0.5)", seeds=seeds, profile="quick", datasets=np.array([]))
 
 
 def test_a_figure_without_its_partition_is_reported(tmp_path):

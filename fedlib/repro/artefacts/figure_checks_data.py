@@ -113,7 +113,7 @@ def chance_level(ax, datasets: Iterable[str] | None) -> tuple[float, str] | None
 
     from .figure_rules import _dataset_names
 
-    known = [d for d in dict.fromkeys(datasets or []) if d in DATASETS]
+    known = [d for d in dict.fromkeys([] if datasets is None else list(datasets)) if d in DATASETS]
     if not known or not _is_accuracy(ax):
         return None
     if len(known) > 1:
@@ -261,7 +261,7 @@ def check_data(fig, *, name: str = "figure", title: str = "", caption: str = "",
     (``datasets``, ``seeds``, ``profile``).  Returns ``{rule: passed}``."""
     meta, waive = dict(meta or {}), dict(waive or {})
     datasets = meta.get("datasets")
-    datasets = [datasets] if isinstance(datasets, str) else list(datasets or [])
+    datasets = [datasets] if isinstance(datasets, str) else ([] if datasets is None else list(datasets))
     seeds = meta.get("seeds")
     seeds = seeds if seeds is None or isinstance(seeds, (int, np.integer)) else (len(set(seeds)) or None)
     fig.canvas.draw()
