@@ -90,10 +90,15 @@ def fig2_before_after(ctx, result, ba: pd.DataFrame):
         ax2.grid(False)
     axes[0][0].set_ylabel("training samples")
     ax2.set_ylabel("test accuracy (%)")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in ROLE_COLORS.values()]
+    from matplotlib.lines import Line2D
+
+    # a key for the bars drawn; a missing class draws no bar (0 samples): its key says so, in words
+    drawn = set(ba.loc[ba.n_train > 0, "role"])
+    roles = [r for r in ROLE_COLORS if r in drawn]
+    handles = [plt.Rectangle((0, 0), 1, 1, color=ROLE_COLORS[r]) for r in roles] + [Line2D([], [], ls="none")]
     fig.legend(handles + ax2.get_legend_handles_labels()[0],
-               ["majority", "minority", "missing (0 samples)"] + ax2.get_legend_handles_labels()[1],
-               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=5)
+               roles + ["missing: 0 samples, a '0' in its slot"] + ax2.get_legend_handles_labels()[1],
+               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3)
     cfg = result.config
     fig.suptitle(f"Per-class accuracy before and after the local update, {_dataset(cfg.dataset)}")
     fig.tight_layout()
