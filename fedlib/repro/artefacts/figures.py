@@ -194,7 +194,9 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         labels.append("ours")
     else:
         handles.append(Line2D([], [], ls="none"))
-        labels.append(absent or "ours: none run under this profile")
+        notes = [str(n) for n in df.get("note", pd.Series(dtype=object)).dropna() if str(n).strip()]
+        why = absent or (f"ours: {notes[0]}" if notes else "ours: none run under this profile")  # why, and its cost
+        labels.append(why if len(why) <= 110 else why[:107].rsplit(" ", 1)[0] + " …")
     if df.paper_mean.notna().any():
         handles.append(Line2D([], [], color="0.3", ls="--", marker="o", mfc="none", lw=1))
         labels.append("paper")
