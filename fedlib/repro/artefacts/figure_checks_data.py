@@ -103,7 +103,8 @@ def _is_accuracy(ax) -> bool:
 
 def _over_training(ax) -> bool:
     """A learning curve (x: rounds, epochs, communication): only where it ends is its result."""
-    return bool(re.search(r"round|epoch|step|communicat|sent|parameters|budget", ax.get_xlabel(), re.I))
+    label = ax.get_xlabel()  # ("… per run": each point is a run of its own, judged on its own)
+    return bool(re.search(r"round|epoch|step|communicat|sent|parameters", label, re.I)) and "per run" not in label
 
 
 def chance_level(ax, datasets: Iterable[str] | None) -> tuple[float, str] | None:
