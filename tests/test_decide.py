@@ -178,3 +178,113 @@ def test_gpu_entries_queue_the_gpu_decisions_cheapest_first(monkeypatch):
     assert [e["table"] for e in entries] == ["table2", "table1"]
     assert entries[0] == {"kind": "cell", "paper": "p", "table": "table2", "rows": ["a", "b"], "columns": ["x"],
                           "seeds": [2]}
+
+
+def _render_table4(out, store, mode, path):
+    """FedLC's smoke Table 4 rendered into ``out`` from its notebook's call (records ``mode`` on ``path``)."""
+    import os
+
+    from fedlib.repro.artefacts.tables import reproduce_table
+    from fedlib.repro.run.records import MODE_ENV, RECORDS_ENV
+    from fedlib.repro.spec.paper import get_paper
+
+    saved = {k: os.environ.get(k) for k in (RECORDS_ENV, MODE_ENV)}
+    os.environ.update({RECORDS_ENV: str(path), MODE_ENV: mode})
+    try:
+        reproduce_table("table4", get_paper("fedlc").profile("smoke"), store=store, out_dir=out, progress=False)
+    finally:
+        for k, v in saved.items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    return _synthetic(out)
+
+
+def _synthetic(out):
+    frame = pd.read_csv(out / "table4.csv")
+    return frame[frame.column == "synthetic_1_1"].set_index("row")
+
+
+def test_decided_seeds_survive_a_render_from_records(tmp_path, monkeypatch):
+    """The seeds decide added are declared beside the outputs (``_decided.jsonl``) and the table's notebook call
+    (``reproduce_table``) runs them too: a render from the records alone keeps every decided seed of both cells
+    of the gap, with the values decide wrote; without the declaration the render has the profile's seed only."""
+    from fedlib.repro.artefacts.tables import DECIDED_FILE, decided_seeds
+    from fedlib.repro.run import grid as grid_module
+    from fedlib.repro.run.records import RECORDS_FILE, merge
+
+    root, store = tmp_path / "figures", tmp_path / "store"
+    out = root / "fedlc" / "smoke"
+    out.mkdir(parents=True)
+    _render_table4(out, store, "write", out / ".records.jsonl")  # the regeneration: the profile's seed 0
+    merge(out / ".records.jsonl", out / RECORDS_FILE, replace=True)
+    d = _decision(paper="fedlc", claim="table4-synthetic", scale="smoke", profile="smoke", table="table4",
+                  rows=("fedlc", "fedavg"), columns=("synthetic_1_1",), seeds=(1, 2), cpu_hours=0.0)
+    cli.decide([d], root=root, store=store, progress=False, claims=False, log=lambda line: None)
+    assert (out / DECIDED_FILE).read_text() == "".join(
+        json.dumps({"table": "table4", "row": r, "column": "synthetic_1_1", "seeds": [1, 2]}) + "\n"
+        for r in ("fedavg", "fedlc"))
+    assert decided_seeds(out, "table4") == {("fedavg", "synthetic_1_1"): (1, 2), ("fedlc", "synthetic_1_1"): (1, 2)}
+    decided = _synthetic(out)
+    monkeypatch.setattr(grid_module, "_run_one", lambda *a: pytest.fail("a run trained while reading records"))
+    table = _render_table4(out, tmp_path / "empty", "read", out / RECORDS_FILE)
+    for row in ("fedlc", "fedavg"):
+        seeds = json.loads(table.at[row, "ours_seeds"])
+        assert sorted(seeds) == ["0", "1", "2"] and table.at[row, "n_seeds"] == 3
+        assert seeds == json.loads(decided.at[row, "ours_seeds"])
+        assert table.at[row, "ours_mean"] == pytest.approx(decided.at[row, "ours_mean"])
+        assert table.at[row, "ours_std"] == pytest.approx(decided.at[row, "ours_std"])
+    sidecar = json.loads((out / "table4.json").read_text())
+    assert sidecar["parameters"]["decided"] == {"fedavg/synthetic_1_1": [1, 2], "fedlc/synthetic_1_1": [1, 2]}
+    (out / DECIDED_FILE).unlink()  # what carries them: without it the notebook asks for the profile's seed only
+    table = _render_table4(out, tmp_path / "empty", "read", out / RECORDS_FILE)
+    assert sorted(json.loads(table.at["fedlc", "ours_seeds"])) == ["0"]
+    assert "decided" not in json.loads((out / "table4.json").read_text())["parameters"]
+
+
+@pytest.mark.slow
+def test_a_table_without_decided_seeds_renders_as_before(tmp_path):
+    """No ``_decided.jsonl``: FEDIC's committed quick Table 1 renders from its committed records byte for byte."""
+    import shutil
+
+    from conftest import have_dataset
+    from fedlib.papers.fedic import experiments as E
+    from fedlib.repro.artefacts.tables import DECIDED_FILE, reproduce_table
+    from fedlib.repro.run.records import MODE_ENV, RECORDS_ENV, RECORDS_FILE
+    from fedlib.repro.spec.paper import get_paper
+
+    if not have_dataset("fmnist"):
+        pytest.skip("FashionMNIST not found under FEDLIB_DATA")
+    committed = FIGURES / "fedic" / "quick"
+    if (committed / DECIDED_FILE).exists():
+        pytest.skip("the committed FEDIC quick outputs hold decided seeds")
+    out = tmp_path / "fedic" / "quick"
+    out.mkdir(parents=True)
+    for name in (RECORDS_FILE, "_spread.json"):
+        shutil.copy(committed / name, out / name)
+    import os
+
+    os.environ.update({RECORDS_ENV: str(out / RECORDS_FILE), MODE_ENV: "read"})
+    try:
+        reproduce_table("table1", get_paper("fedic").profile("quick"), store=tmp_path / "empty", out_dir=out,
+                        progress=False, notebook="fedic/02_cifar_lt", value=E.table_value("table1"))
+    finally:
+        os.environ.pop(RECORDS_ENV), os.environ.pop(MODE_ENV)
+    for name in ("table1.csv", "table1.md"):
+        assert (out / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+def test_a_seed_another_decision_added_to_a_shared_cell_is_filled_first(tmp_path):
+    """FedRS holds seed 3 (a decision on another claim sharing it added it); FedLC does not: the plan trains seed 3
+    of FedLC first, so the gap is paired again, and then the next fresh seed.  A seed a cell tried and lost (it
+    is declared for that cell in ``_decided.jsonl`` but not held: it diverged) is not planned again."""
+    from fedlib.repro.artefacts.tables import DECIDED_FILE
+
+    out = _table(tmp_path, "quick", {"fedlc": {0: 70.0, 1: 71.0, 2: 72.0},
+                                     "fedrs": {0: 68.0, 1: 69.5, 2: 69.0, 3: 70.0}})
+    [d] = plan("fedlc", pd.DataFrame([_row(ours=2.0, sd=6.0, n=3)]), tmp_path)
+    n = seeds_to_decide(2.0, 6.0, 9.07, 0.0)  # 6 seeds: 3 more
+    assert n == 6 and d.have == 3 and d.seeds == (3, 4, 5)
+    assert d.runs == 1 + 2 * 2  # seed 3 for FedLC only, the fresh ones for both
+    (out / DECIDED_FILE).write_text(json.dumps({"table": "table4", "row": "fedlc", "column": "synthetic_1_1",
+                                                "seeds": [3]}) + "\n")
+    [d] = plan("fedlc", pd.DataFrame([_row(ours=2.0, sd=6.0, n=3)]), tmp_path)
+    assert d.seeds == (4, 5, 6) and d.runs == 6

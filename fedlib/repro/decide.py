@@ -11,11 +11,15 @@ cost from the run records or the cost model).  For each decision, in order:
    (:func:`fedlib.repro.run.grid.run_grid`), into the results store, writing their run records into
    ``figures/<paper>/<profile>/_records.jsonl.gz`` (merged beside the committed ones).  The store resumes: a
    decide stopped and started again trains only the runs it lacks;
-2. **render** the table's decided cells again: each cell's per-seed values (``ours_seeds``: the committed seeds
+2. **declare** the seeds it added, cell by cell, in ``figures/<paper>/<profile>/_decided.jsonl``
+   (:func:`declare`; :data:`fedlib.repro.artefacts.tables.DECIDED_FILE`): every later regeneration of the table
+   (:func:`fedlib.repro.artefacts.tables.reproduce_table`, from records or training) runs those cells at those
+   seeds too, so the decided seeds are not lost when the table renders again from its notebook;
+3. **render** the table's decided cells again: each cell's per-seed values (``ours_seeds``: the committed seeds
    and the new runs, from the grid's records) give its mean, std, ``n_seeds`` and ``delta`` in ``<table>.csv``;
    its note says which seeds were added here.  The table's ``.md`` and figure follow at its next regeneration
    or render from records;
-3. **decide again**: ``python -m fedlib.repro.claims`` (:func:`fedlib.repro.claims.regenerate`).
+4. **decide again**: ``python -m fedlib.repro.claims`` (:func:`fedlib.repro.claims.regenerate`).
 
 Decisions that need a GPU train only with ``--device cuda`` (as :func:`fedlib.repro.run.cells.train_cells`
 trains a table's cells; a GPU-scale one renders its runs table again, :func:`render_gpu`); on a CPU they are
@@ -38,7 +42,7 @@ import pandas as pd
 
 from .budget.decision import PLANNED_RULES, Decision, _cell_seeds, describe, is_inconclusive, order, plan
 
-__all__ = ["main", "select", "unplanned", "train", "render", "render_gpu", "decide"]
+__all__ = ["main", "select", "unplanned", "train", "declare", "render", "render_gpu", "decide"]
 
 
 def _error(msg: str) -> int:
@@ -163,6 +167,37 @@ def train(d: Decision, *, root: Path, store, device: str = "cpu", workers: int =
     return grid
 
 
+def declare(d: Decision, grid, *, root: Path) -> int:
+    """Add the seeds the decision's runs gave a result at (ok or diverged), beyond the profile's seeds of its
+    table, to ``figures/<paper>/<profile>/_decided.jsonl`` (one sorted JSON line per cell: table, row, column,
+    seeds; no machine path), so that every regeneration of the table runs them too.  Returns the cells
+    declared.  A GPU-scale decision (its runs table, not the profile's) declares nothing."""
+    from .artefacts.tables import DECIDED_FILE
+    from .spec.paper import get_paper
+
+    if d.scale == "GPU" or grid.runs.empty:
+        return 0
+    profile_seeds = set(get_paper(d.paper).profile(d.profile).seeds_for(d.table))
+    runs = grid.runs[grid.runs.status.isin(("ok", "diverged"))]
+    path = root / d.paper / d.profile / DECIDED_FILE
+    cells: dict[tuple[str, str, str], set[int]] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                cells.setdefault((rec["table"], rec["row"], rec["column"]), set()).update(map(int, rec["seeds"]))
+    n = 0
+    for r, c in d.cells:
+        seeds = {int(s) for s in runs[(runs.row == r) & (runs.column == c)].seed} & set(d.seeds)
+        if seeds - profile_seeds:
+            cells.setdefault((d.table, r, c), set()).update(seeds - profile_seeds)
+            n += 1
+    if cells:
+        path.write_text("".join(json.dumps({"table": t, "row": r, "column": c, "seeds": sorted(v)}) + "\n"
+                                for (t, r, c), v in sorted(cells.items())))
+    return n
+
+
 def _metric(out: Path, table: str, pp):
     """The metric the table's cells read (its sidecar's ``parameters.value``, as
     :func:`fedlib.repro.verdict.seeds.measure_seed_spread` reads it)."""
@@ -271,6 +306,7 @@ def decide(decisions: list[Decision], *, root: Path, store, device: str = "cpu",
         grid = train(d, root=root, store=store, device=device, workers=workers, progress=progress)
         trained = int((~grid.runs.get("from_store", pd.Series(dtype=bool)).fillna(False).astype(bool)).sum())
         failed = grid.runs[~grid.runs.status.isin(("ok", "diverged"))]
+        declare(d, grid, root=root)
         for line in (render_gpu(d, root=root, store=store, device=device) if d.scale == "GPU"
                      else render(d, grid, root=root)):
             log(f"    {line}")

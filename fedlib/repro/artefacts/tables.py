@@ -11,7 +11,10 @@
 * :func:`recount` -- a saved table's summary recomputed from its CSV with the current rules (no run);
 * :func:`seeds_text`, :func:`parse_seeds` -- each seed's value of a cell (the CSV's ``ours_seeds``), so that a
   gap between two rows is taken seed by seed: a seed fixes the partition, the data subsets and the model's
-  initialization for every method, so two rows at one seed are a paired draw.
+  initialization for every method, so two rows at one seed are a paired draw;
+* :func:`decided_seeds` -- the extra seeds that ``python -m fedlib.repro.decide`` added to cells of a table
+  (``<out_dir>/_decided.jsonl``, :data:`DECIDED_FILE`): :func:`reproduce_table` runs those cells at those seeds
+  too, so every regeneration (from records or training) keeps them.
 """
 
 from __future__ import annotations
@@ -34,7 +37,13 @@ from .saving import save_table
 from ..verdict.spread import spread_for, table_metric
 
 __all__ = ["reproduce_table", "table_cells", "metric_of", "cell_values", "last_rounds", "over_last_rounds",
-           "recount", "seeds_text", "parse_seeds", "Value"]
+           "recount", "seeds_text", "parse_seeds", "decided_seeds", "DECIDED_FILE", "Value"]
+
+#: The runs ``python -m fedlib.repro.decide`` added to a profile's tables, beside their outputs
+#: (``figures/<paper>/<profile>/_decided.jsonl``): one JSON line per cell, ``{"table", "row", "column", "seeds"}``,
+#: sorted.  JSON lines, not ``.json``: a full regeneration's clean of a profile's folder removes its ``.json``
+#: outputs (``fedlib.repro.regenerate._clean``), and this file is an input of that regeneration.
+DECIDED_FILE = "_decided.jsonl"
 
 
 #: What a table reports: one metric for every cell (a name such as ``"accuracy"``), a mapping
@@ -170,6 +179,22 @@ def over_last_rounds(histories: pd.DataFrame, k: int) -> pd.DataFrame:
     return cell
 
 
+def decided_seeds(out_dir: str | os.PathLike | None, table: str) -> dict[tuple[str, str], tuple[int, ...]]:
+    """``{(row, column): seeds}``: the seeds ``python -m fedlib.repro.decide`` added to cells of ``table`` (the
+    CSV's name), from ``<out_dir>/_decided.jsonl`` (:data:`DECIDED_FILE`); ``{}`` without one."""
+    path = Path(out_dir) / DECIDED_FILE if out_dir is not None else None
+    if path is None or not path.exists():
+        return {}
+    out: dict[tuple[str, str], tuple[int, ...]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            if rec.get("table") == table:
+                key = (rec["row"], rec["column"])
+                out[key] = tuple(sorted(set(out.get(key, ())) | {int(s) for s in rec["seeds"]}))
+    return out
+
+
 def table_cells(table_id: str, profile: Profile) -> list[dict]:
     """The grid cells (labels + config) of a paper table under a profile."""
     t = profile.companion.table(table_id)
@@ -183,8 +208,8 @@ def table_cells(table_id: str, profile: Profile) -> list[dict]:
 
 def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_dir: str | os.PathLike | None = None,
                     workers: int | None = None, progress: bool = True, name: str | None = None, save: bool = True,
-                    notebook: str | None = None, value: Value = "accuracy",
-                    spread: Any = None) -> tuple[pd.DataFrame, GridResult]:
+                    notebook: str | None = None, value: Value = "accuracy", spread: Any = None,
+                    decided: Mapping[tuple[str, str], Any] | None = None) -> tuple[pd.DataFrame, GridResult]:
     """Run a paper table's grid under ``profile`` and compare with the paper.
 
     ``value``: which metric of the runs the table reports (``accuracy``, the
@@ -199,11 +224,22 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
     ``out_dir``, :func:`fedlib.repro.verdict.spread.spread_for`; none measured: every verdict
     says "spread not measured").  Returns ``(comparison, grid)``; with ``save`` writes
     ``<name>.csv`` (the long comparison), ``<name>.md`` (the paper → ours grid) and
-    ``<name>.json`` (sidecar with profile, deviations, seeds and the summary)."""
+    ``<name>.json`` (sidecar with profile, deviations, seeds and the summary).
+    ``decided``: ``{(row, column): seeds}`` run besides the profile's seeds in those cells (default: what
+    ``python -m fedlib.repro.decide`` added, :func:`decided_seeds` of ``out_dir``); each cell's mean, std,
+    ``n_seeds`` and ``ours_seeds`` are over all its seeds, and the sidecar's ``parameters.decided`` names them.
+    In records mode their runs come from the records; else they train where the store lacks them."""
     pp = profile.companion
     t = pp.table(table_id)
     cells = table_cells(t.id, profile)
-    grid = run_grid(cells, seeds=profile.seeds_for(t.id), store=store,
+    decided = decided_seeds(out_dir, name or t.id) if decided is None else decided
+    extra = []  # a decided cell at each added seed: the seed in its configuration (the grid runs it as given)
+    for cell in cells:
+        added = sorted({int(s) for s in decided.get((cell["row"], cell["column"]), ())}
+                       - set(profile.seeds_for(t.id)))
+        if cell["config"] is not None and added:
+            extra.append({**cell, "added": [{**cell, "config": {**cell["config"], "seed": s}} for s in added]})
+    grid = run_grid(cells + [c for e in extra for c in e["added"]], seeds=profile.seeds_for(t.id), store=store,
                     workers=profile.workers if workers is None else workers, progress=progress,
                     cpus_per_run=profile.cpus_per_run, gpus_per_run=profile.gpus_per_run,
                     desc=f"{pp.name} Table {t.number} ({profile.name})")
@@ -259,7 +295,9 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
                    parameters={"example_config": next((c["config"] for c in cells if c["config"]), None),
                                "cells_run": sum(c["config"] is not None for c in cells), "cells": len(cells),
                                "value": value if isinstance(value, str) else
-                               {f"{c['row']}/{c['column']}": metric(c["row"], c["column"]) for c in cells}},
+                               {f"{c['row']}/{c['column']}": metric(c["row"], c["column"]) for c in cells},
+                               **({"decided": {f"{e['row']}/{e['column']}": [c["config"]["seed"] for c in e["added"]]
+                                               for e in extra}} if extra else {})},
                    paper=pp.name, paper_table=t.id, summary=summary, wall_time_s=grid.wall_time_s,
                    notebook=notebook, findings=marked["findings"])
     return comp, grid

@@ -15,8 +15,11 @@ For each such row of a paper's claims frame (:func:`fedlib.repro.artefacts.claim
   (``figures/<paper>/<profile>/_spread.json``, ``seed_to_seed``: ``max_gain_std``), else the paper's std of the
   two cells (√(s_a² + s_b²), ``paper_std`` of the table CSV), else the row's own (borrowed) std;
 * **which runs**: the part's cells (method and baseline in each column that ran at that scale; a best row's rivals
-  too) × the seeds they lack: the smallest seeds no cell of the table tried (its CSV's ``ours_seeds`` and the
-  profile's seeds; the GPU's ``paper/gpu/<table>_gpu_runs.csv``), since a seed that diverged diverges again;
+  too) × the seeds they lack: first the seeds some of them hold and others lack (another decision added them to a
+  cell they share: training them pairs the cells again), unless a cell lacking one tried it (the profile's seeds,
+  those decided for it, ``_decided.jsonl``); then the smallest seeds no cell of the table tried (its CSV's
+  ``ours_seeds`` and the profile's seeds; the GPU's ``paper/gpu/<table>_gpu_runs.csv``), since a seed that
+  diverged diverges again;
 * **what it costs**: per run, the wall time recorded for the same cell at another seed (the run records,
   ``_records.jsonl.gz``: ``wall_time_s``, one thread, so CPU time), else the paper profile's cost model
   (:mod:`fedlib.repro.budget.costs`; measured unit costs).  A run that does not fit the CPU
@@ -208,15 +211,24 @@ def _part_of(claim, name) -> object:
 
 
 # ----------------------------------------------------------------------------- the plan
-def _new_seeds(common: set, tried: set, target: int | None) -> tuple[int, ...]:
-    """The smallest seeds not ``tried`` already (a seed that diverged once diverges again) until ``common`` and
-    they are ``target``."""
-    new, s = [], 0
+def _new_seeds(common: set, tried: set, target: int | None, first=()) -> tuple[int, ...]:
+    """``first`` (seeds some of the cells hold already: adding them to the others pairs the cells again), then the
+    smallest seeds not ``tried`` already (a seed that diverged once diverges again), until ``common`` and they are
+    ``target``."""
+    new, s = list(first)[:max(0, (target or 0) - len(common))], 0
     while target is not None and len(common) + len(new) < target:
         if s not in tried:
             new.append(s)
         s += 1
     return tuple(new)
+
+
+def _fill_seeds(cells, seeds_of, common: set, attempted) -> list[int]:
+    """The seeds some of ``cells`` hold and others lack (another decision added them to a cell they share), in
+    order, where no cell lacking one has tried it (``attempted(cell)``: the profile's seeds, those decided for
+    it in ``_decided.jsonl`` and those it holds): training them makes every gap of the cells paired again."""
+    held = set().union(*(set(seeds_of[x]) for x in cells)) - common
+    return sorted(s for s in held if all(s in seeds_of[x] or s not in attempted(x) for x in cells))
 
 
 def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, root: Path, cache: dict):
@@ -339,9 +351,14 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
     else:
         target = None if need is None else max(need, have)  # ≤ have: the ledger predates these seeds
     tried = set().union(*(seeds_of[cell] for cell in seeds_of))  # a table runs its profile's seeds in every cell
-    tried |= set() if scale == "GPU" else set(pp.profile(profile).seeds_for(q.table))
-    new = _new_seeds(common, tried | common, target)
+    declared = set() if scale == "GPU" else set(pp.profile(profile).seeds_for(q.table))
+    tried |= declared
     cells = [(r, c) for c in cols for r in rows]
+    from ..artefacts.tables import decided_seeds
+
+    decided = {} if scale == "GPU" else decided_seeds(root / profile, q.table)
+    fill = _fill_seeds(cells, seeds_of, common, lambda x: declared | set(decided.get(x, ())) | set(seeds_of[x]))
+    new = _new_seeds(common, tried | common, target, fill)
     costed = _costed(pp, profile, scale, q.table, cells, seeds_of, sorted(common) + list(new), root, cache)
     if costed is None:
         return None
