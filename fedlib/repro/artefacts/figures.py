@@ -206,11 +206,12 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     if _suspect(df).any():
         handles.append(Line2D([], [], ls="none"))
         labels.append("†: a paper value flagged as a probable typo")
-    legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
-    fig.canvas.draw()
-    wide = legend.get_window_extent().width / fig.dpi  # the panels as wide as the key under them, not half of it
-    if wide > fig.get_figwidth():  # (wider only spreads curves apart: no curve merged above comes to hide another)
-        fig.set_figwidth(wide + 0.3)
+    for ncol in range(min(len(labels), 5), 0, -1):  # a key no wider than the panels: wider, it squeezes them
+        legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol)
+        fig.canvas.draw()
+        if ncol == 1 or legend.get_window_extent().width <= fig.bbox.width:
+            break
+        legend.remove()
     fig.tight_layout()
     return fig
 
@@ -276,11 +277,12 @@ def plot_histories(histories, *, panel: str = "setting", hue: str = "method", ti
         ax.set_xlabel("communication round")
     axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][-1].get_legend_handles_labels()
-    legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 5))
-    fig.canvas.draw()
-    wide = legend.get_window_extent().width / fig.dpi  # the panels as wide as the key under them, not half of it
-    if wide > fig.get_figwidth():  # (wider only spreads curves apart: no curve merged above comes to hide another)
-        fig.set_figwidth(wide + 0.3)
+    for ncol in range(min(len(labels), 5), 0, -1):  # a key no wider than the panels: wider, it squeezes them
+        legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol)
+        fig.canvas.draw()
+        if ncol == 1 or legend.get_window_extent().width <= fig.bbox.width:
+            break
+        legend.remove()
     fig.tight_layout()
     return fig
 
