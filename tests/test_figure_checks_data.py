@@ -205,3 +205,18 @@ def test_a_grid_of_not_run_panels_is_not_drawn_either(tmp_path):
         mark_empty(ax, "MOON per round", "not run under the 'paper' profile: needs a GPU")
     paths = save_figure(fig, "grid", tmp_path, caption="#C=2")
     assert set(paths) == {"json"} and "needs a GPU" in json.loads(paths["json"].read_text())["not_rendered"]
+
+
+def test_a_class_key_matches_a_scatter_coloured_by_class():
+    from matplotlib.colors import ListedColormap
+
+    cmap = ListedColormap(["C0", "C1", "C2"])
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.scatter([0, 1, 2], [0, 1, 2], c=[0, 1, 2], cmap=cmap, vmin=-0.5, vmax=2.5)
+    keys = [Line2D([], [], ls="none", marker="o", color=cmap(k)) for k in range(3)]
+    ax.legend(keys, ["class 0", "class 1", "class 2"], loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    assert _check(fig)["legend_drawn"]
+    ax.legend(keys + [Line2D([], [], ls="none", marker="o", color="C5")], ["class 0", "class 1", "class 2", "class 9"],
+              loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    with pytest.raises(fd.LegendEntryEmpty, match="class 9"):
+        _check(fig)

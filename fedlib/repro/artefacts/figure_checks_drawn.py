@@ -138,17 +138,23 @@ def _style_match(handle, artist) -> bool:
     return isinstance(artist, Collection)
 
 
-def _colour(artist):
+def _colours(artist) -> set:
+    """The RGB colours an artist draws in (a scatter coloured by class: each of its points' colours)."""
     from matplotlib.colors import to_rgb
 
     try:
         if hasattr(artist, "get_color") and not hasattr(artist, "get_offsets"):
-            return tuple(round(v, 3) for v in to_rgb(artist.get_color()))
-        fc = artist.get_facecolor()
-        fc = fc[0] if np.ndim(fc) == 2 and len(fc) else fc
-        return tuple(round(v, 3) for v in to_rgb(fc)) if len(fc) else None
+            return {tuple(round(v, 3) for v in to_rgb(artist.get_color()))}
+        fc = np.asarray(artist.get_facecolor(), dtype=float)
+        fc = fc.reshape(-1, fc.shape[-1]) if fc.size else fc.reshape(0, 4)
+        return {tuple(round(float(v), 3) for v in row[:3]) for row in fc}
     except (ValueError, TypeError):
-        return None
+        return set()
+
+
+def _colour(artist):
+    found = _colours(artist)
+    return next(iter(found)) if len(found) == 1 else None
 
 
 def _grey(handle) -> bool:
@@ -181,7 +187,7 @@ def _legend_rule(fig) -> list[tuple[str, str]]:
                 continue  # a text-only entry (a header or a note)
             alike = [a for a, _ in drawn if _style_match(handle, a)]
             if not _grey(handle):  # a coloured key stands for an artist of its colour
-                alike = [a for a in alike if _colour(a) is None or _colour(a) == _colour(handle)]
+                alike = [a for a in alike if not _colours(a) or _colour(handle) in _colours(a)]
             if label in named or not alike:
                 out.append((where, f"legend entry {label!r} stands for nothing drawn (no artist of that label or "
                                    f"style has a point in the axes)"))
