@@ -314,6 +314,7 @@ def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: s
     (e.g. paper / stand-in / CIFAR-10); a missing value is labelled ``missing``, a zero "0"."""
     import matplotlib.pyplot as plt
     import numpy as np
+    import pandas as pd
     import seaborn as sns
 
     from .figure_rules import label_empty_bars
@@ -341,10 +342,12 @@ def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: s
     from matplotlib.lines import Line2D
 
     # a key for what is drawn; a source with no value anywhere is named as such, not keyed as if drawn
-    some = {s for s in sources if s in effects and effects[s].notna().any()}
+    vals = {s: pd.to_numeric(effects[s], errors="coerce") if s in effects else pd.Series(dtype=float) for s in sources}
+    some = {s for s in sources if (vals[s].fillna(0) != 0).any()}  # a bar of 0 draws nothing: its label says 0
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) if s in some else Line2D([], [], ls="none")
                for s in sources]
-    labels = [s if s in some else f"{s}: no value here" for s in sources]
+    labels = [s if s in some else f"{s}: " + ("0 wherever measured" if vals[s].notna().any() else "no value here")
+              for s in sources]
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(sources))
     if title:
         fig.suptitle(title)
