@@ -23,6 +23,16 @@ read from the store or the run records) while the cells are built, because the c
 without a store (a plan, a test of the cells) the comparison is listed at the largest multiple, the cost's
 upper bound.
 
+**Cost** (quick; CPU seconds of one single-threaded run, from the quick profile's unit costs, QUICK_ESTIMATE in
+:mod:`.profiles`: FedAvg ≈ 3 + 28·k s, FEDIC ≈ 3 + 188·k s at k × 8 rounds): the sweep at ×1, 2, 4, 8 ≈ 430 s;
+the comparison at ×k adds 3 FEDIC and 2 FedAvg runs ≈ 620·k s: ≈ 28 CPU-min in all at ×2, 49 at ×4, 90 at ×8
+(the rule's worst case).  Measured (2026-11-28, cold store, 2 workers on the 2 cores shared at load average
+≈ 10, so wall times are 2-4× the CPU time): FedAvg 103 / 146-211 / 389 / 467 s wall at ×1 / 2 / 4 / 8, FEDIC
+≈ 1,120 s wall at ×2; the regeneration of notebook 07 took 42.3 min (``_run.json``).  It chose ×2: FedAvg
+(seed 0) 28.65 / 50.25 / 51.95 / 61.15 % at ×1 / 2 / 4 / 8 against a head share of 20.85 % (classes 0 and 1;
+threshold 35.85 %); at 16 rounds FEDIC 79.68 ± 0.82 %, FedAvg 49.13 ± 4.33 % (seeds 0-2), FEDIC − FedAvg
++30.05 / +34.40 / +27.20 pp by seed.
+
 The summary (``learns`` in the notebook's folder): one row per (method, budget) with ``ours_mean``, ``ours_std``,
 ``n_seeds``, ``ours_seeds`` (JSON {seed: value}), ``dataset_used``, the head share and threshold, and
 ``chosen`` (the budget compared).
