@@ -146,7 +146,7 @@ def fig3_toy(ctx, toy):
                + [Line2D([], [], color="k", ls="--", lw=0.8)], [f"class {k}" for k in classes] + ["global optimum"],
                loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(classes) + 1, fontsize=8)
     fig.suptitle(f"Toy data: {len(classes)} classes of 2-D points, two clients with skewed class counts "
-                 f"{toy.class_counts.tolist()}; columns: client 1's and client 2's local model, their average",
+                 f"{toy.class_counts.tolist()}; columns: client 1's and client 2's local models, FedAvg's global model",
                  fontsize=9)
     fig.tight_layout()
     ctx.save_figure(fig, "fig3_toy_two_clients", experiment="fig3",
