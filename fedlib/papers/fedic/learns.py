@@ -214,7 +214,8 @@ def _learns_findings(frame: pd.DataFrame, opts) -> list[str]:
     row = {m: frame[frame.chosen & (frame.method == m)].iloc[0] for m in ("fedic", "fedavg")}
     g = np.array(list(gaps.values()))
     spread = f" ± {g.std(ddof=1):.2f} (std over {len(g)} seeds)" if len(g) > 1 else " (1 seed)"
-    lines.append(f"At ×{int(row['fedic'].budget)} ({int(row['fedic'].rounds)} rounds): FEDIC {row['fedic'].ours_mean:.2f} %, "
+    lines.append(f"At ×{int(row['fedic'].budget)} ({int(row['fedic'].rounds)} rounds): "
+                 f"FEDIC {row['fedic'].ours_mean:.2f} %, "
                  f"FedAvg {row['fedavg'].ours_mean:.2f} %; FEDIC − FedAvg paired by seed: "
                  + ", ".join(f"seed {s} {v:+.2f}" for s, v in gaps.items())
                  + f"; mean {g.mean():+.2f}{spread} pp (paper, CIFAR-10-LT IF = 100: {theirs:+.2f})")
@@ -280,9 +281,9 @@ def learns_figure(ctx, study):
             if len(row) and row.ours_mean.notna().all():
                 r = row.iloc[0]
                 yerr = r.ours_std if r.n_seeds >= 2 and n >= 2 else None
+                name = f"{'FEDIC' if m == 'fedic' else 'FedAvg'}, {int(r.n_seeds)} seeds at {r.rounds} rounds"
                 ax.errorbar([r.rounds * dx], [r.ours_mean], yerr=None if yerr is None else [yerr], fmt=marker,
-                            color=color, capsize=3, label=seeds_label(f"{'FEDIC' if m == 'fedic' else 'FedAvg'}, "
-                                                                      f"{int(r.n_seeds)} seeds at {r.rounds} rounds", int(r.n_seeds), n))
+                            color=color, capsize=3, label=seeds_label(name, int(r.n_seeds), n))
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     else:
         ax.set_ylim(0, 100)
@@ -293,8 +294,8 @@ def learns_figure(ctx, study):
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel(f"rounds (× the profile's {int(ticks[0]) if ticks else 0}; {ctx.profile.image.get('local_epochs', 10)} "
-                  "local epochs each)")
+    epochs = ctx.profile.image.get("local_epochs", paper.SETUP["local_epochs"])
+    ax.set_xlabel(f"rounds (× the profile's {int(ticks[0]) if ticks else 0}; {epochs} local epochs each)")
     ax.set_ylabel("test accuracy (%)")
     used = datasets_used(grid)
     ax.set_title("FEDIC − FedAvg where FedAvg learns (IF = 100)"
