@@ -132,9 +132,13 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
             if m not in shown:
                 shown.append(m)
         if unrun:
+            import textwrap
+
+            # wrapped to its panel's width (matplotlib's wrap takes the figure's: neighbours' notes ran together)
+            chars = max(20, int(fig.get_figwidth() / len(panels) * 72 / (7 * 0.6)))
             label_cell(ax, 0.5, -0.38, "not run", key=", ".join(unrun) + " (every cell)", transform=ax.transAxes,
-                       text="not run here: " + ", ".join(label_of(m) for m in unrun), ha="center", va="top",
-                       wrap=True)
+                       text=textwrap.fill("not run here: " + ", ".join(label_of(m) for m in unrun), chars),
+                       ha="center", va="top")
         name = (panel_labels or {}).get(pv, str(pv))
         used = _stand_in_labels(sub, paper)
         if not ours_here:
@@ -209,9 +213,12 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     for ncol in range(min(len(labels), 5), 0, -1):  # a key no wider than the panels: wider, it squeezes them
         legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol)
         fig.canvas.draw()
-        if ncol == 1 or legend.get_window_extent().width <= fig.bbox.width:
+        if ncol <= min(len(labels), 3) or legend.get_window_extent().width <= fig.bbox.width:
             break
         legend.remove()
+    wide = legend.get_window_extent().width / fig.dpi  # at 3 columns still wider: the figure grows to the key
+    if wide > fig.get_figwidth():  # (wider only spreads curves apart: no curve merged above comes to hide another)
+        fig.set_figwidth(wide + 0.2)
     fig.tight_layout()
     return fig
 
@@ -280,9 +287,12 @@ def plot_histories(histories, *, panel: str = "setting", hue: str = "method", ti
     for ncol in range(min(len(labels), 5), 0, -1):  # a key no wider than the panels: wider, it squeezes them
         legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol)
         fig.canvas.draw()
-        if ncol == 1 or legend.get_window_extent().width <= fig.bbox.width:
+        if ncol <= min(len(labels), 3) or legend.get_window_extent().width <= fig.bbox.width:
             break
         legend.remove()
+    wide = legend.get_window_extent().width / fig.dpi  # at 3 columns still wider: the figure grows to the key
+    if wide > fig.get_figwidth():  # (wider only spreads curves apart: no curve merged above comes to hide another)
+        fig.set_figwidth(wide + 0.2)
     fig.tight_layout()
     return fig
 
