@@ -7,7 +7,7 @@ them; each run's first round (warm-up) is dropped and the median is taken over t
 repetitions.  The same at 1 torch thread and at every core (``os.cpu_count()``: fedlib's ``threads=N``,
 ``torch.set_num_threads(N)`` for the peers).  Writes ``benchmarks/results_peers.md``.
 
-    python benchmarks/bench_peers.py            # the three settings, 3 repetitions (~15 min on 2 cores)
+    python benchmarks/bench_peers.py            # the three settings, 3 repetitions (~15-30 min on 2 shared cores)
     python benchmarks/bench_peers.py --quick    # tiny sizes: proves the script runs; writes nothing
 """
 
@@ -37,22 +37,22 @@ TARGET = 0.8  # fedlib's median round at most this × the faster peer's
 
 # name -> (what it is, fedlib configuration, rounds a run)
 SETTINGS = {
-    "mlp": ("FMNIST, fedlib's `mlp` (784→260→200→10), 30 clients Dir(0.1), all each round, E = 1, B = 64, "
-            "lr 0.01; test set 10,000",
+    "mlp": ("FMNIST (15,000-sample subset), fedlib's `mlp` (784→260→200→10), 30 clients Dir(0.1), all each "
+            "round, E = 1, B = 64, lr 0.01; test set 2,000",
             dict(dataset="fmnist", model="mlp", num_clients=30, partition="dirichlet", partition_beta=0.1,
-                 batch_size=64, lr=0.01), 5),
-    "cnn": ("FMNIST (12,000-sample subset), FedLC's Table 8 CNN (`cnn_mnist`), 20 clients Dir(0.5), all each "
+                 max_train_samples=15000, max_test_samples=2000, batch_size=64, lr=0.01), 3),
+    "cnn": ("FMNIST (6,000-sample subset), FedLC's Table 8 CNN (`cnn_mnist`), 20 clients Dir(0.5), all each "
             "round, E = 1, B = 64, lr 0.01; test set 2,000",
             dict(dataset="fmnist", model="cnn_mnist", num_clients=20, partition="dirichlet", partition_beta=0.5,
-                 max_train_samples=12000, max_test_samples=2000, batch_size=64, lr=0.01), 4),
-    "many": ("CIFAR-10 (all 50,000 training images), FedLC's Table 9 CNN (`cnn_cifar`), 1,000 clients of 50 "
-             "(iid, as pfl-research's CIFAR-10 benchmark), 50 a round, E = 1, B = 10, lr 0.01; test set 2,000",
+                 max_train_samples=6000, max_test_samples=2000, batch_size=64, lr=0.01), 3),
+    "many": ("CIFAR-10 (10,000-image subset), FedLC's Table 9 CNN (`cnn_cifar`), 1,000 clients of 10 (iid; "
+             "pfl-research's CIFAR-10 benchmark has 1,000 of 50), 50 a round, E = 1, B = 10, lr 0.01; test set 1,000",
              dict(dataset="cifar10", model="cnn_cifar", num_clients=1000, partition="iid", participation=0.05,
-                  max_test_samples=2000, batch_size=10, lr=0.01), 5),
+                  max_train_samples=10000, max_test_samples=1000, batch_size=10, lr=0.01), 3),
 }
 QUICK = {"mlp": dict(max_train_samples=1200, max_test_samples=300, num_clients=6),
          "cnn": dict(max_train_samples=600, max_test_samples=200, num_clients=4),
-         "many": dict(max_train_samples=2000, max_test_samples=200, num_clients=40)}
+         "many": dict(max_train_samples=400, max_test_samples=200, num_clients=40)}
 
 
 def time_run(library: str, config: Config, ex, rounds: int, threads: int) -> tuple[list[float], float]:
@@ -147,22 +147,28 @@ def main(argv=None) -> int:
         print("neither fluke nor pfl is installed (pip install -e \".[peers]\"): timing fedlib alone",
               file=sys.stderr)
     load_before, started = load(), time.time()
-    rows = [r for n in names for r in measure(n, 1 if a.quick else a.reps, a.quick, libraries)]
-    out = table(rows, libraries)
-    print(out)
-    if a.quick:
-        return 0
-    text = [f"# fedlib beside fluke and pfl-research (`python benchmarks/bench_peers.py`)", "",
+    rows, done = [], []
+    for n in names:  # the file is rewritten after each setting, so that a long run leaves what it measured
+        rows += measure(n, 1 if a.quick else a.reps, a.quick, libraries)
+        done.append(n)
+        if not a.quick:
+            write(rows, done, libraries, a.reps, load_before, started)
+    print(table(rows, libraries))
+    return 0
+
+
+def write(rows: list[dict], names: list[str], libraries: list[str], reps: int, load_before: str,
+          started: float) -> None:
+    text = ["# fedlib beside fluke and pfl-research (`python benchmarks/bench_peers.py`)", "",
             f"Machine: {machine()}.", "",
             f"Load average (1, 5, 15 min): {load_before} before, {load()} after; "
-            f"{(time.time() - started) / 60:.1f} min in all; {a.reps} repetitions per library, alternating.", "",
+            f"{(time.time() - started) / 60:.1f} min in all; {reps} repetitions per library, alternating.", "",
             "Seconds a round (median over every round after each run's first, all repetitions): local training "
             "of the sampled clients, aggregation and a test-set evaluation.  Ratio: fedlib ÷ the faster peer "
-            f"(target ≤ {TARGET}).", "", out, "", "Settings:", ""]
+            f"(target ≤ {TARGET}).", "", table(rows, libraries), "", "Settings:", ""]
     text += [f"- **{n}**: {SETTINGS[n][0]}; {SETTINGS[n][2]} rounds a run." for n in names]
     OUT.write_text("\n".join(text) + "\n")
     print(f"wrote {OUT.name}", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":
