@@ -28,11 +28,11 @@ def _source(notebook: Path, kind: str) -> str:
 
 
 def test_the_companion_declares_its_studies():
-    assert set(PAPER.studies) == {"long_tail", "table3_groups", "fig3", "fig4", "fig5"}
+    assert set(PAPER.studies) == {"long_tail", "table3_groups", "fig3", "fig4", "fig5", "learns"}
     assert {s.id for s in PAPER.studies.values()} <= set(PAPER.experiments)
 
 
-@pytest.mark.parametrize("name", ["long_tail", "table3_groups", "fig3", "fig4", "fig5"])
+@pytest.mark.parametrize("name", ["long_tail", "table3_groups", "fig3", "fig4", "fig5", "learns"])
 def test_every_study_is_run_by_a_notebook(name):
     """The regeneration's cost plan counts a study's cells where its name is quoted in a notebook."""
     assert any(f'ctx.study("{name}")' in _source(nb, "code") for nb in NOTEBOOKS), name
