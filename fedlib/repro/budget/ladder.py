@@ -580,7 +580,7 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     ax1.set_xlabel("client sample-epochs per run")
     ax1.set_ylabel(f"{pp.gain_label(spec.method, spec.baseline)} (pp)")
     # below the axes: a key inside it (its lines name the seeds and the paper's value) covers the rungs' points
-    ax1.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1)
+    ax1.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.36), ncol=1)
     for i, (row, ref) in enumerate(((spec.baseline, pb), (spec.method, pm))):
         label = pp.method_label(row)
         ax2.plot(x[ran], table[f"{row}_mean"][ran], marker="o", color=f"C{i}", label=label if ran.any() else "_")
