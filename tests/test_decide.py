@@ -145,6 +145,9 @@ def test_decide_trains_the_missing_seeds_and_renders_the_cells(tmp_path):
     assert len(read(out / RECORDS_FILE)) == 4
     [d2] = plan("fedlc", frame, root)  # the table now holds 3 seeds: nothing left to train
     assert d2.runs == 0 and d2.seeds == ()
+    lines = []  # the same decision again (two claims on the same cells, planned before either trained): no runs
+    assert cli.decide([d], root=root, store=store, progress=False, claims=False, log=lines.append)["done"] == [d]
+    assert "hold its seeds already" in lines[-1]
     (out / "table4.csv").write_bytes(before)  # stopped after training, before rendering: started again
     again = cli.train(d, root=root, store=store, progress=False)
     assert len(again.runs) == 4 and again.runs.from_store.all()  # the store had every run: none trained again

@@ -304,6 +304,10 @@ def decide(decisions: list[Decision], *, root: Path, store, device: str = "cpu",
         log(f"{label}: {describe(d)} …")
         t0 = time.perf_counter()
         grid = train(d, root=root, store=store, device=device, workers=workers, progress=progress)
+        if grid.runs.empty:  # an earlier decision on the same cells trained its runs (the plan was made before)
+            log(f"{label}: its cells hold its seeds already (an earlier decision trained them)")
+            done.append(d)
+            continue
         trained = int((~grid.runs.get("from_store", pd.Series(dtype=bool)).fillna(False).astype(bool)).sum())
         failed = grid.runs[~grid.runs.status.isin(("ok", "diverged"))]
         declare(d, grid, root=root)
