@@ -348,9 +348,14 @@ def test_a_gap_over_the_same_seeds_is_taken_seed_by_seed():
     noise = rules.noise(cell["se"], cell["df"])
     assert rules.gap_rule(cell["ours"], noise, cell["paper"]).word == "not reproduced"
 
-    (apart,) = gap_cells(_two_rows({0: 66.44, 1: 63.81, 2: 64.0}, {0: 65.85, 1: 62.82, 3: 61.0}), q)
+    # seeds 0 and 1 held by both, 2 and 3 by one each: paired over the two shared seeds, the gap their mean
+    (shared,) = gap_cells(_two_rows({0: 66.44, 1: 63.81, 2: 64.0}, {0: 65.85, 1: 62.82, 3: 61.0}), q)
+    assert shared["paired"] and shared["n"] == 2 and shared["df"] == 1
+    assert shared["ours"] == pytest.approx(0.79) and shared["std"] == pytest.approx(math.sqrt(2) * 0.2, rel=1e-9)
+
+    frame = _two_rows({0: 66.44, 1: 63.81, 2: 64.0}, {0: 65.85, 3: 62.82, 4: 61.0})  # one seed shared
+    (apart,) = gap_cells(frame, q)
     assert not apart["paired"]
-    frame = _two_rows({0: 66.44, 1: 63.81, 2: 64.0}, {0: 65.85, 1: 62.82, 3: 61.0})
     sa, sb = float(frame.ours_std[0]), float(frame.ours_std[1])
     assert apart["se"] == pytest.approx(rules.difference_se(sa, 3, sb, 3))
     assert apart["df"] == pytest.approx(rules.welch_df(sa, 3, sb, 3))

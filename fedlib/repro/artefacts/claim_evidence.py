@@ -87,20 +87,16 @@ def _std(cell) -> float | None:
     return _num(cell.ours_std) if int(cell.n_seeds) >= 2 else None
 
 
-def _paired(a, b) -> tuple[float, float, int] | None:
-    """``(s_d, se, df)`` of the gap ``a − b`` seed by seed (:func:`fedlib.repro.verdict.claims.paired_se`) where
-    both cells hold each seed's value (``ours_seeds``) over the same ≥ 2 seeds their means are over; else None."""
+def _paired(a, b) -> tuple[float, float, int, dict[int, float]] | None:
+    """``(s_d, se, df, diffs)`` of the gap ``a − b`` seed by seed (:func:`fedlib.repro.verdict.claims.paired_se`)
+    over the seeds both cells hold a value of (``ours_seeds``), where they share ≥ 2; else None.  ``diffs``: each
+    shared seed's ``a − b``; the gap is their mean (a seed one cell holds alone is no draw of the pair)."""
     va, vb = parse_seeds(a.get("ours_seeds")), parse_seeds(b.get("ours_seeds"))
-    seeds = sorted(va)
-    if len(seeds) < 2 or set(vb) != set(seeds) or not len(seeds) == int(a.n_seeds) == int(b.n_seeds):
+    seeds = sorted(set(va) & set(vb))
+    if len(seeds) < 2:
         return None
     sd, se = rules.paired_se([va[k] for k in seeds], [vb[k] for k in seeds])
-    return sd, se, len(seeds) - 1
-
-
-def _diffs(a, b) -> dict[int, float]:
-    va, vb = parse_seeds(a.get("ours_seeds")), parse_seeds(b.get("ours_seeds"))
-    return {k: va[k] - vb[k] for k in va}
+    return sd, se, len(seeds) - 1, {k: va[k] - vb[k] for k in seeds}
 
 
 def gap_cells(frame: pd.DataFrame, q: Gap | Best, columns=None, method=None, baseline=None) -> list[dict]:
@@ -128,15 +124,16 @@ def gap_cells(frame: pd.DataFrame, q: Gap | Best, columns=None, method=None, bas
             out.append(rec)
             continue
         paired = _paired(a, b)
+        ours, n = float(a.ours_mean) - float(b.ours_mean), min(na, nb)
         if paired is not None:
-            std, se, df = paired
+            std, se, df, diffs = paired
+            ours, n = sum(diffs.values()) / len(diffs), len(diffs)
         else:
             se, std = rules.difference_se(sa, na, sb, nb), rules.difference_se(sa, 1, sb, 1)
-            df = rules.welch_df(sa, na, sb, nb)
-        rec.update(ours=float(a.ours_mean) - float(b.ours_mean), se=se, std=std, df=df, paired=paired is not None,
-                   n=min(na, nb), dataset=str(a.dataset), used=str(a.dataset_used), share=_num(a.get("share")),
-                   means=(float(a.ours_mean), float(b.ours_mean)),
-                   diffs=_diffs(a, b) if paired is not None else None)
+            df, diffs = rules.welch_df(sa, na, sb, nb), None
+        rec.update(ours=ours, se=se, std=std, df=df, paired=paired is not None,
+                   n=n, dataset=str(a.dataset), used=str(a.dataset_used), share=_num(a.get("share")),
+                   means=(float(a.ours_mean), float(b.ours_mean)), diffs=diffs)
         out.append(rec)
     return out
 

@@ -9,7 +9,7 @@ Pure: numbers in, a :class:`Verdict` out (no files, no runs).  The quantities ar
 
 **The interval.** A quantity of ours is a difference of two means over seeds, ``x = m_a − m_b``.  It is decided
 by its 95 % interval ``[x − z, x + z]``, ``z = t(0.975, df)·se`` (:func:`noise`), with a spread **measured on
-the cell itself**: where both cells hold each seed's value over the same ``n ≥ 2`` seeds the gap is *paired*
+the cell itself**: over the ``n ≥ 2`` seeds both cells hold a value of, the gap is *paired* (their mean difference)
 (a seed fixes the partition, data subsets and initialization of every method): ``se = s_d/√n``, ``s_d`` the std
 of the per-seed differences (:func:`paired_se`), ``df = n − 1``; otherwise, both cells over ≥ 2 seeds,
 ``se = √(s_a²/n_a + s_b²/n_b)`` (:func:`difference_se`) with Welch's ``df`` (:func:`welch_df`).  A cell of one
