@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ...repro.artefacts import figures as F
-from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_empty, merge_coinciding, why_empty
+from ...repro.artefacts.figure_rules import (declare, label_cell, label_empty_bars, mark_empty, merge_coinciding,
+                                             why_empty)
 from . import PAPER
 from . import reported as paper
 from .cells import BASELINES
@@ -82,6 +83,8 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
         yerr = d.ours_std.where(d.n_seeds >= 2).fillna(0)[drawn] if n >= 2 else None
         ax.bar(x[drawn] - 0.2, d.ours_mean[drawn], 0.4, yerr=yerr, color=[c for c, k in zip(shades, drawn) if k],
                capsize=2, label="ours")
+        if yerr is not None:  # the means are over up to n seeds (a decision may have added seeds to some cells)
+            declare(ax, seeds=n)
         ax.bar(x + 0.2, d.paper_mean, 0.4, color=shades, alpha=0.35, hatch="//", label="paper")
         for xi, (m, r) in enumerate(d.iterrows()):
             if pd.isna(r.ours_mean):
@@ -101,7 +104,9 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
     fig.tight_layout()
     ctx.save_figure(fig, "table1_bars", experiment="table1", title="Table 1: ours (filled) beside the paper (hatched)",
                     caption="Final test accuracy per method in each column run in this profile; columns not run "
-                            "here are in the table. " + F.std_caption(n),
+                            "here are in the table. " + F.std_caption(n)
+                            + (" A cell over fewer seeds shows its own std (one seed: none; its seeds are in the "
+                               "table)." if n >= 2 and comp1.n_seeds[comp1.n_seeds >= 1].min() < n else ""),
                     datasets=grid1.runs.dataset_used.dropna().unique())
     return fig
 
