@@ -583,7 +583,9 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     ax1.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.36), ncol=1)
     for i, (row, ref) in enumerate(((spec.baseline, pb), (spec.method, pm))):
         label = pp.method_label(row)
-        ax2.plot(x[ran], table[f"{row}_mean"][ran], marker="o", color=f"C{i}", label=label if ran.any() else "_")
+        # the baseline's circles, the method's smaller diamonds: two curves at the same accuracy stay told apart
+        ax2.plot(x[ran], table[f"{row}_mean"][ran], marker="oD"[i], markersize=(6, 4)[i], color=f"C{i}",
+                 label=label if ran.any() else "_")
         if ref is not None:  # the paper's value, in the method's colour; named in the legend when nothing ran
             ax2.axhline(ref, color=f"C{i}", ls=":", lw=1, label="_" if ran.any() else f"{label}: paper")
     if ran.any():  # a rung of ours not run: labelled in place, as the gap panel marks it
