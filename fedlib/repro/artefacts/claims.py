@@ -292,6 +292,11 @@ def _contrast_row(pp, claim, part, scale, root: Path) -> dict | None:
                                                          f"under the {scale!r} profile"), [], paper=shown)
     frame = pd.read_csv(path)
     a, b = _match(frame, q.a), _match(frame, q.b)
+    if a.empty or b.empty:  # the study ran other points at this scale (a profile's own budgets, say)
+        note = next((str(n) for n in frame.get("note", pd.Series(dtype=object)).dropna() if str(n).strip()), "")
+        return _row(claim, part, scale, rules.not_tested(
+            f"not run: {q.output}.csv at this scale holds no point {dict(q.a) if a.empty else dict(q.b)}"
+            + (f" ({note})" if note else "")), evidence, paper=shown)
     if len(a) != 1 or len(b) != 1:
         raise ValueError(f"claim {claim.id}: {q.output}.csv at {scale} holds {len(a)} rows for {dict(q.a)} and "
                          f"{len(b)} for {dict(q.b)}; each must select exactly one")
