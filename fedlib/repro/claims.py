@@ -220,12 +220,21 @@ def _table(paper: str, best: pd.DataFrame, where: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _wrap(text: str, first: str = "", rest: str = "") -> str:
+    """Prose folded into lines of at most about 110 characters (pages keep their lines short), never inside a
+    word or a link."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width=110, initial_indent=first, subsequent_indent=rest,
+                                    break_long_words=False, break_on_hyphens=False)) if text else ""
+
+
 def paper_block(paper: str, frame: pd.DataFrame) -> str:
     """The top of ``figures/<paper>/README.md``: the status line, why, and each claim part's verdict."""
     from .artefacts.saving import frame_to_markdown
 
     best = best_rows(frame)
-    lines = [BEGIN, "## Claims and verdicts", "", status(paper, best), "", _why(paper, page=True), "",
+    lines = [BEGIN, "## Claims and verdicts", "", _wrap(status(paper, best)), "", _wrap(_why(paper, page=True)), "",
              frame_to_markdown(_table(paper, best, "")).rstrip("\n"), "",
              "Every scale of every claim, with why each verdict: [claims.md](claims.md).", END]
     return "\n".join(lines) + "\n"
@@ -235,20 +244,20 @@ def readme_block(frames: dict[str, pd.DataFrame]) -> str:
     """The "What reproduces" block: per paper its status line and why, then one claims table of all papers."""
     from .artefacts.saving import frame_to_markdown
 
-    lines = [BEGIN, "## What reproduces", "",
+    lines = [BEGIN, "## What reproduces", "", _wrap(
              "Each paper's claims, quoted, one verdict per quantity at its best scale (the paper's own data first, "
              "then the most seeds, then the largest budget): **reproduced**, **partly** (the effect beyond the "
              "noise, its size ruled out), **not reproduced**, **inconclusive** (the evidence ran and cannot tell; "
              "the row says what would decide it) or **not tested**. One rule decides them all: our 95 % interval "
              "over seeds, measured on the cells themselves, against no effect and the paper's value "
              "([the decision rule](docs/reproducibility.md#the-decision-rule)). `python -m fedlib.repro.claims` "
-             "regenerates this from the committed outputs; every scale is in `figures/<paper>/claims.md`.", "",
-             "Ours is mean ± std over seeds; \"paired\": the std of the per-seed differences, as a seed gives both "
-             "methods the same data split and initialization.", ""]
+             "regenerates this from the committed outputs; every scale is in `figures/<paper>/claims.md`."), "",
+             _wrap("Ours is mean ± std over seeds; \"paired\": the std of the per-seed differences, as a seed gives "
+                   "both methods the same data split and initialization."), ""]
     tables = []
     for paper, frame in frames.items():
         best = best_rows(frame)
-        lines += [f"- {status(paper, best)}", "", f"  {_why(paper)}", ""]
+        lines += [_wrap(status(paper, best), "- ", "  "), "", _wrap(_why(paper), "  ", "  "), ""]
         tables.append(_table(paper, best, f"figures/{paper}/").assign(paper=paper))
     table = pd.concat(tables)
     table = table[["paper"] + [c for c in table.columns if c != "paper"]]
