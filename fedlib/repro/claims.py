@@ -204,19 +204,23 @@ def _why(paper: str, page: bool = False) -> str:
     return text
 
 
-def _table(paper: str, best: pd.DataFrame, where: str) -> pd.DataFrame:
+def _table(paper: str, best: pd.DataFrame, where: str, brief: bool = False) -> pd.DataFrame:
+    """One row per claim part at its best scale; ``brief`` (the README): the headline's parts only, with the
+    headline figure and the paper's page as evidence."""
     claims = {c.id: c for c in claims_of(paper)}
     rows = []
-    for r in best.itertuples():
+    for r in (best[best.claim == "headline"] if brief else best).itertuples():
         link = _links(r.evidence, where) or f"[claims.md]({where}claims.md)"
-        if r.claim == "headline":
+        if brief:
+            link = f"[headline.png]({where}headline.png), [every claim]({where}README.md)"
+        elif r.claim == "headline":
             link = f"[headline.png]({where}headline.png), " + link
         name = f"{r.claim}" + (f" · {r.part}" if r.part else "") + f" ({claims[r.claim].where})"
         rows.append({"claim": name, "paper value": _fmt(r.paper),
                      "ours (scale, trained on, budget)": ours_text(r) if r.verdict == "not tested" else
                      f"{ours_text(r)}, {r.scale}, {r.dataset_used}, {_share(r.budget_share)}",
                      "verdict": r.verdict if r.verdict != "not tested" else f"not tested: {r.why}",
-                     "what would decide it": _decide(r), "evidence": link})
+                     **({} if brief else {"what would decide it": _decide(r)}), "evidence": link})
     return pd.DataFrame(rows)
 
 
@@ -251,14 +255,15 @@ def readme_block(frames: dict[str, pd.DataFrame]) -> str:
              "the row says what would decide it) or **not tested**. One rule decides them all: our 95 % interval "
              "over seeds, measured on the cells themselves, against no effect and the paper's value "
              "([the decision rule](docs/reproducibility.md#the-decision-rule)). `python -m fedlib.repro.claims` "
-             "regenerates this from the committed outputs; every scale is in `figures/<paper>/claims.md`."), "",
+             "regenerates this from the committed outputs. Below: each paper's headline; every claim is on its page, "
+             "`figures/<paper>/README.md`, and every scale in `figures/<paper>/claims.md`."), "",
              _wrap("Ours is mean ± std over seeds; \"paired\": the std of the per-seed differences, as a seed gives "
                    "both methods the same data split and initialization."), ""]
     tables = []
     for paper, frame in frames.items():
         best = best_rows(frame)
         lines += [_wrap(status(paper, best), "- ", "  "), "", _wrap(_why(paper), "  ", "  "), ""]
-        tables.append(_table(paper, best, f"figures/{paper}/").assign(paper=paper))
+        tables.append(_table(paper, best, f"figures/{paper}/", brief=True).assign(paper=paper))
     table = pd.concat(tables)
     table = table[["paper"] + [c for c in table.columns if c != "paper"]]
     lines += [frame_to_markdown(table).rstrip("\n"), END]
