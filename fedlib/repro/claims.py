@@ -210,7 +210,8 @@ def _table(paper: str, best: pd.DataFrame, where: str, brief: bool = False) -> p
     claims = {c.id: c for c in claims_of(paper)}
     rows = []
     for r in (best[best.claim == "headline"] if brief else best).itertuples():
-        link = _links(r.evidence, where) or f"[claims.md]({where}claims.md)"
+        # the first two evidence files (the table and its figure); every file is in claims.md
+        link = _links(";".join(str(r.evidence or "").split(";")[:2]), where) or f"[claims.md]({where}claims.md)"
         if brief:
             link = f"[headline.png]({where}headline.png), [every claim]({where}README.md)"
         elif r.claim == "headline":

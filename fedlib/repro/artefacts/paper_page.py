@@ -154,10 +154,12 @@ def write_paper_page(paper: str, found: dict, pp, root: Path) -> Path:
                                                  else "claims: not generated yet")
              + " · profiles: " + " · ".join(f"[`{p}`](#{anchor(paper, p)})" for p in entries)
              + " · [deviations](#deviations)", ""]
-    old = page.read_text() if page.exists() else ""
-    if "<!-- claims:begin -->" in old and "<!-- claims:end -->" in old:  # the claims block (fedlib.repro.claims)
-        lines += ["<!-- claims:begin -->" + old.split("<!-- claims:begin -->", 1)[1].split("<!-- claims:end -->", 1)[0]
-                  + "<!-- claims:end -->", ""]
+    if claims.exists():  # the page opens with the claims and their verdicts (fedlib.repro.claims.paper_block)
+        import pandas as pd
+
+        from ..claims import paper_block
+
+        lines += [paper_block(paper, pd.read_csv(claims.with_suffix(".csv"))).rstrip("\n"), ""]
     lines += scale_section(paper, found, pp)
     lines += _spreads(paper, entries)
     lines += _deviation_list(register)
