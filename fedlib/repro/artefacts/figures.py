@@ -14,6 +14,20 @@ from .style import PALETTE, method_colors
 __all__ = ["plot_paper_vs_ours", "plot_histories", "heatmap_counts", "plot_effects", "seeds_of", "std_caption"]
 
 
+def _figure_key(fig, handles, labels) -> None:
+    """The figure's key below its panels, in the fewest columns (at least 3) that keep it no wider than the panels;
+    at 3 columns still wider, the figure grows to the key (wider only spreads curves apart)."""
+    for ncol in range(min(len(labels), 5), 0, -1):  # a key no wider than the panels: wider, it squeezes them
+        legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol)
+        fig.canvas.draw()
+        if ncol <= min(len(labels), 3) or legend.get_window_extent().width <= fig.bbox.width:
+            break
+        legend.remove()
+    wide = legend.get_window_extent().width / fig.dpi
+    if wide > fig.get_figwidth():
+        fig.set_figwidth(wide + 0.2)
+
+
 def _method_of(row: str) -> str:
     return str(row).split("/")[-1]
 
@@ -210,15 +224,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     if _suspect(df).any():
         handles.append(Line2D([], [], ls="none"))
         labels.append("†: a paper value flagged as a probable typo")
-    for ncol in range(min(len(labels), 5), 0, -1):  # a key no wider than the panels: wider, it squeezes them
-        legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol)
-        fig.canvas.draw()
-        if ncol <= min(len(labels), 3) or legend.get_window_extent().width <= fig.bbox.width:
-            break
-        legend.remove()
-    wide = legend.get_window_extent().width / fig.dpi  # at 3 columns still wider: the figure grows to the key
-    if wide > fig.get_figwidth():  # (wider only spreads curves apart: no curve merged above comes to hide another)
-        fig.set_figwidth(wide + 0.2)
+    _figure_key(fig, handles, labels)
     fig.tight_layout()
     return fig
 
@@ -284,15 +290,7 @@ def plot_histories(histories, *, panel: str = "setting", hue: str = "method", ti
         ax.set_xlabel("communication round")
     axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][-1].get_legend_handles_labels()
-    for ncol in range(min(len(labels), 5), 0, -1):  # a key no wider than the panels: wider, it squeezes them
-        legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol)
-        fig.canvas.draw()
-        if ncol <= min(len(labels), 3) or legend.get_window_extent().width <= fig.bbox.width:
-            break
-        legend.remove()
-    wide = legend.get_window_extent().width / fig.dpi  # at 3 columns still wider: the figure grows to the key
-    if wide > fig.get_figwidth():  # (wider only spreads curves apart: no curve merged above comes to hide another)
-        fig.set_figwidth(wide + 0.2)
+    _figure_key(fig, handles, labels)
     fig.tight_layout()
     return fig
 
