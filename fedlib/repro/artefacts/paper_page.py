@@ -159,7 +159,9 @@ def write_paper_page(paper: str, found: dict, pp, root: Path) -> Path:
 
         from ..claims import paper_block
 
-        lines += [paper_block(paper, pd.read_csv(claims.with_suffix(".csv"))).rstrip("\n"), ""]
+        frame = pd.read_csv(claims.with_suffix(".csv"))
+        if "on_paper_data" in frame:  # a ledger written before the decision rule has no block to open with
+            lines += [paper_block(paper, frame).rstrip("\n"), ""]
     lines += scale_section(paper, found, pp)
     lines += _spreads(paper, entries)
     lines += _deviation_list(register)
