@@ -29,3 +29,5 @@ PAPER = Paper.from_modules(
     metric="PFL accuracy (%), Eq. 7 (Table 1); client-drift accuracy (%), Eq. 8 (Table 2)")
 
 __all__ = ["PAPER"]
+
+PAPER.check()  # every profile's settings against its tables and studies: a misspelt key fails at import

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...repro.run.gate import decide
+from ...repro.run.gate import data_view, decide
 from ...repro.spec.profiles import Profile
 from . import PAPER
 from . import reported as paper
@@ -38,11 +38,10 @@ def cell_config(profile: "Profile | str | None", method: str, dataset: str, beta
                 **extra: Any) -> tuple[dict | None, str]:
     """The configuration of Table 1's (= Table 2's) cell ``method`` × ``dataset`` Dir(β) under
     ``profile``, with ``experiment``'s overrides and then ``extra`` on top (``extra`` wins: a
-    study's own values); ``(None, why)`` when it is not run.  An experiment with the table's
+    study's own values, passed to the gate as ``then``); ``(None, why)`` when it is not run.  An experiment with the table's
     overrides gets exactly the table's cell, so the store shares the run."""
-    prof = PAPER.profile(profile)
-    cfg, note = decide(prof, paper.TABLE1.config(method, column_key(dataset, beta)), experiment)
-    return (None, note) if cfg is None else ({**cfg, **extra}, note)
+    return decide(PAPER.profile(profile), paper.TABLE1.config(method, column_key(dataset, beta)), experiment,
+                  then=extra)
 
 
 def fedabc_setting(profile: "Profile | str | None", dataset: str = "mnist") -> dict[str, float]:
@@ -52,7 +51,7 @@ def fedabc_setting(profile: "Profile | str | None", dataset: str = "mnist") -> d
     cfg, _ = cell_config(profile, "fedabc", dataset, paper.BETAS[0], "table1")
     if cfg is None:
         return {}
-    full = Config.from_dict({**cfg, "seed": 0})
+    full = Config.from_dict(data_view(cfg, 0))
     return {k: float(getattr(full, k)) for k in HYPERPARAMETERS}
 
 

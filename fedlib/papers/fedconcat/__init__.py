@@ -23,3 +23,5 @@ PAPER = Paper.from_modules(reported, profiles, name="fedconcat", title="FedConca
                            reads=("fedlc",))  # notebook 04 reads the FedLC companion's stand-in check
 
 __all__ = ["PAPER"]
+
+PAPER.check()  # every profile's settings against its tables and studies: a misspelt key fails at import

@@ -33,10 +33,10 @@ def partition_label(column: str) -> str:
 def cell_config(profile: Profile | str | None, column: str, method: str, experiment: str = "table1",
                 **extra: Any) -> dict | None:
     """Table 1's configuration of the row ``method`` in ``column`` under the profile, as the gate
-    decides it for ``experiment`` (None: not run here), with ``extra`` on top; without ``extra`` it
+    decides it for ``experiment`` (None: not run here), with ``extra`` on top (the gate's ``then``); without ``extra`` it
     is exactly the table's cell, so the store shares the run."""
-    cfg, _ = decide(PAPER.profile(profile), paper.TABLE1.config(method, column), experiment)
-    return None if cfg is None else {**cfg, **extra}
+    cfg, _ = decide(PAPER.profile(profile), paper.TABLE1.config(method, column), experiment, then=extra)
+    return cfg
 
 
 def table1_cells(profile: Profile, columns: Sequence[str]) -> list[dict]:

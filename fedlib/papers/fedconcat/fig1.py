@@ -12,7 +12,7 @@ import pandas as pd
 
 from . import reported as paper
 from .cells import cell_config
-from ...repro.run.gate import decide
+from ...repro.run.gate import data_view, decide
 from ...repro.spec.profiles import Profile
 
 __all__ = ["FIG1_MODELS", "FIG1_TESTS", "disjoint_pair", "fig1_two_clients"]
@@ -53,8 +53,7 @@ def fig1_two_clients(profile: Profile, column: str, local_epochs: int, seed: int
         cfg, _ = decide(profile, paper.TABLE1.config("fedavg", column), "fig1")
     if cfg is None:
         raise LookupError("Fig. 1's dataset is not run in this profile")
-    cfg.update(local_epochs=int(local_epochs), seed=int(seed), rounds=1)
-    config = Config.from_dict(cfg)
+    config = Config.from_dict(data_view(cfg, seed, local_epochs=int(local_epochs)))  # one round, looked inside
     with single_thread():
         exp = prepare(config)
         a, b = disjoint_pair(exp.class_counts)

@@ -23,3 +23,5 @@ PAPER = Paper.from_modules(reported, profiles, name="fedic", title="FEDIC (ICME 
                            dataset_labels={**reported.DATASET_LABELS, "fmnist": "FashionMNIST-LT"})
 
 __all__ = ["PAPER"]
+
+PAPER.check()  # every profile's settings against its tables and studies: a misspelt key fails at import

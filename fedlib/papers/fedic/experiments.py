@@ -32,11 +32,12 @@ def table_value(table_id: str) -> Any:
     return {"table1": "accuracy", "table2": dict(paper.GROUP_COLUMNS), "table3": paper.table3_metric}[table_id]
 
 
-def cell_config(profile: Profile, experiment: str, **params) -> tuple[dict | None, str]:
+def cell_config(profile: Profile, experiment: str, *, then: dict | None = None, **params) -> tuple[dict | None, str]:
     """``(config, note)``: the paper's CIFAR-10-LT (IF = 100) setting with ``params``, as ``profile``
-    runs it for ``experiment`` (None and the reason where it is not run here)."""
+    runs it for ``experiment`` (None and the reason where it is not run here); ``then``: values the
+    cell fixes after the profile's (a pinned seed), given to the gate."""
     base = {**paper.SETUP, "dataset": "cifar10", "long_tail_if": 100.0, **params}
-    return decide(profile, base, experiment)
+    return decide(profile, base, experiment, then=then)
 
 
 #: Fig. 3's curves: FedAvg; FT, the global model fine-tuned on D_aux (the teacher of FEDIC with LA off:

@@ -92,10 +92,10 @@ def _scaled(profile, multiple: int):
 
 
 def _cell(profile, multiple: int, method: str, seed: int, stage: str) -> dict:
-    cfg, note = cell_config(_scaled(profile, multiple), _EXPERIMENT, method=method)
+    cfg, note = cell_config(_scaled(profile, multiple), _EXPERIMENT, then={"seed": int(seed)}, method=method)
     rounds = _scaled(profile, multiple).image["rounds"]
     return {"method": method, "budget": int(multiple), "rounds": int(rounds), "stage": stage, "metric": "accuracy",
-            "config": None if cfg is None else {**cfg, "seed": int(seed)}, "note": note}
+            "config": cfg, "note": note}
 
 
 def _sweep(profile, opts) -> list[dict]:

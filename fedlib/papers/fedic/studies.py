@@ -21,7 +21,7 @@ import pandas as pd
 
 from ...repro import Option, Study
 from ...repro.artefacts.figure_checks_data import CHANCE_MARGIN_PP
-from ...repro.run.gate import table_cells
+from ...repro.run.gate import data_view, table_cells
 from . import reported as paper
 from .experiments import FIG3_CURVES, cell_config, curve
 from .learns import LEARNS
@@ -54,7 +54,7 @@ def _long_tail_summary(grid, opts) -> dict:
     if cfg is None:
         raise ValueError(note)
     seed = profile.seeds[0] if opts.seed is None else opts.seed
-    c = Config.from_dict({**cfg, "seed": seed, "rounds": 1})
+    c = Config.from_dict(data_view(cfg, seed))
     try:
         exp = prepare(c)
     except DatasetNotFoundError as err:

@@ -22,3 +22,5 @@ PAPER = Paper.from_modules(reported, profiles, name="fedlc", title="FedLC (ICML 
                            headline=("fedlc", "fedavg"))
 
 __all__ = ["PAPER"]
+
+PAPER.check()  # every profile's settings against its tables and studies: a misspelt key fails at import

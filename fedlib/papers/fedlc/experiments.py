@@ -48,15 +48,16 @@ def skew_label(key: str) -> str:
 
 
 def cell_config(profile: Profile | str | None, experiment: str, setting: str | None = None, *,
-                base: dict | None = None, **params: Any) -> tuple[dict | None, str]:
+                base: dict | None = None, then: dict | None = None, **params: Any) -> tuple[dict | None, str]:
     """``(config, note)`` of one cell of ``experiment`` under ``profile`` (:func:`fedlib.repro.run.gate.decide`).
 
     The paper's configuration is ``base`` (a table's own cell) or the paper's setup with the skew of
-    ``setting`` (its dataset and partition), updated with ``params``."""
+    ``setting`` (its dataset and partition), updated with ``params``; ``then``: the values the cell
+    fixes after the profile's (its rounds, a pinned seed), given to the gate."""
     prof = PAPER.profile(profile)
     if base is None:
         base = {**paper.SETUP, **({"dataset": setting.split("_", 1)[0], **skew_params(setting)} if setting else {})}
-    return decide(prof, {**base, **params}, experiment)
+    return decide(prof, {**base, **params}, experiment, then=then)
 
 
 def trained_cell(profile: Profile | str | None, experiment: str, opts) -> dict:
@@ -65,10 +66,9 @@ def trained_cell(profile: Profile | str | None, experiment: str, opts) -> dict:
     with the experiment's first seed.  ``config`` is None where the profile does not run it."""
     prof = PAPER.profile(profile)
     cfg, note = cell_config(prof, experiment, dataset=opts.dataset, method="fedavg", num_clients=opts.num_clients,
-                            partition="dirichlet", partition_beta=opts.partition_beta)
-    if cfg is not None:
-        cfg["rounds"] = int(opts.get("pretrain_rounds", opts.get("rounds")))
-        cfg["seed"] = int(prof.seeds_for(experiment)[0])
+                            partition="dirichlet", partition_beta=opts.partition_beta,
+                            then={"rounds": int(opts.get("pretrain_rounds", opts.get("rounds"))),
+                                  "seed": int(prof.seeds_for(experiment)[0])})
     return {"model": "FedAvg global model", "config": cfg, "note": note}
 
 

@@ -14,6 +14,7 @@ from ...repro.artefacts import figures as F
 from ...repro.verdict.compare import add_column_param
 from ...repro.artefacts.figure_rules import declare, label_cell
 from . import PAPER
+from ...repro.run.gate import data_view
 from .experiments import cell_config
 from .label_skew import FIG4_SETTINGS
 from .plots import _dataset, _palette, _std
@@ -163,7 +164,7 @@ def profile_partitions(ctx, seed: int):
             absent.append(name)
             continue
         try:
-            exp = prepare(Config.from_dict({**cfg, "device": "cpu", "seed": seed, "rounds": 1}))
+            exp = prepare(Config.from_dict(data_view(cfg, seed, device="cpu")))
             used = cfg["dataset"]
             F.heatmap_counts(exp.class_counts, ax, title=f"{name}, {cfg['dataset']}, 20 clients")
             shown.append(name)

@@ -47,7 +47,9 @@ def stand_in_cells(profile, opts) -> list[dict]:
             base = ({**paper.SETUP, "dataset": "cifar10", **skew, "method": method} if iid
                     else paper.table(source).config(method, key))
             stand_in, _ = cell_config(prof, source, base=base)
-            for trained_on, cfg in ((STAND_IN, stand_in), (ON_CIFAR10, {**stand_in, "dataset": "cifar10", **overrides})):
+            # the same cell on CIFAR-10 itself, with the profile's reductions and the experiment's overrides
+            on_cifar10, _ = cell_config(prof, source, base=base, then={"dataset": "cifar10", **overrides})
+            for trained_on, cfg in ((STAND_IN, stand_in), (ON_CIFAR10, on_cifar10)):
                 cells.append({"setting": skew_label(key), "column": key, "source": source, "method": method,
                               "trained_on": trained_on, "config": cfg, "note": ""})
     return cells

@@ -17,21 +17,28 @@ Tables and studies ask it the same question, so the answer to "why does this fig
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
-__all__ = ["decide", "table_cells"]
+__all__ = ["decide", "table_cells", "data_view"]
 
 
-def decide(profile: Any, base: dict, experiment: str | None = None, *,
+def decide(profile: Any, base: dict, experiment: str | None = None, *, then: Mapping[str, Any] | None = None,
            substitute: bool = True) -> tuple[dict | None, str]:
     """``(config, note)`` of a cell under ``profile``: the configuration to run (``config["device"]
-    == "cuda"`` where a GPU's stored runs stand in), or ``(None, why)`` when it is not run here."""
+    == "cuda"`` where a GPU's stored runs stand in), or ``(None, why)`` when it is not run here.
+
+    ``then``: the values the cell fixes after the profile's (a study's own setting, its rounds, a
+    pinned ``seed``).  They are applied before the cost gate and the lookup of stored GPU runs, so
+    both are made for the configuration that trains: the gate decides once, and no caller edits
+    its answer (``tests/test_settings.py`` reads the companions' source for that)."""
     from ...data import DATASETS, dataset_present
     from ..budget.costs import gpu_config, gpu_note, stored_gpu_runs
 
     cfg, note = profile.resolve(base, experiment, substitute=substitute)
     if cfg is None:
         return None, note
+    if then:
+        cfg = {**cfg, **then}
     trains = experiment is None or profile.setting(experiment, "trains", True)
     if profile.cost is None or not trains:
         return cfg, note
@@ -40,6 +47,8 @@ def decide(profile: Any, base: dict, experiment: str | None = None, *,
     if cfg is not None and cfg.get("device", "cpu") != "cpu" and profile.gpu_precision != "float32":
         cfg = {**cfg, "precision": profile.gpu_precision}  # on a GPU, it trains as its stored runs are read
     seeds = profile.seeds_for(experiment) if experiment is not None else profile.seeds
+    if "seed" in wanted:  # a cell pinned to one seed
+        seeds = (int(wanted["seed"]),)
     on_gpu = gpu_config(wanted, profile.gpu_precision)
     found = stored_gpu_runs(on_gpu, seeds) if gated else {}
     used = wanted.get("dataset")
@@ -67,3 +76,10 @@ def table_cells(profile: Any, table_id: str) -> list[dict]:
                 cfg, note = None, f"not run: grid reduced in the {profile.name!r} profile"
             out.append({"row": r.key, "column": c.key, "config": cfg, "note": note})
     return out
+
+
+def data_view(config: dict, seed: int, **fixed: Any) -> dict:
+    """A gated ``config`` made into one that is only *prepared*, never trained: its data, partition
+    and initial model under ``seed`` (one round, ``fixed`` on top), for a study that looks at what a
+    cell's clients hold.  A new dict: the gate's answer is never edited."""
+    return {**config, "seed": int(seed), "rounds": 1, **fixed}

@@ -42,6 +42,9 @@ class Paper:
     notes: tuple[str, ...] = ()
     method_order: tuple[str, ...] = ()  # the paper's methods in its row order: their order and colours in figures
     reads: tuple[str, ...] = ()  # the companions whose outputs this one's notebooks read: regenerated before it
+    # experiment -> the setting keys its companion code reads that are neither a FIELDS setting nor a study's option
+    # (fedlib.repro.spec.settings: any other key in a profile fails at import)
+    settings_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_modules(cls, reported, profiles, **fields) -> "Paper":
@@ -62,6 +65,15 @@ class Paper:
                  "experiment_datasets": (profiles, "EXPERIMENT_DATASETS"), "model_labels": (profiles, "MODEL_LABELS")}
         found = {f: getattr(module, attr) for f, (module, attr) in names.items() if hasattr(module, attr)}
         return cls(**{**found, **fields})
+
+    def check(self) -> "Paper":
+        """Check every profile's settings against the tables and studies
+        (:func:`fedlib.repro.spec.settings.check_paper`); each companion's ``__init__`` calls it, so a
+        misspelt key, a column the table lacks or a study option out of range fails at import."""
+        from .settings import check_paper
+
+        check_paper(self)
+        return self
 
     def table(self, table_id: Any):
         """A table by id (``"table1"``) or number (``1``)."""

@@ -64,7 +64,7 @@ class Profile:
     image: dict[str, Any] = field(default_factory=dict)
     synthetic: dict[str, Any] = field(default_factory=dict)
     per_dataset: dict[str, dict[str, Any]] = field(default_factory=dict)  # used dataset -> overrides
-    experiments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    experiments: dict[str, Any] = field(default_factory=dict)  # experiment -> its Settings (written as a dict)
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     explanations: dict[str, str] = field(default_factory=dict)  # why a configuration key deviates
     workers: int = 1  # parallel worker processes for grids (1 = in-process)
@@ -79,6 +79,11 @@ class Profile:
 
     def __post_init__(self):
         from ...precision import PRECISIONS
+        from .settings import Settings
+
+        object.__setattr__(self, "experiments", {
+            name: Settings.parse(values, where=f"{self.paper} profile {self.name!r}, experiment {name!r}")
+            for name, values in self.experiments.items()})
 
         if self.gpu_precision not in PRECISIONS:
             raise ValueError(f"gpu_precision of profile {self.name!r} must be one of {', '.join(PRECISIONS)}, "
@@ -93,11 +98,18 @@ class Profile:
         return get_paper(self.paper)
 
     def experiment(self, name: str) -> dict[str, Any]:
-        """The settings of one experiment (a copy; ``{}`` when it has none)."""
+        """The settings of one experiment, as the dict they were written as (``{}`` when it has none);
+        :meth:`settings` gives the typed :class:`fedlib.repro.spec.settings.Settings`."""
+        return dict(self.settings(name))
+
+    def settings(self, name: str):
+        """The typed settings of one experiment (:class:`fedlib.repro.spec.settings.Settings`)."""
+        from .settings import Settings
+
         known = self.companion.experiments
         if name not in known:
             raise KeyError(f"unknown experiment {name!r} of {self.paper}; known: {', '.join(known)}")
-        return dict(self.experiments.get(name, {}))
+        return self.experiments.get(name, Settings())
 
     def setting(self, experiment: str, key: str, default: Any = None) -> Any:
         return self.experiment(experiment).get(key, default)

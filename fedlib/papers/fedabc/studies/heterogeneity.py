@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import PAPER
+from ....repro.run.gate import data_view
 from ..experiments import cell_config
 
 __all__ = ["partition_counts", "heterogeneity_stats"]
@@ -27,7 +28,7 @@ def partition_counts(profile, dataset: str, betas, seed: int) -> pd.DataFrame:
         cfg, _ = cell_config(profile, "fedavg", dataset, beta, "fig4")
         if cfg is None:
             return pd.DataFrame(columns=_COUNTS)
-        counts = prepare(Config.from_dict({**cfg, "seed": seed, "personal_eval_every": 0})).class_counts
+        counts = prepare(Config.from_dict(data_view(cfg, seed, personal_eval_every=0))).class_counts
         rows += [{"beta": float(beta), "client": k, "class": y, "count": int(n)}
                  for k, row in enumerate(counts) for y, n in enumerate(row)]
     return pd.DataFrame(rows)

@@ -62,8 +62,8 @@ def build_cells(profile, opts) -> list[dict]:
     seed = int(profile.seeds_for("fig2")[0])
     cells = []
     for label, params in _models("personalized model").items():
-        cfg, note = cell_config(profile, params["method"], opts.dataset, opts.beta, "table1")
-        cells.append({"model": label, "config": None if cfg is None else {**cfg, "seed": seed}, "note": note})
+        cfg, note = cell_config(profile, params["method"], opts.dataset, opts.beta, "table1", seed=seed)
+        cells.append({"model": label, "config": cfg, "note": note})
     return cells
 
 
@@ -89,12 +89,12 @@ def build_summary(grid, opts) -> dict:
     client: dict = {}
     for panel in PANELS:
         for label, params in _models(panel).items():
-            cfg, _ = cell_config(profile, params["method"], opts.dataset, opts.beta, "table1")
+            own = {**params, "seed": seed}
+            if panel == "local training" and opts.local_epochs is not None:
+                own["local_epochs"] = opts.local_epochs
+            cfg, _ = cell_config(profile, params["method"], opts.dataset, opts.beta, "table1", **own)
             if cfg is None:
                 return {"per_class": pd.DataFrame(columns=_COLUMNS), "roles": pd.DataFrame(), "client": {}}
-            cfg = {**cfg, **params, "seed": seed}
-            if panel == "local training" and opts.local_epochs is not None:
-                cfg["local_epochs"] = opts.local_epochs
             exp = prepare(Config.from_dict(cfg))
             if not client:
                 k = skewed_client(exp.class_counts)
