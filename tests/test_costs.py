@@ -129,8 +129,9 @@ def test_the_regeneration_refuses_before_running_anything(tmp_path, monkeypatch,
 def test_fedlc_table4s_synthetic_columns_fit_this_cpu_and_a_notebook_selection_plans_only_its_runs(monkeypatch):
     monkeypatch.delenv(costs.DEVICE_ENV, raising=False)
     pp = get_paper("fedlc")
-    text = planning._sources("fedlc", ["05"])  # notebook 05: Table 4 (and the α check, which trains nothing)
-    p = planning.plan("fedlc", "paper", store=None, sources=text)
+    views = planning.selected_views("fedlc", ["05"])  # notebook 05: Table 4 (and the α check, which trains nothing)
+    assert [v.notebook for v in views] == ["05_federated_datasets"]
+    p = planning.plan("fedlc", "paper", store=None, views=views)
     table = pp.table("table4")
     synthetic = [c for c in table.columns if c.dataset == "synthetic"]
     assert p["runs"] == len(table.rows) * len(synthetic) * len(pp.seeds) == 105

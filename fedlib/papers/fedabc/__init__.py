@@ -20,11 +20,22 @@ reported next to it in the notebooks; it mixes the loss with a different archite
 to compare), against one for FedAvg.
 """
 
-from ...repro.spec.paper import Paper
+from ...repro.spec.paper import Paper, View
 from . import profiles, reported
 
+#: Its notebooks and what each reads (fedlib.repro.spec.paper.View).
+VIEWS = (
+    View("01_motivation", studies=("fig2",)),
+    View("02_heterogeneity", studies=("fig4",)),
+    View("03_pfl_accuracy", tables=("table1",)),
+    View("04_client_drift", tables=("table2",)),
+    View("05_ablation", studies=("fig5",)),
+    View("06_sensitivity", studies=("sensitivity",)),
+    View("07_budget_ladder", ladder=True),
+)
+
 PAPER = Paper.from_modules(
-    reported, profiles, name="fedabc", title="FedABC (AAAI 2023)", source="fedabc_aaai2023.txt",
+    reported, profiles, views=VIEWS, name="fedabc", title="FedABC (AAAI 2023)", source="fedabc_aaai2023.txt",
     headline=("fedabc", "fedavg"), dataset_labels=reported.DATASETS, seeds=profiles.SEEDS,
     metric="PFL accuracy (%), Eq. 7 (Table 1); client-drift accuracy (%), Eq. 8 (Table 2)")
 

@@ -15,10 +15,23 @@ The method itself is :mod:`fedlib.algorithms.fedconcat` (tokens ``fedconcat``, `
 Notebooks: ``notebooks/fedconcat/``; outputs: ``figures/fedconcat/<profile>/``.
 """
 
-from ...repro.spec.paper import Paper
+from ...repro.spec.paper import Paper, View
 from . import profiles, reported
 
-PAPER = Paper.from_modules(reported, profiles, name="fedconcat", title="FedConcat (AAAI 2024)",
+#: Its notebooks and what each reads (fedlib.repro.spec.paper.View).
+VIEWS = (
+    View("01_motivation", studies=("fig1",)),
+    View("02_effectiveness", tables=("table1",)),
+    View("03_communication_budget", studies=("budget_rounds", "budget")),
+    View("04_fedlc_third_party", studies=("fedlc_third_party",)),
+    View("05_clustering", studies=("clusters", "fig3")),
+    View("06_final_architecture", studies=("fig4",)),
+    View("07_scalability", tables=("table2",)),
+    View("08_larger_models", tables=("table3",)),
+    View("09_budget_ladder", ladder=True),
+)
+
+PAPER = Paper.from_modules(reported, profiles, views=VIEWS, name="fedconcat", title="FedConcat (AAAI 2024)",
                            source="fedconcat_aaai2024_slides.txt", headline=("fedconcat", "fedavg"),
                            reads=("fedlc",))  # notebook 04 reads the FedLC companion's stand-in check
 

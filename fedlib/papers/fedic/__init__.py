@@ -15,10 +15,21 @@ The method is :mod:`fedlib.algorithms.fedic`; the baselines are ``fedavg``, ``fe
 ``tau_norm`` and ``lws``.  Notebooks: ``notebooks/fedic/``; outputs: ``figures/fedic/<profile>/``.
 """
 
-from ...repro.spec.paper import Paper
+from ...repro.spec.paper import Paper, View
 from . import profiles, reported
 
-PAPER = Paper.from_modules(reported, profiles, name="fedic", title="FEDIC (ICME 2022)", source="fedic_icme2022.txt",
+#: Its notebooks and what each reads (fedlib.repro.spec.paper.View).
+VIEWS = (
+    View("01_long_tailed_data", studies=("long_tail",)),
+    View("02_cifar_lt", tables=("table1",)),
+    View("03_imagenet_lt", tables=("table2",)),
+    View("04_ablation", tables=("table3",), studies=("table3_groups",)),
+    View("05_sensitivity", studies=("fig3", "fig4", "fig5")),
+    View("06_budget_ladder", ladder=True),
+    View("07_fedavg_learns", studies=("learns",)),
+)
+
+PAPER = Paper.from_modules(reported, profiles, views=VIEWS, name="fedic", title="FEDIC (ICME 2022)", source="fedic_icme2022.txt",
                            headline=("fedic", "fedavg"),
                            dataset_labels={**reported.DATASET_LABELS, "fmnist": "FashionMNIST-LT"})
 

@@ -15,10 +15,24 @@ Calibration", ICML 2022.
 Notebooks: ``notebooks/fedlc/``; outputs: ``figures/fedlc/<profile>/``.
 """
 
-from ...repro.spec.paper import Paper
+from ...repro.spec.paper import Paper, View
 from . import profiles, reported
 
-PAPER = Paper.from_modules(reported, profiles, name="fedlc", title="FedLC (ICML 2022)", source="fedlc_icml2022.md",
+#: Its notebooks and what each reads (fedlib.repro.spec.paper.View).
+VIEWS = (
+    View("01_motivation", studies=("fig1", "fig2", "fig3")),
+    View("02_deviation_bound", studies=("deviation",)),
+    View("03_logit_calibration", studies=("calibration", "calibration_tau", "absent_classes")),
+    View("04_label_skew", studies=("fig4",)),
+    View("05_federated_datasets", tables=("table4",), studies=("synthetic_alpha",)),
+    View("06_real_world_datasets", tables=("table1", "table2", "table3"), studies=("fig5", "stand_in")),
+    View("07_analysis", studies=("fig6", "fig7")),
+    View("08_ablations", tables=("table5", "table6", "table7")),
+    View("09_budget_ladder", ladder=True),
+)
+
+PAPER = Paper.from_modules(reported, profiles, views=VIEWS, name="fedlc", title="FedLC (ICML 2022)",
+                           source="fedlc_icml2022.md",
                            headline=("fedlc", "fedavg"))
 
 __all__ = ["PAPER"]

@@ -14,44 +14,20 @@ import os
 from ..run.gate import table_cells as gate_table_cells
 from .costs import DEFAULT_BUDGET_HOURS, DEVICE_ENV, CostModel, format_hours, resolve_device, ungated
 
-__all__ = ["PlanError", "plan", "check_budget", "preflight"]
+__all__ = ["PlanError", "plan", "check_budget", "preflight", "selected_views"]
 
 
 class PlanError(RuntimeError):
     """A regeneration's estimated time exceeds its budget."""
 
 
-def _experiment_cells(paper, profile, sources: str | None = None) -> list[dict]:
-    """The cells of the paper's declared studies (:attr:`fedlib.repro.spec.paper.Paper.studies`), and of its
-    experiments module's functions named ``<name>_cells`` whose first parameter is ``profile`` and whose
-    others have defaults (grids not yet declared as studies); others are not counted."""
-    import importlib
-    import inspect
-
-    try:
-        module = importlib.import_module(f"fedlib.papers.{paper.name}.experiments")
-    except ImportError:
-        return []
+def _study_cells(paper, profile, views) -> list[dict]:
+    """The cells of the paper's declared studies (:attr:`fedlib.repro.spec.paper.Paper.studies`) that
+    ``views`` run (None: every study)."""
+    wanted = None if views is None else {s for v in views for s in v.studies}
     out = []
-    for name, fn in vars(module).items():
-        if not (name.endswith("_cells") and callable(fn)) or name == "table_cells" or \
-                (sources is not None and name not in sources):
-            continue
-        try:
-            params = list(inspect.signature(fn).parameters.values())
-        except (TypeError, ValueError):
-            continue
-        if not params or params[0].name != "profile" or any(p.default is inspect.Parameter.empty
-                                                            for p in params[1:]):
-            continue
-        try:
-            cells = list(fn(profile))
-        except Exception:  # noqa: BLE001 -- an experiment that needs more than the profile is not counted
-            continue
-        out += [c for c in cells if isinstance(c, dict)]
-    for study in paper.studies.values():  # the declared studies (fedlib.repro.spec.study), as their notebooks call them
-        if not study.trains or (sources is not None and f'"{study.name}"' not in sources
-                                and f"'{study.name}'" not in sources):
+    for study in paper.studies.values():
+        if not study.trains or (wanted is not None and study.name not in wanted):
             continue
         try:
             out += [c for c in study.cells(profile) if isinstance(c, dict)]
@@ -86,16 +62,16 @@ def _in_store(cfg: dict, store) -> bool:
 
 
 def plan(paper: str, profile: str = "paper", device: str | None = None, store=None,
-         sources: str | None = None) -> dict:
+         views=None) -> dict:
     """What a regeneration of ``paper`` under ``profile`` would train on ``device``: every run of
     its tables (``Profile.table_cells`` × the table's seeds), of its experiments' cell lists
     (× the profile's seeds) and of its budget ladder, identical configurations once.  Returns
     ``runs`` (to train here: not in ``store``), ``stored``, ``not_run`` (runs a CPU cannot afford,
     with their notes; ``not_run_cpu_s`` their estimated CPU seconds, ``not_run_unknown`` those
     without a measured cost), ``cpu_s`` (the runs' estimated CPU seconds; None when a cost is unknown), ``unknown`` (runs
-    without a unit cost), and ``wall_s`` (``cpu_s`` over the profile's workers).  ``sources``: the
-    text of the notebooks to run (``--only``): a table counts only when its id is quoted there, an
-    experiment's cell list when its function is named there, the ladder when ``spec_for`` is."""
+    without a unit cost), and ``wall_s`` (``cpu_s`` over the profile's workers).  ``views``: the
+    notebooks to run (``--only``; :class:`fedlib.repro.spec.paper.View`, as the companion declares
+    them): only the tables, studies and ladder they read count (None: every one)."""
     import dataclasses
     import json
 
@@ -107,12 +83,13 @@ def plan(paper: str, profile: str = "paper", device: str | None = None, store=No
     cost: CostModel | None = getattr(prof, "cost", None)
     everything = ungated(prof)
     cells = []
+    tables = set(pp.tables) if views is None else {t for v in views for t in v.tables}
     for tid in pp.tables:
-        if sources is None or f'"{tid}"' in sources:
+        if tid in tables:
             seeds = everything.seeds_for(tid)
             cells += [(c, seeds, False) for c in gate_table_cells(everything, tid)]
-    cells += [(c, everything.seeds, False) for c in _experiment_cells(pp, everything, sources)]
-    if sources is None or "spec_for" in sources:  # the ladder has decided its runs (its own run limit on a CPU)
+    cells += [(c, everything.seeds, False) for c in _study_cells(pp, everything, views)]
+    if views is None or any(v.ladder for v in views):  # the ladder has decided its runs (its own run limit on a CPU)
         cells += [(c, seeds, True) for c, seeds in
                   _ladder_cells(pp, dataclasses.replace(prof, device=device) if cost is not None else prof)]
     runs: dict[str, dict] = {}
@@ -192,20 +169,17 @@ def preflight(papers: list[str], profile: str, *, device: str | None = None, sto
         stated = [prof.budget_minutes for _, prof in costed if prof.budget_minutes]
         budget_hours = max(stated) / 60 if stated else DEFAULT_BUDGET_HOURS
     root = store if store is not None else default_store().root
-    plans = [plan(p, profile, store=root, sources=_sources(p, only)) for p, _ in costed]
+    plans = [plan(p, profile, store=root, views=selected_views(p, only)) for p, _ in costed]
     return check_budget(plans, budget_hours, allow_over)
 
 
-def _sources(paper: str, only: list[str] | None) -> str | None:
-    """The code of the notebooks ``only`` selects of ``paper`` (None: every notebook)."""
+def selected_views(paper: str, only: list[str] | None):
+    """The declared views (:attr:`fedlib.repro.spec.paper.Paper.views`) of the notebooks ``only``
+    selects of ``paper`` (None: every notebook), by their file names; never their text."""
     if not only:
         return None
-    import json
-
     from ..artefacts.notebooks import notebooks, select
+    from ..spec.paper import get_paper
 
-    text = []
-    for path in select(notebooks(paper), only):
-        cells = json.loads(path.read_text()).get("cells", [])
-        text += ["".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code"]
-    return "\n".join(text)
+    stems = {path.stem for path in select(notebooks(paper), only)}
+    return [v for v in get_paper(paper).views if v.notebook in stems]

@@ -15,10 +15,22 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Paper", "all_papers", "get_paper", "COMPANIONS"]
+__all__ = ["Paper", "View", "all_papers", "get_paper", "COMPANIONS"]
 
 #: The package whose subpackages are the paper companions.
 COMPANIONS = "fedlib.papers"
+
+
+@dataclass(frozen=True)
+class View:
+    """One notebook of a companion, as the reproduction machinery sees it: what it reads.  The cost
+    plan of ``--only`` and the contract tests read these declarations, never the notebook's text
+    (``tests/test_companions.py`` checks each against the calls in its notebook)."""
+
+    notebook: str  # the file's stem in notebooks/<paper>/: "03_pfl_accuracy"
+    tables: tuple[str, ...] = ()  # the paper tables it reproduces (ctx.table)
+    studies: tuple[str, ...] = ()  # the studies it runs (ctx.study)
+    ladder: bool = False  # it draws the paper's budget ladder
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,7 @@ class Paper:
     # experiment -> the setting keys its companion code reads that are neither a FIELDS setting nor a study's option
     # (fedlib.repro.spec.settings: any other key in a profile fails at import)
     settings_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    views: tuple[View, ...] = ()  # its notebooks and what each reads (fedlib.repro.budget.plan reads them)
 
     @classmethod
     def from_modules(cls, reported, profiles, **fields) -> "Paper":
