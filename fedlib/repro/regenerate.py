@@ -29,6 +29,10 @@ notebook failed.  Committed outputs name no machine paths.
 Each paper's folder keeps the run records its outputs were computed from (``_records.jsonl.gz``,
 :mod:`fedlib.repro.run.records`); ``--render records`` renders every table, figure and the index from
 them again, training nothing, in minutes.
+
+Executing one notebook lives in :mod:`fedlib.repro.regenerate_notebook` and what a run record keeps of the
+earlier one in :mod:`fedlib.repro.regenerate_record`; this module plans, runs every notebook, renders from
+records and is the command line.
 """
 
 from __future__ import annotations
@@ -40,12 +44,16 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from .artefacts.notebooks import _repo, notebooks, papers_with_notebooks, select
+from .regenerate_notebook import Watcher, environment, execute, executor_environment, strip
+from .regenerate_record import cold_timing, earlier_timings, still_rendered
 from .run.records import MODE_ENV, RECORDS_ENV, RECORDS_FILE, NeedsTraining, merge
+# still importable from here under the names they had before the split into the modules above
+from .regenerate_notebook import Watcher as _Watcher, environment as _environment  # noqa: F401
+from .regenerate_notebook import scrub_executed as _scrub_executed  # noqa: F401
 
 #: Where a regeneration's grids append their run records until the paper is done (then merged, compressed, into
 #: :data:`fedlib.repro.run.records.RECORDS_FILE` and removed).
@@ -67,107 +75,6 @@ def _clean(out: Path) -> None:
             path.unlink()
 
 
-def _environment(store: str | None) -> dict:
-    """Environment for the kernels: the store, the data root, this fedlib on the path."""
-    from ..data import resolve_env_path
-
-    repo = _repo()
-    os.environ["FEDLIB_STORE"] = store or os.environ.get("FEDLIB_STORE") or str(repo / ".fedlib-store")
-    if not os.environ.get("FEDLIB_DATA"):
-        shared = repo.parent / "shared" / "data"
-        if shared.is_dir():
-            os.environ["FEDLIB_DATA"] = str(shared)
-    # the kernels run in notebooks/<paper>/: paths relative to the caller's folder (FEDLIB_DATA=../shared/data)
-    # must not be re-read from there
-    for var in ("FEDLIB_STORE", "FEDLIB_DATA", "FEDLIB_CACHE"):
-        if os.environ.get(var):
-            os.environ[var] = str(resolve_env_path(os.environ[var]).resolve())
-    path = os.environ.get("PYTHONPATH", "")
-    if str(repo) not in path.split(os.pathsep):
-        os.environ["PYTHONPATH"] = str(repo) + (os.pathsep + path if path else "")
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    return {"store": os.environ["FEDLIB_STORE"], "data": os.environ.get("FEDLIB_DATA", "./data")}
-
-
-class _Watcher:
-    """Shows on this terminal the progress a notebook's grids write to a file."""
-
-    def __init__(self, path: Path, label: str, enabled: bool):
-        self.path, self.label, self.enabled = path, label, enabled
-        self._stop = threading.Event()
-        self._shown = ""
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        if enabled:
-            self._thread.start()
-
-    def _line(self) -> str:
-        from .run.grid import progress_channel
-
-        lines = list(progress_channel(self.path))
-        if not lines:
-            return ""
-        last = lines[-1]
-        eta = last.get("eta_s")
-        left = "" if eta is None else f", ~{eta / 60:.1f} min left" if eta >= 60 else f", ~{eta:.0f} s left"
-        grids = len({ln["desc"] for ln in lines})
-        return f"  {self.label} · {last['desc']}: {last['done']}/{last['total']} runs{left} (grid {grids})"
-
-    def _loop(self) -> None:
-        while not self._stop.wait(2.0):
-            self._show()
-
-    def _show(self) -> None:
-        line = self._line()
-        if line and line != self._shown:
-            print(line, flush=True)
-            self._shown = line
-
-    def close(self) -> None:
-        if self.enabled:
-            self._stop.set()
-            self._thread.join(timeout=5)
-            self._show()
-
-    def counts(self, trained_before: set) -> dict:
-        """Runs done, trained, reused (from the store) and not run (not affordable or absent here, or
-        failed) over the notebook's grids, and ``trained_again``: runs trained here whose key was already
-        trained earlier in this regeneration (``trained_before``, updated; 0 unless the store failed to
-        share a run)."""
-        from .run.grid import progress_channel
-
-        lines = list(progress_channel(self.path))
-        keys = [ln["run"]["key"] for ln in lines if ln.get("run", {}).get("trained")]
-        last: dict[str, dict] = {}
-        for line in lines:
-            last[line["desc"]] = line
-        runs, trained = sum(v["done"] for v in last.values()), sum(v.get("trained", 0) for v in last.values())
-        missing = sum(v.get("not_run", 0) for v in last.values())
-        again = sum(k in trained_before for k in keys) + len(keys) - len(set(keys))
-        trained_before.update(keys)
-        return {"runs": runs, "trained": trained, "reused": runs - trained - missing, "not_run": missing,
-                "trained_again": again}
-
-
-def _scrub_executed(path: Path, figures_root: Path | None = None) -> None:
-    """The executed notebook without machine paths; a figures root outside the repository
-    (``--figures``) is named ``figures``, as if it were the repository's."""
-    from .artefacts.provenance import scrub_paths
-
-    if path.exists():
-        text = path.read_text()
-        if figures_root is not None and len(str(figures_root)) > 1:
-            text = text.replace(str(Path(figures_root).resolve()), "figures")
-        path.write_text(scrub_paths(text))
-
-
-def _out_param(out: Path) -> str:
-    """The ``out_dir`` given to a notebook: relative to the repository when inside it."""
-    from .artefacts.provenance import relative_to_repo
-
-    rel = relative_to_repo(out)
-    return str(out) if rel.startswith("…") else rel
-
-
 def _plan(profile: str, papers, only, notebooks_dir) -> list[tuple]:
     """``(paper, profile, notebooks)`` for each paper with a selected notebook; none at all is an error."""
     from .spec.paper import get_paper
@@ -178,20 +85,6 @@ def _plan(profile: str, papers, only, notebooks_dir) -> list[tuple]:
     if not plan:
         raise SystemExit(f"no notebooks match: papers {papers}, only {only}; notebooks are in notebooks/<paper>/")
     return plan
-
-
-def _execute(nb: Path, out: Path, prof, root: Path, timeout: int | None) -> None:
-    """Run notebook ``nb`` under ``prof`` with papermill, writing into ``out``; its executed copy goes to
-    ``out/executed/`` without machine paths (also when it fails: the error propagates)."""
-    import papermill as pm
-
-    try:
-        pm.execute_notebook(str(nb), str(out / "executed" / nb.name),
-                            parameters={"profile": prof.name, "out_dir": _out_param(out)},
-                            kernel_name="python3", cwd=str(nb.parent), progress_bar=False,
-                            execution_timeout=timeout, log_output=False)
-    finally:
-        _scrub_executed(out / "executed" / nb.name, root)
 
 
 def _claims_and_index(root: Path) -> Path:
@@ -235,7 +128,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
     from .artefacts.provenance import relative_to_repo, scrub_paths, store_label
 
     root = Path(figures_root).resolve() if figures_root is not None else _repo() / "figures"
-    env = _environment(store)
+    env = environment(store)
     plan = _plan(profile, papers, only, notebooks_dir)
     from .budget.cold_times import estimate, read_record
 
@@ -270,11 +163,11 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
             os.environ["FEDLIB_NOTEBOOK"] = f"{name}/{nb.stem}"
             channel = Path(tempfile.mkstemp(prefix="fedlib-progress-", suffix=".jsonl")[1])
             os.environ["FEDLIB_PROGRESS"] = str(channel)
-            watcher = _Watcher(channel, label, progress)
+            watcher = Watcher(channel, label, progress)
             t = time.perf_counter()
             status, error = "ok", ""
             try:
-                _execute(nb, out, prof, root, timeout)
+                execute(nb, out, prof, root, timeout)
             except Exception as err:  # noqa: BLE001 -- report and go on with the other notebooks
                 status, error = "failed", scrub_paths(f"{type(err).__name__}: {str(err).strip()[-2000:]}")
                 failed.append(f"{name}/{nb.stem}")
@@ -336,7 +229,7 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
         raise SystemExit(f"no run records ({RECORDS_FILE}) for {', '.join(missing)}: regenerate them once with "
                          "training (without --render records)")
     scratch = Path(tempfile.mkdtemp(prefix="fedlib-render-"))
-    _environment(store or str(scratch / "store"))  # a fresh store unless one is given: nothing to read, nothing trains
+    environment(store or str(scratch / "store"))  # a fresh store unless one is given: nothing to read, nothing trains
     out_records, failed = {}, []
     for name, prof, paths in plan:
         out = root / name / prof.name
@@ -347,7 +240,7 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
             shutil.copytree(out, backup)
             t = time.perf_counter()
             try:
-                _execute(nb, out, prof, root, timeout)
+                execute(nb, out, prof, root, timeout)
                 status = {"name": nb.stem, "status": "rendered"}
             except Exception as err:  # noqa: BLE001 -- put its outputs back, say why, go on
                 shutil.rmtree(out)
@@ -375,95 +268,6 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
         _claims_and_index(root)
     out_records["failed"] = failed
     return out_records
-
-
-def earlier_timings(record: dict, old: dict) -> list[dict]:
-    """The notebooks of an earlier run record ``old`` (its own and those it carried
-    over, newest first) that ``record`` did not rerun, so that any chain of partial
-    regenerations keeps one timing per notebook, each with the commit it ran at."""
-    rerun = {n["name"] for n in record["notebooks"]}
-    kept: dict[str, dict] = {}
-    for n in old.get("notebooks", []):
-        if n["name"] not in rerun:
-            kept.setdefault(n["name"], {**n, **({"git_commit": old["git_commit"]} if old.get("git_commit") else {})})
-    for n in old.get("previous", []):
-        if n["name"] not in rerun:
-            kept.setdefault(n["name"], n)
-    return sorted(kept.values(), key=lambda n: n["name"])
-
-
-def still_rendered(record: dict, old: dict) -> dict | None:
-    """``old``'s ``rendered`` block (the notebooks last rendered from the run records, at its commit) less the
-    notebooks ``record`` ran again, or None where none is left: a partial regeneration of one notebook leaves
-    the others' outputs as they were rendered, and the record still says so."""
-    rendered = old.get("rendered")
-    if not isinstance(rendered, dict):
-        return None
-    rerun = {n["name"] for n in record["notebooks"]}
-    left = [n for n in rendered.get("notebooks", []) if n.get("name") not in rerun]
-    return {**rendered, "notebooks": left} if left else None
-
-
-def cold_timing(record: dict, old: dict) -> dict | None:
-    """When ``record`` trained no run (every result came from the store) and the earlier
-    record ``old`` is of the same commit and notebooks, the timing of the regeneration that
-    trained them (``old``'s, or the one ``old`` carried): what regenerating costs from an
-    empty store.  Otherwise None."""
-    if record.get("only") or any(n.get("trained", 0) for n in record["notebooks"]):
-        return None
-    if old.get("git_commit") != record.get("git_commit") or old.get("only"):
-        return None
-    if "cold" in old:
-        return old["cold"]
-    if not any(n.get("trained", 0) for n in old.get("notebooks", [])):
-        return None
-    return {k: old[k] for k in ("started", "finished", "total_wall_time_s", "store", "notebooks", "runs") if k in old}
-
-
-def strip(paths: list[Path] | None = None) -> list[Path]:
-    """Remove outputs, execution counts and execution metadata from notebooks
-    (in place); returns the notebooks that changed."""
-    import nbformat
-
-    changed = []
-    for path in paths if paths is not None else sorted((_repo() / "notebooks").rglob("*.ipynb")):
-        if ".ipynb_checkpoints" in path.parts:
-            continue
-        nb = nbformat.read(str(path), as_version=4)
-        before = nbformat.writes(nb)
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                cell.outputs = []
-                cell.execution_count = None
-            for key in ("execution", "papermill", "collapsed", "scrolled"):
-                cell.metadata.pop(key, None)
-        nb.metadata.pop("papermill", None)
-        if nbformat.writes(nb) != before:
-            nbformat.write(nb, str(path))
-            changed.append(path)
-    return changed
-
-
-def _executor_environment(args: argparse.Namespace) -> int:
-    """Pass the executor flags on to the notebooks' grids (through the environment the kernels
-    inherit, :mod:`fedlib.repro.run.executors`); 2 (after one line on stderr) when they cannot be used."""
-    from .run.executors import EXECUTOR_ENV, GPUS_ENV, MissingExtraError, check_resources, require_ray
-
-    try:
-        if args.gpus_per_run is not None:
-            check_resources(1, args.gpus_per_run)
-        if args.executor == "ray" or (args.executor is None and os.environ.get(EXECUTOR_ENV) == "ray"):
-            require_ray()
-    except (MissingExtraError, ValueError) as err:
-        print(f"fedlib.repro.regenerate: error: {err}", file=sys.stderr)
-        return 2
-    if args.executor is not None:
-        os.environ[EXECUTOR_ENV] = args.executor
-    if args.ray_address is not None:
-        os.environ["RAY_ADDRESS"] = args.ray_address
-    if args.gpus_per_run is not None:
-        os.environ[GPUS_ENV] = repr(args.gpus_per_run)
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -503,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpus-per-run", type=float, default=None,
                         help="GPUs per Ray task, a fraction where runs share a GPU (default: the profile's, else 0)")
     args = parser.parse_args(argv)
-    code = _executor_environment(args)
+    code = executor_environment(args)
     if code:
         return code
     if args.strip:
