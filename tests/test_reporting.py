@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fedlib.repro.verdict.compare import compare, gains, render_comparison, summarize, winners
+from fedlib.repro.artefacts.comparison_text import render_comparison
+from fedlib.repro.verdict.compare import compare, gains, summarize, winners
 from fedlib.repro.run.grid import aggregate, diverged_lines, progress_channel, run_grid
 from fedlib.papers import all_papers
 

@@ -17,8 +17,8 @@ import pytest
 
 from fedlib.papers import all_papers
 from fedlib.papers.fedlc import reported as fedlc
-from fedlib.repro.verdict.compare import (close_without_std, compare, findings, gains, half_printed_unit, kendall_tau,
-                                  mark_stand_in, render_comparison, summarize, verdict_text, winners)
+from fedlib.repro.artefacts.comparison_text import findings, mark_stand_in, render_comparison, verdict_text
+from fedlib.repro.verdict.compare import close_without_std, compare, gains, half_printed_unit, kendall_tau, summarize, winners
 from fedlib.repro.verdict.seeds import seed_spread
 from fedlib.repro.verdict.spread import Spread, record_seed_spread, spread_for
 from fedlib.repro.artefacts.tables import recount

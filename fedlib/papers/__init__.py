@@ -22,13 +22,22 @@ A companion has the same modules in every paper:
 * modules of its own, named after concepts (a study's build functions, its plots, its cell
   configuration ``cell_config``): none over 400 lines.
 
-Its notebooks are ``notebooks/<name>/NN_<section>.ipynb`` (20 to 40 code lines: a parameters
-cell, calls into the companion, a table or a figure) and its outputs ``figures/<name>/<profile>/``.
+Its notebooks are ``notebooks/<name>/NN_<section>.ipynb`` (a parameters cell, calls into the companion,
+a table or a figure; at most 40 code lines), each declared as a ``View`` in its ``__init__``, and its outputs
+``figures/<name>/<profile>/``.  ``python -m fedlib.repro.new NAME`` scaffolds all three
+(``docs/architecture.md#adding-a-paper``).
 
 Adding a paper is adding one folder in each of those three places: neither the training core
 nor the reproduction machinery (:mod:`fedlib.repro`) names a paper.
 """
 
+import os
+
 from ..repro.spec.paper import Paper, all_papers, get_paper
+
+#: Further folders of companion packages (os.pathsep-separated), e.g. one scaffolded outside the repository
+#: by ``python -m fedlib.repro.new NAME --root DIR`` (``DIR/fedlib/papers``): found as ``fedlib.papers.NAME``.
+PAPERS_ENV = "FEDLIB_PAPERS"
+__path__ = [*__path__, *(p for p in os.environ.get(PAPERS_ENV, "").split(os.pathsep) if p)]
 
 __all__ = ["Paper", "all_papers", "get_paper"]

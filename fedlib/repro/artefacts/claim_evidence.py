@@ -20,7 +20,7 @@ __all__ = ["TABLE_PNG", "gap_cells", "budget_share"]
 TABLE_PNG = ("_curve", "_curves", "_bars", "_groups")
 
 
-def _num(x) -> float | None:
+def num(x) -> float | None:
     try:
         x = float(x)
     except (TypeError, ValueError):
@@ -56,7 +56,7 @@ def _gpu_frame(path: Path, pp, table: str) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _frame(root: Path, pp, scale: str, table: str) -> tuple[pd.DataFrame | None, list[str]]:
+def table_frame(root: Path, pp, scale: str, table: str) -> tuple[pd.DataFrame | None, list[str]]:
     """The cells of ``table`` at ``scale`` and the evidence files (relative to ``figures/<paper>/``)."""
     if scale == "GPU":  # the runs in the paper profile's gpu_precision (one precision a cell)
         from ..run.cells import gpu_folder
@@ -73,18 +73,18 @@ def _frame(root: Path, pp, scale: str, table: str) -> tuple[pd.DataFrame | None,
     return pd.read_csv(path), [f"{scale}/{table}.csv", *pngs[:1]]
 
 
-def _cell(frame: pd.DataFrame, row: str, col: str):
+def cell_at(frame: pd.DataFrame, row: str, col: str):
     hit = frame[(frame.row == row) & (frame.column == col)]
     return None if hit.empty else hit.iloc[0]
 
 
-def _ran(cell) -> bool:
-    return cell is not None and _num(cell.ours_mean) is not None
+def cell_ran(cell) -> bool:
+    return cell is not None and num(cell.ours_mean) is not None
 
 
 def _std(cell) -> float | None:
     """A cell's std over its own seeds; None for one seed (no spread of another cell or machine stands in)."""
-    return _num(cell.ours_std) if int(cell.n_seeds) >= 2 else None
+    return num(cell.ours_std) if int(cell.n_seeds) >= 2 else None
 
 
 def _paired(a, b) -> tuple[float, float, int, dict[int, float]] | None:
@@ -106,12 +106,13 @@ def gap_cells(frame: pd.DataFrame, q: Gap | Best, columns=None, method=None, bas
     :mod:`fedlib.repro.verdict.claims`, "Noise")."""
     out = []
     for col in columns or q.columns:
-        a, b = _cell(frame, method or q.method, col), _cell(frame, baseline or q.baseline, col)
-        rec = {"column": col, "ran": _ran(a) and _ran(b)}
-        if a is not None and b is not None and _num(a.paper_mean) is not None and _num(b.paper_mean) is not None:
+        a, b = cell_at(frame, method or q.method, col), cell_at(frame, baseline or q.baseline, col)
+        rec = {"column": col, "ran": cell_ran(a) and cell_ran(b)}
+        if a is not None and b is not None and num(a.paper_mean) is not None and num(b.paper_mean) is not None:
             rec["paper"] = float(a.paper_mean) - float(b.paper_mean)
         if not rec["ran"]:
-            rec["note"] = next((str(c.note) for c in (a, b) if c is not None and not _ran(c) and isinstance(c.note, str)),
+            rec["note"] = next((str(c.note) for c in (a, b)
+                                if c is not None and not cell_ran(c) and isinstance(c.note, str)),
                                "not run at this scale: the row is not in its table (rendered before the row "
                                "was declared)")
             out.append(rec)
@@ -132,13 +133,13 @@ def gap_cells(frame: pd.DataFrame, q: Gap | Best, columns=None, method=None, bas
             se, std = rules.difference_se(sa, na, sb, nb), rules.difference_se(sa, 1, sb, 1)
             df, diffs = rules.welch_df(sa, na, sb, nb), None
         rec.update(ours=ours, se=se, std=std, df=df, paired=paired is not None,
-                   n=n, dataset=str(a.dataset), used=str(a.dataset_used), share=_num(a.get("share")),
+                   n=n, dataset=str(a.dataset), used=str(a.dataset_used), share=num(a.get("share")),
                    means=(float(a.ours_mean), float(b.ours_mean)), diffs=diffs)
         out.append(rec)
     return out
 
 
-def _datasets(pp, cells: list[dict]) -> str:
+def datasets(pp, cells: list[dict]) -> str:
     pairs = dict.fromkeys((c["dataset"], c["used"]) for c in cells)
     return "; ".join(pp.dataset_label(u) + (f" (stand-in for {pp.dataset_label(d)})" if u != d else "")
                      for d, u in pairs)
@@ -166,7 +167,7 @@ def budget_share(pp, profile: str, table: str, row: str, column: str) -> float |
     return so / sp if so is not None and sp else eo / ep if ep else None
 
 
-def _not_run_note(pp, scale: str, table: str, row: str, column: str) -> str:
+def not_run_note(pp, scale: str, table: str, row: str, column: str) -> str:
     """Why a profile produced no CSV for the table: its declarations (dataset, cost gate)."""
     t = pp.table(table)
     cfg, note = pp.profile(scale).resolve(t.config(row, column), t.id)

@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..spec.claims import Best, Claim, Contrast, Gap, Part, Ranking
 from ..verdict import claims as rules
-from .claim_evidence import _cell, _datasets, _frame, _not_run_note, _num, _ran, budget_share, gap_cells
+from .claim_evidence import budget_share, cell_at, cell_ran, datasets, gap_cells, not_run_note, num, table_frame
 
 __all__ = ["SCALES", "claims_of", "left_out", "evaluate", "budget_share", "gap_cells", "paper_value"]
 
@@ -164,7 +164,7 @@ def _gap_row(pp, claim, part, scale, cells, evidence, share=None) -> dict:
         share = ran[0].get("share") or budget_share(pp, scale, part.quantity.table, part.quantity.method, cols[0])
     decide = _decide_text(ours, std, n, paired, paper, margin) if verdict.word == "inconclusive" else ""
     return _row(claim, part, scale, verdict, evidence, paper=paper, ours=ours, ours_std=std, n_seeds=n,
-                paired=paired, dataset_used=_datasets(pp, ran), budget_share=share, margin=margin, covers=covers,
+                paired=paired, dataset_used=datasets(pp, ran), budget_share=share, margin=margin, covers=covers,
                 decide=decide, runs=_runs_key(ran))
 
 
@@ -196,15 +196,15 @@ def _best_row(pp, claim, part, scale, frame, evidence) -> dict:
                        f"{', '.join(c for c, s in zip(cols, states) if s == 'undecided')}")
     wins = sum(s == "best" for s in states)
     return _row(claim, part, scale, verdict, evidence, paper=f"{paper_wins} of {len(cols)}",
-                ours=f"{wins} of {len(cols)}", n_seeds=n, dataset_used=_datasets(pp, used),
+                ours=f"{wins} of {len(cols)}", n_seeds=n, dataset_used=datasets(pp, used),
                 budget_share=budget_share(pp, scale, q.table, q.method, cols[0]), covers=covers, decide=decide)
 
 
 def _ranking_row(pp, claim, part, scale, frame, evidence) -> dict:
     q = part.quantity
-    cols = [c for c in q.columns if all(_ran(_cell(frame, r, c)) for r in q.rows)]
+    cols = [c for c in q.columns if all(cell_ran(cell_at(frame, r, c)) for r in q.rows)]
     if not cols:
-        cell = _cell(frame, q.rows[0], q.columns[0])
+        cell = cell_at(frame, q.rows[0], q.columns[0])
         return _row(claim, part, scale, rules.not_tested(str(getattr(cell, "note", "not run"))), evidence,
                     paper=paper_value(pp, part))
     sub = frame[frame.row.isin(q.rows) & frame.column.isin(cols)]
@@ -215,7 +215,7 @@ def _ranking_row(pp, claim, part, scale, frame, evidence) -> dict:
     decide = f"≥ 3 seeds of every row ({n} now)" if verdict.word == "inconclusive" and n < 2 else \
         ("more rows or seeds: the order of these rows is not significant" if verdict.word == "inconclusive" else "")
     return _row(claim, part, scale, verdict, evidence, paper="τ = 1 (its own order)", ours=f"τ = {tau:+.2f}",
-                n_seeds=n, dataset_used=_datasets(pp, used), covers=_covers(pp, part, cols), decide=decide,
+                n_seeds=n, dataset_used=datasets(pp, used), covers=_covers(pp, part, cols), decide=decide,
                 budget_share=budget_share(pp, scale, q.table, q.rows[0], cols[0]))
 
 
@@ -247,7 +247,7 @@ def _ladder_row(pp, claim, part, scale, root: Path) -> dict | None:
         return _row(claim, part, scale, rules.not_tested(
             f"{pp.method_label(spec.baseline)} is at chance on every rung: no gap is measured"), evidence, paper=paper)
     top = learns.iloc[-1]
-    n, sd, gap = int(top.n_seeds), _num(top.gap_std), float(top.gap)
+    n, sd, gap = int(top.n_seeds), num(top.gap_std), float(top.gap)
     margin = paper_margin(pp, part, [spec.column])
     z = rules.noise(sd / math.sqrt(n), n - 1) if n >= 2 and sd is not None else None
     verdict = rules.gap_rule(gap, z, paper, margin, quoted="size" if part.rule == "size" else "direction",
@@ -257,7 +257,7 @@ def _ladder_row(pp, claim, part, scale, root: Path) -> dict | None:
         if len(learns) < len(ran) else ""
     verdict = rules.Verdict(verdict.word, verdict.why + f" (top rung where the baseline learns; along the budget: "
                                                         f"{trend}{left})")
-    share = _num(top.sample_epochs) / _num(lad.sample_epochs.iloc[-1]) if _num(top.sample_epochs) else None
+    share = num(top.sample_epochs) / num(lad.sample_epochs.iloc[-1]) if num(top.sample_epochs) else None
     dataset = pp.table(q.table).column(spec.column).dataset
     label = pp.dataset_label(used) + (f" (stand-in for {pp.dataset_label(dataset)})" if used != dataset else "")
     means = (float(top[f"{spec.method}_mean"]), float(top[f"{spec.baseline}_mean"]))
@@ -320,7 +320,7 @@ def _contrast_row(pp, claim, part, scale, root: Path) -> dict | None:
         decide = _decide_text(cell["ours"], cell["std"], n, paired,
                               part.paper_value if part.paper_value is not None else 0.0, margin)
     return _row(claim, part, scale, verdict, evidence, paper=shown, ours=cell["ours"],
-                ours_std=cell["std"], n_seeds=n, paired=paired, dataset_used=_datasets(pp, cells), margin=margin,
+                ours_std=cell["std"], n_seeds=n, paired=paired, dataset_used=datasets(pp, cells), margin=margin,
                 decide=decide, runs=_runs_key(cells))
 
 
@@ -344,22 +344,23 @@ def _one_set_of_runs(rows: list[dict]) -> list[dict]:
     return out
 
 
-def _part_rows(pp, claim, part, root: Path) -> list[dict]:
+def _part_rows(pp, claim, part, root: Path, scales=SCALES) -> list[dict]:
     q, out = part.quantity, []
     if isinstance(q, Contrast):  # a figure's finding: the studies run under the quick and paper profiles
-        return _one_set_of_runs([_contrast_row(pp, claim, part, s, root) for s in ("quick", "paper")])
-    for scale in SCALES:
+        return _one_set_of_runs([_contrast_row(pp, claim, part, s, root) for s in scales
+                                 if s in ("quick", "paper", "smoke")])
+    for scale in scales:
         if scale.startswith("ladder"):
             row = _ladder_row(pp, claim, part, scale, root)
             if row is not None:
                 out.append(row)
             continue
-        frame, evidence = _frame(root, pp, scale, q.table)
+        frame, evidence = table_frame(root, pp, scale, q.table)
         if frame is None or (scale == "GPU" and not set(q.columns) & set(frame.column)):
             if scale != "GPU":
                 first = q.method if not isinstance(q, Ranking) else q.rows[0]
                 out.append(_row(claim, part, scale, rules.not_tested(
-                    _not_run_note(pp, scale, q.table, first, q.columns[0])), [], paper=paper_value(pp, part)))
+                    not_run_note(pp, scale, q.table, first, q.columns[0])), [], paper=paper_value(pp, part)))
             continue
         if scale == "GPU":
             if isinstance(q, Gap):
@@ -374,12 +375,13 @@ def _part_rows(pp, claim, part, root: Path) -> list[dict]:
     return _one_set_of_runs(out)
 
 
-def evaluate(paper: str, figures_root: str | Path | None = None) -> pd.DataFrame:
-    """One row per claim × part × scale of ``paper``'s claims (:data:`SCALES`), from the committed outputs."""
+def evaluate(paper: str, figures_root: str | Path | None = None, scales: tuple[str, ...] = SCALES) -> pd.DataFrame:
+    """One row per claim × part × scale of ``paper``'s claims (:data:`SCALES`), from the committed outputs;
+    ``scales=("smoke",)`` reads a smoke regeneration (a check that the chain runs: its numbers mean nothing)."""
     from ..spec.paper import get_paper
     from .provenance import repo_root
 
     pp = get_paper(paper)
     root = (Path(figures_root) if figures_root is not None else repo_root() / "figures") / paper
     return pd.DataFrame([r for claim in claims_of(paper) for part in claim.parts
-                         for r in _part_rows(pp, claim, part, root)])
+                         for r in _part_rows(pp, claim, part, root, scales)])

@@ -17,7 +17,7 @@ its numbers do not depend on the machine's core count or on how it was
 launched (papermill, JupyterLab).  Saving returns nothing (cell outputs stay
 the table or figure); the paths are in ``ctx.saved``.  An output of an
 experiment the profile runs on a stand-in dataset says so in its caption, its
-findings and its sidecar (``stand_in``; :func:`fedlib.repro.verdict.compare.mark_stand_in`).
+findings and its sidecar (``stand_in``; :func:`fedlib.repro.artefacts.comparison_text.mark_stand_in`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from ..verdict.compare import mark_stand_in
+from .comparison_text import mark_stand_in
 from .provenance import default_output_dir, relative_to_repo, repo_root, store_label
 from .saving import save_figure, save_table
 from .style import use_style

@@ -39,9 +39,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .figure_checks_drawn import _all_text, _legend_rule, _name, _scatter_rule
-from .figure_rules import (FigureRuleError, _bars, _data_lines, _errorbar_parts, _figure_texts, _legend_texts,
-                           _norm, _public, _report, _scatters, _titles, _visible)
+from .figure_artists import (bars, data_lines, dataset_names, errorbar_parts, figure_texts, legend_texts, norm,
+                             scatters, titles, visible)
+from .figure_checks_drawn import all_text, axes_tag, legend_rule, scatter_rule
+from .figure_lines import public
+from .figure_rule_errors import FigureRuleError, report
 
 __all__ = ["DATA_RULES", "DATA_REPORT_ONLY", "CHANCE_MARGIN_PP", "MIN_BAR_PX", "ChanceFromData", "ValueInvisible",
            "CategoryCovered", "LegendEntryEmpty", "NoiseHidden", "SettingUnnamed", "declare_noise", "chance_level",
@@ -112,14 +114,12 @@ def chance_level(ax, datasets: Iterable[str] | None) -> tuple[float, str] | None
     dataset, else the one its title names, else None (classes differ and the axes does not say)."""
     from ...data import DATASETS
 
-    from .figure_rules import _dataset_names
-
     known = [d for d in dict.fromkeys([] if datasets is None else list(datasets)) if d in DATASETS]
     if not known or not _is_accuracy(ax):
         return None
     if len(known) > 1:
-        title = _norm(" ".join(_titles(ax)))
-        named = [d for d in known if any(n in title for n in _dataset_names(d))]
+        title = norm(" ".join(titles(ax)))
+        named = [d for d in known if any(n in title for n in dataset_names(d))]
         if len(named) == 1:
             known = named
         elif len({DATASETS[d].num_classes for d in known}) > 1:
@@ -137,22 +137,22 @@ def _series(ax) -> list[tuple[str, list[float], Any]]:
     out = []
     named = {id(c.lines[0]): c.get_label() for c in ax.containers  # an error-bar series' name is its container's
              if isinstance(c, ErrorbarContainer) and c.lines[0] is not None}
-    for ln in _data_lines(ax):
+    for ln in data_lines(ax):
         ys = [float(y) for y in np.asarray(ln.get_ydata(), dtype=float) if math.isfinite(y)]
         if _over_training(ax) and len(ys) > 2:
             ys = ys[-1:]  # a learning curve: its result is where it ends, not its first rounds
         out.append((named.get(id(ln), ln.get_label()), ys, ln))
-    for c, orient in _bars(ax):
+    for c, orient in bars(ax):
         vals = [(p.get_y() + p.get_height()) if orient == "vertical" else (p.get_x() + p.get_width())
                 for p in c.patches]
         out.append((c.get_label(), [float(v) for v in vals if math.isfinite(v)], c))
-    for sc in _scatters(ax):
+    for sc in scatters(ax):
         ys = np.asarray(sc.get_offsets(), dtype=float).reshape(-1, 2)[:, 1]
         out.append((sc.get_label(), [float(y) for y in ys if math.isfinite(y)], sc))
     return out
 
 
-def _at_chance(ax, datasets, margin_pp: float) -> list[tuple[str, float, Any]]:
+def at_chance(ax, datasets, margin_pp: float) -> list[tuple[str, float, Any]]:
     level = chance_level(ax, datasets)
     if level is None:
         return []
@@ -166,18 +166,18 @@ def _at_chance(ax, datasets, margin_pp: float) -> list[tuple[str, float, Any]]:
     return out
 
 
-def _flagged(ax, fig, label: str) -> bool:
-    texts = [t.get_text() for t in _texts(ax)] + _legend_texts(ax.get_legend()) + _figure_texts(fig)
+def flagged(ax, fig, label: str) -> bool:
+    texts = [t.get_text() for t in _texts(ax)] + legend_texts(ax.get_legend()) + figure_texts(fig)
     said = [t for t in texts if "chance" in t.lower()]
-    if not _public(label):
+    if not public(label):
         return any("at chance" in t.lower() for t in said)
     return any(label in t for t in said) or "chance" in label.lower()
 
 
-def _short_bars(ax, fig, dpi: float) -> list:
+def short_bars(ax, fig, dpi: float) -> list:
     scale = dpi / fig.dpi
     out = []
-    for c, orient in _bars(ax):
+    for c, orient in bars(ax):
         for p in c.patches:
             v = (p.get_y() + p.get_height()) if orient == "vertical" else (p.get_x() + p.get_width())
             size = p.get_height() if orient == "vertical" else p.get_width()
@@ -209,38 +209,38 @@ def _labelled(ax, p, orient, value) -> bool:
 
 # ------------------------------------------------------------------------ the rules
 def _chance_rule(ax, fig, datasets) -> list[str]:
-    return [f"series {lab if _public(lab) else '(bars)'!r} sits at chance ({v:g}; 1/classes of "
+    return [f"series {lab if public(lab) else '(bars)'!r} sits at chance ({v:g}; 1/classes of "
             f"{chance_level(ax, datasets)[1]}) and no text says it is 'at chance'"
-            for lab, v, _ in _at_chance(ax, datasets, CHANCE_MARGIN_PP) if not _flagged(ax, fig, lab)]
+            for lab, v, _ in at_chance(ax, datasets, CHANCE_MARGIN_PP) if not flagged(ax, fig, lab)]
 
 
 def _visible_rule(ax, fig, dpi) -> list[str]:
     return [f"a bar of value {v:g} is under {MIN_BAR_PX:g} px long at the saved size and no text over it reads "
-            f"its value" for _, _, _, v in _short_bars(ax, fig, dpi)]
+            f"its value" for _, _, _, v in short_bars(ax, fig, dpi)]
 
 
 def _noise_rule(ax, fig, seeds: int | None, told: Iterable[str] = ()) -> list[str]:
     out = []
     declared = getattr(ax, _ATTR, None)
-    said = _all_text(fig, told).lower()
+    said = all_text(fig, told).lower()
     if declared is not None:
         std, n = declared
         vals = [v for _, vs, _ in _series(ax) for v in vs]
         if len(vals) >= 2 and (max(vals) - min(vals)) < 2 * std:
             bands = ("PolyCollection", "FillBetweenPolyCollection")
-            band = bool(_errorbar_parts(ax)[1]) or any(type(c).__name__ in bands for c in ax.collections if _visible(c))
+            band = bool(errorbar_parts(ax)[1]) or any(type(c).__name__ in bands for c in ax.collections if visible(c))
             if not band:
                 out.append(f"values differ by {max(vals) - min(vals):.3g}, under twice their noise (std {std:g}), "
                            f"and no error bar or band shows it")
             if not re.search(rf"\b{n}\s+seeds?\b" if n > 1 else r"\b(1|one)\s+seed\b", said):
                 out.append(f"the noise is over {n} seed(s) and no text says '{n} seed{'s' if n > 1 else ''}'")
-    if seeds == 1 and (_data_lines(ax) or _bars(ax) or _scatters(ax)) and not re.search(r"\b(1|one)\s+seed\b", said):
+    if seeds == 1 and (data_lines(ax) or bars(ax) or scatters(ax)) and not re.search(r"\b(1|one)\s+seed\b", said):
         out.append("the figure is over one seed and no text says '1 seed'")
     return out
 
 
 def _setting_rule(fig, meta: dict, title: str, caption: str) -> list[tuple[str, str]]:
-    said = _all_text(fig, [title, caption])
+    said = all_text(fig, [title, caption])
     out = []
     profile = meta.get("profile")
     profile = getattr(profile, "name", profile)
@@ -268,12 +268,12 @@ def check_data(fig, *, name: str = "figure", title: str = "", caption: str = "",
     fig.canvas.draw()
     found: dict[str, list[tuple[str, str]]] = {r: [] for r in DATA_RULES}
     for ax in fig.axes:
-        where = _name(ax, fig)
+        where = axes_tag(ax, fig)
         found["chance_from_data"] += [(where, w) for w in _chance_rule(ax, fig, datasets)]
         found["values_visible"] += [(where, w) for w in _visible_rule(ax, fig, dpi)]
-        found["scatter_uncovered"] += [(where, w) for w in _scatter_rule(ax, fig)]
+        found["scatter_uncovered"] += [(where, w) for w in scatter_rule(ax, fig)]
         found["noise_shown"] += [(where, w) for w in _noise_rule(ax, fig, seeds, [title, caption])]
-    found["legend_drawn"] = _legend_rule(fig)
+    found["legend_drawn"] = legend_rule(fig)
     found["setting_named"] = _setting_rule(fig, meta, title, caption)
     raised = [r for r in DATA_RULES if r not in waive and r not in DATA_REPORT_ONLY]
     for rule, error in zip(DATA_RULES, _ERRORS):
@@ -281,5 +281,5 @@ def check_data(fig, *, name: str = "figure", title: str = "", caption: str = "",
             raise error(name, [(r, a, w) for r in raised for a, w in found[r]])
     for rule in DATA_REPORT_ONLY:
         if found[rule] and rule not in waive:
-            _report(name, rule, found[rule])
+            report(name, rule, found[rule])
     return {rule: not found[rule] for rule in DATA_RULES}

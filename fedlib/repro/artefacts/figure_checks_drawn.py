@@ -8,25 +8,23 @@ import re
 
 import numpy as np
 
-from .figure_rules import _scatters, _visible
+from .figure_artists import figure_texts, scatters, visible
 
 __all__ = ["draws"]
 
 
-def _name(ax, fig) -> str:
+def axes_tag(ax, fig) -> str:
     i = fig.axes.index(ax) + 1 if ax in fig.axes else 0
     title = ax.get_title() or ax.get_title(loc="left")
     return f"axes {i}" + (f" {title!r}" if title else "")
 
 
-def _all_text(fig, extra=()) -> str:
+def all_text(fig, extra=()) -> str:
     """Every visible text of ``fig`` (its legends' too) and ``extra`` (a title, a caption), joined."""
     from matplotlib.text import Text
 
-    from .figure_rules import _figure_texts
-
     found = [t.get_text() for t in fig.findobj(Text) if t.get_visible()]
-    return " ".join(found + list(_figure_texts(fig)) + list(extra))
+    return " ".join(found + list(figure_texts(fig)) + list(extra))
 
 
 def _render(fig) -> np.ndarray:
@@ -42,8 +40,8 @@ def _opaque(sc) -> bool:
         len(fc) == 0 and (1.0 if alpha is None else alpha) > 0.6)
 
 
-def _scatter_rule(ax, fig) -> list[str]:
-    cats = [sc for sc in _scatters(ax) if len(np.asarray(sc.get_offsets()).reshape(-1, 2))]
+def scatter_rule(ax, fig) -> list[str]:
+    cats = [sc for sc in scatters(ax) if len(np.asarray(sc.get_offsets()).reshape(-1, 2))]
     if len(cats) < 2:
         return []
     order = sorted(range(len(cats)), key=lambda i: (cats[i].get_zorder(), ax.get_children().index(cats[i])))
@@ -61,7 +59,7 @@ def _scatter_rule(ax, fig) -> list[str]:
         for sc, v in zip(cats, vis):
             sc.set_visible(v)
     out = []
-    said = _all_text(fig)
+    said = all_text(fig)
     for rank, i in enumerate(order):
         above = [masks[j] for j in order[rank + 1:] if _opaque(cats[j])]
         own = masks[i].sum()
@@ -87,7 +85,7 @@ def _has_point(artist, ax) -> bool:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    if not _visible(artist):
+    if not visible(artist):
         return False
     (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
     if isinstance(artist, Line2D):
@@ -162,9 +160,9 @@ def _grey(handle) -> bool:
     return c is None or (max(c) - min(c)) < 0.02
 
 
-def _legend_rule(fig) -> list[tuple[str, str]]:
+def legend_rule(fig) -> list[tuple[str, str]]:
     out = []
-    legends = [(ax.get_legend(), [ax], _name(ax, fig)) for ax in fig.axes if ax.get_legend() is not None]
+    legends = [(ax.get_legend(), [ax], axes_tag(ax, fig)) for ax in fig.axes if ax.get_legend() is not None]
     legends += [(leg, list(fig.axes), "figure legend") for leg in fig.legends]
     for leg, scope, where in legends:
         drawn = _drawn(scope)

@@ -9,8 +9,8 @@ from typing import Iterable
 
 import numpy as np
 
-from .figure_checks_data import CHANCE_MARGIN_PP, _at_chance, _flagged, _short_bars, chance_level
-from .figure_rules import _public
+from .figure_checks_data import CHANCE_MARGIN_PP, at_chance, chance_level, flagged, short_bars
+from .figure_lines import public
 
 __all__ = ["mend", "stamp_setting"]
 
@@ -20,7 +20,7 @@ def mend(fig, datasets: Iterable[str] | None = None, *, dpi: float = 200.0) -> N
     each bar too short to see (its value as a label)."""
     fig.canvas.draw()
     for ax in fig.axes:
-        hits = [h for h in _at_chance(ax, datasets, CHANCE_MARGIN_PP) if not _flagged(ax, fig, h[0])]
+        hits = [h for h in at_chance(ax, datasets, CHANCE_MARGIN_PP) if not flagged(ax, fig, h[0])]
         if hits:
             chance, _ = chance_level(ax, datasets)
             lo, hi = sorted(ax.get_ylim())
@@ -30,14 +30,14 @@ def mend(fig, datasets: Iterable[str] | None = None, *, dpi: float = 200.0) -> N
             for label, _, artist in hits:
                 bars = _chance_bars(ax, artist, top)
                 if bars or not _point(ax, label, artist, top):
-                    names += [f"{n} ({label})" if _public(label) else n for n in bars] if bars else \
-                        ([label] if _public(label) else [])
-            if names or not all(_public(lab) for lab, _, _ in hits):
+                    names += [f"{n} ({label})" if public(label) else n for n in bars] if bars else \
+                        ([label] if public(label) else [])
+            if names or not all(public(lab) for lab, _, _ in hits):
                 k = round(1 / (chance / (100 if hi > 1.5 else 1)))
                 ax.text(0.01, 0.99, f"at chance (1/{k} = {chance:g}): {', '.join(dict.fromkeys(names)) or 'bars'}",
                         transform=ax.transAxes, ha="left", va="top", fontsize=7, color="firebrick", zorder=6,
                         wrap=True, bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 1})
-        for c, orient, p, v in _short_bars(ax, fig, dpi):
+        for c, orient, p, v in short_bars(ax, fig, dpi):
             x = p.get_x() + p.get_width() / 2 if orient == "vertical" else v
             y = v if orient == "vertical" else p.get_y() + p.get_height() / 2
             va = "bottom" if v >= 0 else "top"
@@ -51,7 +51,7 @@ def _point(ax, label: str, artist, top: float) -> bool:
     False for what is no line or has no name."""
     from matplotlib.lines import Line2D
 
-    if not isinstance(artist, Line2D) or not _public(label):
+    if not isinstance(artist, Line2D) or not public(label):
         return False
     xy = np.asarray(artist.get_xydata(), dtype=float).reshape(-1, 2)
     xy = xy[np.isfinite(xy).all(axis=1) & (xy[:, 1] <= top)]

@@ -106,14 +106,6 @@ from .figure_rules_drawing import legend_clear, series_distinct, series_visible,
 from .figure_rules_labels import (axes_not_blank, cells_labelled, chance_flagged, dataset_named, error_bars,
                                   groups_shown, seeds_marked, stand_in_named)
 
-# the old private names that figure_checks_data, figure_checks_drawn and figure_marks import from here
-from .figure_artists import (bars as _bars, data_lines as _data_lines, dataset_names as _dataset_names,  # noqa: F401
-                             errorbar_parts as _errorbar_parts, figure_texts as _figure_texts,
-                             legend_texts as _legend_texts, norm as _norm, scatters as _scatters, titles as _titles,
-                             visible as _visible)
-from .figure_lines import public as _public  # noqa: F401
-from .figure_rule_errors import report as _report  # noqa: F401
-
 __all__ = ["RULES", "REPORT_ONLY", "CELL_STATUSES", "MIN_FONT_PT", "MAX_WIDTH_PX", "FigureRuleError",
            "FigureRuleWarning", "ValueOutsideAxes", "StandInUnnamed", "CellUnlabelled", "SeriesAlike",
            "LegendCoversData", "ErrorBarsWithoutSeeds", "SeriesHidden", "AxesBlank", "TextIllegible", "GroupDropped",

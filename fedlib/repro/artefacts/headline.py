@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .claims import _frame, budget_share, claims_of, gap_cells
+from .claim_evidence import table_frame
+from .claims import budget_share, claims_of, gap_cells
 
 __all__ = ["headline_figure", "short_reason"]
 
@@ -68,7 +69,7 @@ def headline_figure(paper: str, figures_root: str | Path):
     q = claim.quantity
     table = pp.table(q.table)
     columns = [c.key for c in table.columns]
-    panels = [(s, *_frame(root, pp, s, q.table)) for s in _SCALES]
+    panels = [(s, *table_frame(root, pp, s, q.table)) for s in _SCALES]
     panels = _distinct([(s, f) for s, f, _ in panels if f is not None], q, columns)
     if not panels:  # no scale of ours has the headline table (a figures root with smoke outputs only): no figure
         return None

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..spec.paper import all_papers
 from ..spec.profiles import PROFILE_NAMES
-from ..verdict.compare import findings, gains, verdict_text
+from ..verdict.compare import gains
+from .comparison_text import findings, verdict_text
 from .tables import recount
 
 __all__ = ["collect", "recount_tables", "recount_all", "paper_tables", "count", "profile_order", "wall", "load"]

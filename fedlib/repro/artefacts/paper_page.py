@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..verdict.compare import mark_stand_in, stand_in_caption, verdict_text
+from .comparison_text import mark_stand_in, stand_in_caption, verdict_text
 from .outputs import load, paper_tables, profile_order, wall
 from .page_text import anchor, fold, narrow_tables
 from .scales import cell_counts, scale_section
@@ -23,7 +23,7 @@ __all__ = ["write_paper_page", "gpu_lines"]
 
 
 def _prepare(metas: list[dict], prof, pp) -> list[dict]:
-    """Each sidecar with its stand-ins marked (:func:`fedlib.repro.verdict.compare.mark_stand_in`) and
+    """Each sidecar with its stand-ins marked (:func:`fedlib.repro.artefacts.comparison_text.mark_stand_in`) and
     ``_deviations``: the stand-in statement (moved out of the caption) and the sidecar's own deviations."""
     label = pp.dataset_label if pp is not None else str
     out = []

@@ -9,7 +9,8 @@
   ``figures/<paper>/README.md`` per paper.
 """
 
-from ..verdict.compare import MARK, STATUS, add_column_param, compare, findings, gains, render_comparison, summarize, winners
+from ..verdict.compare import MARK, STATUS, add_column_param, compare, gains, summarize, winners
+from .comparison_text import findings, render_comparison
 from .context import Context
 from ..run.grid import GridResult, aggregate, default_store, run_grid
 from .index import build_index

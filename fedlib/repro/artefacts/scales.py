@@ -11,7 +11,7 @@ names them.  Both read only the sidecars that :func:`fedlib.repro.artefacts.outp
 
 from __future__ import annotations
 
-from ..verdict.compare import no_std_sentence
+from .comparison_text import no_std_sentence
 from .outputs import count as _count
 from .outputs import paper_tables as _tables
 

@@ -29,7 +29,8 @@ from typing import Any, Callable, Mapping, Union
 import numpy as np
 import pandas as pd
 
-from ..verdict.compare import compare, findings, mark_stand_in, render_comparison, summarize
+from ..verdict.compare import compare, summarize
+from .comparison_text import findings, mark_stand_in, render_comparison
 from ..run.gate import table_cells as gate_table_cells
 from ..run.grid import GridResult, aggregate, run_grid
 from ..spec.profiles import Profile

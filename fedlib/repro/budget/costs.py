@@ -24,17 +24,16 @@ runs (``device="cuda"`` in each configuration).  Times are CPU seconds of one co
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Callable
+
+from ..spec.profiles import DEVICE_ENV, resolve_device  # where a profile trains (DEVICE_ENV: $FEDLIB_DEVICE)
 
 __all__ = ["UnitCost", "CostModel", "DEVICE_ENV", "GPU_PRECISION_FACTOR", "resolve_device", "stored_gpu_runs",
            "gpu_note", "gpu_config", "train_size", "GPU_ENGINES", "GPU_MEMORY_BUDGETS", "GPU_MEMORY_FORMATS",
            "gpu_variant", "gpu_key", "client_samples_per_round",
            "ungated", "format_hours", "DEFAULT_BUDGET_HOURS"]
 
-#: Environment variable naming the device of paper-profile runs (``cpu`` or ``cuda``).
-DEVICE_ENV = "FEDLIB_DEVICE"
 #: The wall-time budget of a regeneration whose profile states none (``Profile.budget_minutes``).
 DEFAULT_BUDGET_HOURS = 8.0
 #: A GPU estimate's factor by the run's precision (a :class:`UnitCost`'s GPU cost is float32's): the vectorized
@@ -42,14 +41,6 @@ DEFAULT_BUDGET_HOURS = 8.0
 #: NVIDIA H200 (0.612, 0.563 and 0.952 s; ``benchmarks/results_gpu.md``).  The bare step is faster still in
 #: TF32 (0.34 of float32's, the step probe); the engine's round is not, so the round is what a plan prices.
 GPU_PRECISION_FACTOR = {"float32": 1.0, "tf32": 0.612 / 0.952, "bf16": 0.563 / 0.952}
-
-
-def resolve_device(device: str | None = None) -> str:
-    """``device``, else ``$FEDLIB_DEVICE``, else ``"cpu"``; anything but ``cpu`` / ``cuda[:n]`` is an error."""
-    value = device or os.environ.get(DEVICE_ENV) or "cpu"
-    if value != "cpu" and not value.startswith("cuda"):
-        raise ValueError(f"device must be 'cpu' or 'cuda' (or 'cuda:<n>'), got {value!r}")
-    return value
 
 
 @dataclass(frozen=True)

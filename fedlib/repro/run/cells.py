@@ -12,18 +12,24 @@ numbers and the device they ran on (:meth:`fedlib.repro.spec.profiles.Profile.co
 cannot afford with :func:`fedlib.repro.budget.costs.stored_gpu_runs` before marking it "not run").  Each run's
 time and device are printed, and written into the store folder as ``cells-<paper>-<table>.json``.
 ``--status`` says how far each run has got, ``--record DIR`` writes its table and learning curves.
+
+Here: the command and what it trains and records; the cells as the profile configures them are
+:mod:`fedlib.repro.run.cell_jobs`, how far each run has got :mod:`fedlib.repro.run.cell_progress`, the
+float32-against-another-precision check :mod:`fedlib.repro.run.gpu_precision` (each importable from here).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time
 from pathlib import Path
 
-from .gate import decide
+from .cell_jobs import cell_jobs
+from .cell_progress import compared, progress
+from .cell_progress import read_checkpoint as _read_checkpoint  # noqa: F401  (its name here before the split)
+from .gpu_precision import precision_check
 
 __all__ = ["cell_jobs", "train_cells", "progress", "record", "precision_check", "gpu_folder", "main"]
 
@@ -38,33 +44,6 @@ def _split(text: str | None) -> list[str] | None:
     return None if text is None else [t for t in text.split(",") if t]
 
 
-def cell_jobs(paper: str, table: str, *, profile: str = "paper", rows=None, columns=None, device: str = "cuda",
-              precision: str | None = None) -> list[dict]:
-    """The table's cells (``rows`` × ``columns``; None: all) as the ``profile`` configures them on
-    ``device`` (on a GPU in ``precision``; None: the profile's ``gpu_precision``): dicts of row, column,
-    config.  An unknown row or column is an error naming the known ones."""
-    from ..spec.paper import get_paper
-
-    pp = get_paper(paper)
-    if table not in pp.tables:
-        raise ValueError(f"table must be one of {', '.join(pp.tables)} for {paper}, got {table!r}")
-    t = pp.table(table)
-    known_rows, known_cols = [r.key for r in t.rows], [c.key for c in t.columns]
-    for name, asked, known in (("rows", rows, known_rows), ("columns", columns, known_cols)):
-        bad = [a for a in asked or () if a not in known]
-        if bad:
-            raise ValueError(f"{name} must be among {', '.join(known)} ({paper} {table}), got {', '.join(bad)}")
-    prof = dataclasses.replace(pp.profile(profile), device=device)
-    if precision is not None:
-        prof = dataclasses.replace(prof, gpu_precision=precision)
-    out = []
-    for r in rows or known_rows:
-        for c in columns or known_cols:
-            cfg, note = decide(prof, t.config(r, c), table)  # on a GPU, in the profile's gpu_precision
-            out.append({"row": r, "column": c, "config": cfg, "note": note})
-    return out
-
-
 def train_cells(paper: str, table: str, *, seeds, profile: str = "paper", rows=None, columns=None,
                 device: str = "cuda", store=None, workers: int = 1, progress: bool = True):
     """Train the chosen cells (each seed in ``seeds``) into ``store``; returns the grid's runs
@@ -77,112 +56,6 @@ def train_cells(paper: str, table: str, *, seeds, profile: str = "paper", rows=N
     jobs = cell_jobs(paper, table, profile=profile, rows=rows, columns=columns, device=device)
     return run_grid(jobs, seeds=seeds, store=store, workers=workers, progress=progress,
                     desc=f"{paper} {table} on {device}")
-
-
-def _read_checkpoint(entry: Path) -> dict | None:
-    """A run's checkpoint, read on this machine's CPU (a GPU's tensors mapped to it), or None where there
-    is none or its checksum fails.  Read only: unlike the store's own reader, which a run resumes from,
-    it never removes an entry (a GPU checkpoint is not corrupted because this machine has no GPU)."""
-    import hashlib
-    import io
-
-    import torch
-
-    path, sums = entry / "checkpoint.pt", entry / "checkpoint.sha256"
-    if not (path.exists() and sums.exists()):
-        return None
-    blob = path.read_bytes()
-    if hashlib.sha256(blob).hexdigest() != sums.read_text().strip():
-        return None
-    return torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
-
-
-def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None, columns=None,
-             device: str = "cuda", store=None, device_name: str | None = None, precision: str | None = None):
-    """How far each chosen run has got in ``store``: ``(runs, curves)``.
-
-    ``runs``: one row per cell and seed with ``state`` (``finished``, ``interrupted`` -- a checkpoint,
-    no result -- or ``not started``), the ``round`` reached of ``rounds`` (of a method with several
-    stages: the round within ``stage``, the index of the stage it stopped in), the last evaluated test
-    ``accuracy`` (%), the training seconds so far (``elapsed_s``), the ``device_name`` (from the result's
-    summary; ``device_name`` for runs whose summary is not written yet), the ``precision``, the ``engine``,
-    ``memory_budget_gb`` and ``memory_format`` (:func:`~fedlib.repro.budget.costs.gpu_variant`: those whose entry
-    the store holds) and the training code version of the store key; ``paired_round`` and ``paired_accuracy``,
-    where the runs of a seed are compared (:func:`_paired`).  ``curves``: every evaluated round of every run (row,
-    column, seed, round, test_accuracy %).
-    An interrupted run resumes from its checkpoint when the same command trains it again with this store."""
-    import pandas as pd
-
-    from ...config import Config
-    from ...store import code_version
-    from ..budget.costs import gpu_variant
-    from .grid import as_store
-
-    store = as_store(store)
-    runs, curves = [], []
-    for job in cell_jobs(paper, table, profile=profile, rows=rows, columns=columns, device=device,
-                         precision=precision):
-        if job["config"] is None:
-            continue
-        for seed in seeds:
-            cfg = Config.from_dict({**job["config"], "seed": int(seed)})
-            variant, key = gpu_variant(store, cfg.to_dict())  # the engine and memory budget it trained under
-            result = store.load_result(key)
-            row = {"row": job["row"], "column": job["column"], "seed": int(seed), "rounds": cfg.rounds,
-                   "device_name": device_name, "precision": cfg.precision, **variant,
-                   "code_version": code_version(cfg), "key": key}
-            if result is not None:
-                history, summary = result["history"], result["summary"]
-                row.update(state="finished", round=cfg.rounds, elapsed_s=summary.get("wall_time_s"),
-                           device_name=summary.get("device_name") or device_name)
-            else:
-                ckpt = _read_checkpoint(store.entry(key))
-                stage = (ckpt or {}).get("stage_state") or {}
-                history = list((ckpt or {}).get("history") or []) + list(stage.get("history") or [])
-                row.update(state="interrupted" if ckpt else "not started", round=stage.get("round", 0),
-                           elapsed_s=(ckpt or {}).get("elapsed_s"), stage=(ckpt or {}).get("stage", 0),
-                           device_name=device_name if ckpt else None)  # not started: on no device yet
-            evaluated = [h for h in history if h.get("test_accuracy") is not None]
-            row["accuracy"] = 100.0 * evaluated[-1]["test_accuracy"] if evaluated else None
-            runs.append(row)
-            curves += [{"row": job["row"], "column": job["column"], "seed": int(seed), "round": h["round"],
-                        "test_accuracy": 100.0 * h["test_accuracy"]} for h in evaluated]
-    runs = pd.DataFrame(runs)
-    curves = pd.DataFrame(curves, columns=["row", "column", "seed", "round", "test_accuracy"])
-    return _paired(runs, curves), curves
-
-
-def _paired(runs, curves):
-    """``runs`` with ``paired_round`` and ``paired_accuracy``: per column and seed, the last evaluated round
-    that every row's run of that seed reached, and each run's accuracy there.  Runs stopped at different
-    rounds (one finished, one interrupted) are compared there, never at their different last rounds;
-    NaN where a run of the seed has no evaluation yet."""
-    runs = runs.assign(paired_round=float("nan"), paired_accuracy=float("nan"))
-    if runs.empty:
-        return runs.astype({"paired_round": "Int64"})
-    for (col, seed), group in runs.groupby(["column", "seed"]):
-        mine = curves[(curves.column == col) & (curves.seed == seed)]
-        reached = [set(mine[mine.row == r]["round"]) for r in group.row]
-        common = set.intersection(*reached) if reached else set()
-        if not common:
-            continue
-        at = max(common)
-        for i, r in zip(group.index, group.row):
-            hit = mine[(mine.row == r) & (mine["round"] == at)]
-            runs.loc[i, ["paired_round", "paired_accuracy"]] = [at, float(hit.test_accuracy.iloc[-1])]
-    return runs.astype({"paired_round": "Int64"})
-
-
-def compared(runs):
-    """The rows of ``runs`` that a comparison counts: per column, the seeds whose runs were paired at the
-    furthest round any seed's were (``paired_round``).  A seed paired earlier (one of its runs still
-    training) is left out, not averaged with seeds compared at the end: accuracy at round 60 and at round
-    400 are not draws of one quantity."""
-    runs = runs[runs.paired_accuracy.notna()]
-    if runs.empty:
-        return runs
-    top = runs.groupby("column").paired_round.transform("max")
-    return runs[runs.paired_round == top]
 
 
 def _gain_text(pp, runs) -> str:
@@ -331,120 +204,6 @@ def _gain_panel(ax, pp, runs, curves, pair, dashes) -> None:
     ax.axhline(0.0, lw=0.8, color="0.55", label="no gain")
     ax.set_ylabel(f"{pp.gain_label(method, base)} (pp)", fontsize=8)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-
-
-def _seed_pairs(curves, at_round: dict) -> list[float]:
-    """|accuracy difference| (pp) between two seeds of one row and column, at ``at_round[(row, column)]``: every
-    pair of seeds evaluated there."""
-    out = []
-    for (row, col), g in curves.groupby(["row", "column"]):
-        at = at_round.get((row, col))
-        hit = g[g["round"] == at].drop_duplicates("seed").set_index("seed").test_accuracy
-        vals = list(hit.values)
-        out += [abs(a - b) for i, a in enumerate(vals) for b in vals[i + 1:]]
-    return out
-
-
-def precision_check(paper: str, table: str, out_dir, *, seeds, precision: str, profile: str = "paper", rows=None,
-                    columns=None, device: str = "cuda", store=None, trained_at: str | None = None) -> dict:
-    """Does training in ``precision`` move a run more than changing its seed does?  For every run (row, column,
-    seed) held in the store both in float32 and in ``precision``: the two accuracies at the furthest round both
-    evaluated, and their difference; beside it, the difference between two seeds of one row and precision at
-    that round (the yardstick: how far a run moves when only its seed changes).  Writes
-    ``<table>_precision_check`` (a table) and ``<table>_precision_curves`` (the difference round by round,
-    the seed-to-seed band behind it) into ``out_dir``; returns ``{"pairs", "seed_diffs", "verdict"}``.
-    ``verdict`` is ``within`` (the mean same-seed difference is at most the mean seed-to-seed one), ``beyond``,
-    or ``no pair`` / ``no yardstick`` where the store holds no run in both precisions / no two seeds."""
-    import matplotlib.pyplot as plt
-    import pandas as pd
-    import seaborn as sns
-
-    from ..artefacts.saving import save_figure, save_table
-    from ..spec.paper import get_paper
-
-    if precision == "float32":
-        raise ValueError("precision must be another than float32 (tf32 or bf16): it is checked against float32")
-    pp = get_paper(paper)
-    kw = dict(seeds=seeds, profile=profile, rows=rows, columns=columns, device=device, store=store)
-    (ref_runs, ref), (new_runs, new) = (progress(paper, table, precision=p, **kw) for p in ("float32", precision))
-    both = ref.merge(new, on=["row", "column", "seed", "round"], suffixes=("_float32", f"_{precision}"))
-    both["diff_pp"] = both[f"test_accuracy_{precision}"] - both["test_accuracy_float32"]
-    pairs = both.loc[both.groupby(["row", "column", "seed"])["round"].idxmax()] if not both.empty else both
-    pairs = pairs.reset_index(drop=True)
-    # as the gains (compared): only runs compared at the furthest round of their column count; a difference at
-    # round 65 is no draw of one at round 400
-    top = pairs.groupby("column")["round"].transform("max") if len(pairs) else pairs["round"]
-    behind, pairs = pairs[pairs["round"] != top], pairs[pairs["round"] == top].reset_index(drop=True)
-    at = {(row, col): int(r) for row in set(ref.row) | set(new.row)
-          for col, r in pairs.groupby("column")["round"].max().items()}
-    seed_diffs = _seed_pairs(ref, at) + _seed_pairs(new, at)
-    mean_prec = float(pairs.diff_pp.abs().mean()) if len(pairs) else float("nan")
-    mean_seed = sum(seed_diffs) / len(seed_diffs) if seed_diffs else float("nan")
-    verdict = ("no pair" if pairs.empty else "no yardstick" if not seed_diffs else
-               "within" if mean_prec <= mean_seed else "beyond")
-    text = {"no pair": f"No run is in the store both in float32 and in {precision} yet.",
-            "no yardstick": f"{precision} moves a run by {mean_prec:.2f} pp on average ({len(pairs)} runs); no two "
-                            "seeds of one row reached the same round, so there is no seed-to-seed yardstick yet.",
-            "within": f"{precision} moves a run by {mean_prec:.2f} pp on average ({len(pairs)} runs, largest "
-                      f"{pairs.diff_pp.abs().max():.2f}): within the {mean_seed:.2f} pp that changing only the seed "
-                      f"moves one ({len(seed_diffs)} seed pairs).",
-            "beyond": f"{precision} moves a run by {mean_prec:.2f} pp on average ({len(pairs)} runs, largest "
-                      f"{pairs.diff_pp.abs().max():.2f}): more than the {mean_seed:.2f} pp that changing only the "
-                      f"seed moves one ({len(seed_diffs)} seed pairs)."}[verdict]
-    if len(behind):
-        text += (" Not counted yet, a run still training: " + ", ".join(
-            f"{r.row} seed {r.seed} ({r.diff_pp:+.2f} at round {r['round']})" for _, r in behind.iterrows()) + ".")
-    held = {(r.row, r.column, r.seed) for r in pairs.itertuples()} if len(pairs) else set()
-
-    def engines(runs) -> str:  # engines, budgets, layouts of the runs compared (all, where none is compared yet)
-        mine = runs[[(r, c, s) in held for r, c, s in zip(runs.row, runs.column, runs.seed)]] if held else runs
-        layouts = mine.memory_format if "memory_format" in mine else ["model"] * len(mine)
-        return " and ".join(sorted(f"{e} engine, {b:g} GB" + ("" if f == "model" else f", {f}")
-                                   for e, b, f in set(zip(mine.engine, mine.memory_budget_gb, layouts))))
-
-    caption = (f"{paper} {table}: the same runs (method, column, seed) trained on a GPU in float32 ("
-               f"{engines(ref_runs)}) and in {precision} ({engines(new_runs)}), compared at the furthest round "
-               f"both evaluated. {text} The yardstick: the accuracy difference between two seeds of one method and "
-               f"precision at that round. The engines, memory budgets (how many clients are stacked) and layouts "
-               f"compute the same mathematics and differ in rounding only (tests/test_vectorized.py, "
-               f"tests/test_memory_format.py); what is compared is the whole arithmetic a run in {precision} would "
-               f"train in.")
-    meta = {"profile": profile, "experiment": table, "seeds": [int(s) for s in seeds], "device": device,
-            "precision": f"float32, {precision}", "verdict": verdict, "trained_at": trained_at,
-            "parameters": {"rows": sorted(set(ref_runs.row)), "columns": sorted(set(ref_runs.column))},
-            "command": "python -m fedlib.repro.lease --import"}
-    cols = ["row", "column", "seed", "round", "test_accuracy_float32", f"test_accuracy_{precision}", "diff_pp"]
-    save_table(pairs[cols] if len(pairs) else pd.DataFrame(columns=cols), f"{table}_precision_check", out_dir,
-               title=f"{paper} {table}: {precision} against float32, run by run", caption=caption, **meta)
-    # one panel a method (and column): the methods' differences never hide under each other; in a panel the
-    # seeds differ in dash and marker
-    panels = sorted(set(zip(both.row, both.column)), key=lambda rc: (rc[1], rows.index(rc[0]) if rows else 0)) \
-        if not both.empty else [(None, None)]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels) + 1.6, 3.6), sharey=True, squeeze=False)
-    for ax, (row, col) in zip(axes[0], panels):
-        if seed_diffs:  # behind the curves: the band a seed change spans
-            ax.axhspan(-mean_seed, mean_seed, color="0.88", zorder=0,
-                       label=f"± mean difference between\ntwo seeds ({mean_seed:.2f} pp)")
-        ax.axhline(0, color="0.3", lw=0.8, zorder=1)
-        mine = both[(both.row == row) & (both.column == col)] if row is not None else both
-        for i, (seed, g) in enumerate(mine.groupby("seed")):  # later seeds: larger hollow markers, on top, so
-            # that a point another seed shares (a run with one evaluation, say) rings it instead of hiding under it
-            ax.plot(g["round"], g.diff_pp, color=pp.method_colors.get(row, "0.3"), lw=1.0, ls=("-", "--", ":", "-.")[i % 4],
-                    marker="osD^v"[i % 5], ms=3 + 2.5 * i, mfc="none" if i else None, mew=1.2, zorder=3 + i,
-                    label=f"seed {seed}")
-        ax.set_title(f"{pp.method_label(row)}" + (f", {col}" if len(set(both.column)) > 1 else "")
-                     if row is not None else f"no run in both float32 and {precision} yet", fontsize=9)
-        ax.set_xlabel("communication round")
-    ax = axes[0][-1]  # one legend, beside the last panel (the seeds' styles are the same in every panel)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-    axes[0][0].set_ylabel(f"accuracy, {precision} − float32 (pp)")
-    fig.suptitle(f"{paper} {table}: a run in {precision} against the same run in float32\n{text}", fontsize=8,
-                 wrap=True)
-    fig.tight_layout()
-    save_figure(fig, f"{table}_precision_curves", out_dir, title=f"{paper} {table}: {precision} against float32",
-                caption=caption, close=True, **meta)
-    return {"pairs": pairs, "seed_diffs": seed_diffs, "verdict": verdict}
 
 
 def main(argv=None) -> int:

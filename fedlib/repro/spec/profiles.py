@@ -36,9 +36,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Profile", "get_profile", "DEFAULT_PROFILE", "PROFILE_NAMES", "merge_notes", "changed"]
+__all__ = ["Profile", "get_profile", "DEFAULT_PROFILE", "PROFILE_NAMES", "DEVICE_ENV", "merge_notes", "changed",
+           "resolve_device"]
 
 DEFAULT_PROFILE = "quick"
+#: Where a profile without its own ``device`` trains (``cpu`` or ``cuda[:n]``).
+DEVICE_ENV = "FEDLIB_DEVICE"
 #: The profiles every paper has, from the most to the least expensive.
 PROFILE_NAMES = ("paper", "quick", "smoke")
 
@@ -277,9 +280,17 @@ class Profile:
 
     def resolved_device(self) -> str:
         """Where this profile's runs train: :attr:`device`, else ``$FEDLIB_DEVICE``, else cpu."""
-        from ..budget.costs import resolve_device
-
         return resolve_device(self.device)
+
+
+def resolve_device(device: str | None = None) -> str:
+    """``device``, else ``$FEDLIB_DEVICE``, else ``"cpu"``; anything but ``cpu`` / ``cuda[:n]`` is an error."""
+    import os
+
+    value = device or os.environ.get(DEVICE_ENV) or "cpu"
+    if value != "cpu" and not value.startswith("cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda' (or 'cuda:<n>'), got {value!r}")
+    return value
 
 
 def merge_notes(*dicts: dict) -> dict:

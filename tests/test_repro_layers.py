@@ -1,0 +1,107 @@
+"""The layers inside ``fedlib/repro/``: spec → run → budget → verdict → artefacts → the entry modules
+(``regenerate``, ``decide``, ``lease``, ``claims``, …) at the top.  A module imports only from its own layer
+or below, never a private (underscore) name of another module, and is at most 400 lines (issue 50).
+
+Read from the source with :mod:`ast`.  What still breaks a rule is listed below by name, as a debt that
+only shrinks: a new back edge, a new private import or a new long module fails; a listed one that is
+gone fails too, until its line is removed here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPRO = Path(__file__).resolve().parents[1] / "fedlib" / "repro"
+#: The layers, lowest first; modules directly in fedlib/repro/ are the top.
+LAYERS = ("spec", "run", "budget", "verdict", "artefacts")
+TOP = "top"
+MAX_LINES = 400
+
+#: Imports that still go up a layer: (importing module, imported sub-package) -> why it is not fixed yet.
+KNOWN_UP = {
+    ("spec/paper.py", "artefacts"): "Paper.method_colors reads the palette of artefacts.style",
+    ("run/grid.py", "artefacts"): "repo_root of artefacts.provenance (the default store's folder)",
+    ("run/records.py", "artefacts"): "git_commit of artefacts.provenance (a record's commit)",
+    ("run/cells.py", "artefacts"): "the GPU cells CLI saves its tables (artefacts.saving)",
+    ("run/gpu_precision.py", "artefacts"): "the GPU cells CLI saves its tables (artefacts.saving)",
+    ("run/gate.py", "budget"): "the gate reads the cost model and the GPU's stored runs (budget.costs)",
+    ("run/cell_progress.py", "budget"): "the GPU cells CLI prices its runs (budget.costs)",
+    ("budget/ladder_figure.py", "artefacts"): "the ladder draws its figure under the figure rules",
+    ("budget/plan.py", "artefacts"): "--only's notebooks are listed by artefacts.notebooks (it belongs in spec)",
+    ("budget/decision.py", "artefacts"): "decide's plan reads the claims ledger: it belongs at the top",
+    ("budget/decision.py", "verdict"): "decide's plan reads seeds_to_decide: it belongs at the top",
+    ("verdict/seeds.py", "artefacts"): "seeds.py trains the seeds a table lacks: it belongs in artefacts",
+    ("artefacts/paper_page.py", TOP): "a paper's page opens with the claims block of fedlib.repro.claims",
+}
+#: Private names still imported across modules: "importing module: imported module.name".
+KNOWN_PRIVATE = {
+    "budget/costs.py: fedlib.repro.run.grid._identity",
+    "budget/decision.py: fedlib.repro.run.grid._identity",
+    "decide.py: fedlib.repro.budget.decision._cell_seeds",
+    "lease.py: fedlib.repro.run.cells._read_checkpoint",
+    "lease_plan.py: fedlib.repro.run.cells._read_checkpoint",
+    "lease_queue.py: fedlib.repro.run.grid._identity",
+    "regenerate.py: fedlib.repro.artefacts.notebooks._repo",
+}
+
+
+def _layer(parts: tuple[str, ...]) -> str:
+    return parts[0] if len(parts) > 1 and parts[0] in LAYERS else TOP
+
+
+def _imports():
+    """(module path, imported fedlib.repro module, line, imported names) for every import in fedlib/repro."""
+    for path in sorted(REPRO.rglob("*.py")):
+        rel = path.relative_to(REPRO)
+        package = ["fedlib", "repro", *rel.parts[:-1]]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("fedlib.repro"):
+                yield rel, target, node.lineno, [a.name for a in node.names]
+
+
+def _target_layer(target: str, names: list[str]) -> str:
+    parts = target.split(".")[2:]
+    if not parts:  # "from fedlib.repro import x": x is a layer or an entry module
+        return names[0] if names and names[0] in LAYERS else TOP
+    return parts[0] if parts[0] in LAYERS else TOP
+
+
+def test_no_import_goes_up_a_layer():
+    order = {name: i for i, name in enumerate((*LAYERS, TOP))}
+    found = {}
+    for rel, target, line, names in _imports():
+        mine, theirs = _layer(rel.parts), _target_layer(target, names)
+        if order[theirs] > order[mine]:
+            found[(rel.as_posix(), theirs)] = f"{rel}:{line} imports {target}"
+    new = {k: v for k, v in found.items() if k not in KNOWN_UP}
+    assert not new, "imports that go up a layer (move the code to its layer):\n" + "\n".join(new.values())
+    gone = set(KNOWN_UP) - set(found)
+    assert not gone, f"fixed, so remove from KNOWN_UP: {sorted(gone)}"
+
+
+def test_no_private_name_is_imported_across_modules():
+    found = {f"{rel.as_posix()}: {target}.{name}" for rel, target, _, names in _imports()
+             for name in names if name.startswith("_") and not name.startswith("__")}
+    assert not found - KNOWN_PRIVATE, f"private names imported across modules: {sorted(found - KNOWN_PRIVATE)}"
+    assert not KNOWN_PRIVATE - found, f"fixed, so remove from KNOWN_PRIVATE: {sorted(KNOWN_PRIVATE - found)}"
+
+
+def test_no_module_over_400_lines():
+    long = {p.relative_to(REPRO).as_posix(): n for p in REPRO.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines (split them by concept): {long}"
+
+
+def test_the_layer_check_sees_an_upward_import():
+    """The check can fail: an import of artefacts from spec is found as going up."""
+    assert _target_layer("fedlib.repro.artefacts.style", ["method_colors"]) == "artefacts"
+    assert _layer(("spec", "paper.py")) == "spec" and _layer(("decide.py",)) == TOP
+    assert _target_layer("fedlib.repro", ["run"]) == "run" and _target_layer("fedlib.repro.claims", ["x"]) == TOP
