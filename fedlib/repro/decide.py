@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .budget.decision import PLANNED_RULES, Decision, _cell_seeds, describe, is_inconclusive, order, plan
+from .budget.decision import PLANNED_RULES, Decision, cell_seeds, describe, is_inconclusive, order, plan
 
 __all__ = ["main", "select", "unplanned", "train", "declare", "render", "render_gpu", "decide"]
 
@@ -131,7 +131,7 @@ def _cells(d: Decision, root: Path, device: str) -> list[dict]:
     pp = get_paper(d.paper)
     prof = pp.profile(d.profile)
     t = pp.table(d.table)
-    held = _cell_seeds(root / d.paper, pp, d.scale, d.table)
+    held = cell_seeds(root / d.paper, pp, d.scale, d.table)
     out = []
     for r, c in d.cells:
         cfg, note = prof.resolve(t.config(r, c), t.id)

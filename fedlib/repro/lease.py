@@ -119,13 +119,13 @@ def write_outputs(out_dir, record: dict, store, *, max_files: int = 7) -> dict:
 
 
 def _curve(store, key: str) -> list[list]:
-    from .run.cells import _read_checkpoint
+    from .run.cell_progress import read_checkpoint
 
     result = store.load_result(key)
     if result is not None:
         history = result["history"]
     else:
-        ckpt = _read_checkpoint(store.entry(key)) or {}
+        ckpt = read_checkpoint(store.entry(key)) or {}
         history = list(ckpt.get("history") or []) + list((ckpt.get("stage_state") or {}).get("history") or [])
     return [[h["round"], h["test_accuracy"]] for h in history if h.get("test_accuracy") is not None]
 

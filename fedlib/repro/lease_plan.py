@@ -100,7 +100,7 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
     skipped, one with a checkpoint costs only its rounds left.  Rows: run, est. GPU-min, start and end minute,
     and ``finishes`` / ``reaches ≈ p %`` / ``not started`` / ``finished in the store``."""
     from ..config import Config
-    from .run.cells import _read_checkpoint
+    from .run.cell_progress import read_checkpoint
     from .run.pack import FIRST_ROUND_EXTRA_S
     from .spec.paper import get_paper
 
@@ -120,7 +120,7 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
             if store.load_result(key) is not None:
                 rows.append({"run": job.name, "est_gpu_min": 0.0, "outcome": "finished in the store"})
                 continue
-            ckpt = _read_checkpoint(store.entry(key))  # read only: a GPU's checkpoint, read on a CPU
+            ckpt = read_checkpoint(store.entry(key))  # read only: a GPU's checkpoint, read on a CPU
             done = int(((ckpt or {}).get("stage_state") or {}).get("round", 0))
             resumes = f"resumes at round {done}: " if done else ""
             if est is not None and done:

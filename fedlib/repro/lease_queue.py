@@ -126,14 +126,14 @@ def _entry_jobs(entry: dict, profile: str, device: str) -> list[Job]:
 def queue_jobs(entries: list[dict], *, profile: str = "paper", device: str = "cuda") -> list[Job]:
     """The queue's runs in priority order, on ``device``; a run an earlier entry queues already (equal store
     key content) keeps its first place (its later duplicates get a note and no config)."""
-    from .run.grid import _identity
+    from .run.grid import identity
 
     seen: dict[str, str] = {}
     out = []
     for entry in entries:
         for job in _entry_jobs(entry, profile, device):
             if job.config is not None:
-                ident = _identity(job.config)
+                ident = identity(job.config)
                 if ident in seen:
                     job = dataclasses.replace(job, config=None, note=f"the same run as {seen[ident]}")
                 else:

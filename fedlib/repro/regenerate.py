@@ -47,7 +47,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from .artefacts.notebooks import _repo, notebooks, papers_with_notebooks, select
+from .artefacts.notebooks import notebooks, papers_with_notebooks, select
+from .artefacts.provenance import repo_root as _repo  # patched by the tests as regenerate._repo
 from .regenerate_notebook import Watcher, environment, execute, executor_environment, strip
 from .regenerate_record import cold_timing, earlier_timings, still_rendered
 from .run.records import MODE_ENV, RECORDS_ENV, RECORDS_FILE, NeedsTraining, merge

@@ -220,12 +220,12 @@ def stored_gpu_runs(cfg: dict, seeds, store=None) -> dict[int, str]:
     :func:`fedlib.repro.run.grid.default_store`), each with the device it trained on: what a CPU shows of a
     cell it cannot afford, once a GPU (``python -m fedlib.repro.run.cells``) has trained it."""
     from ..run import records
-    from ..run.grid import _identity, as_store
+    from ..run.grid import as_store, identity
 
     found = {}
     if records.mode() == "read":  # a render from run records: the GPU runs they hold (this store may lack them)
         for seed in seeds:
-            result = records.find(_identity({**cfg, "device": "cuda", "seed": int(seed)}))
+            result = records.find(identity({**cfg, "device": "cuda", "seed": int(seed)}))
             if result is not None and result.get("status") == "ok":
                 found[int(seed)] = result.get("device_name") or "a GPU"
         return found

@@ -69,7 +69,7 @@ def _profile_of(pp, scale: str) -> str | None:
     return scale if scale in pp.profiles else None
 
 
-def _cell_seeds(root: Path, pp, scale: str, table: str) -> dict[tuple[str, str], dict[int, float]]:
+def cell_seeds(root: Path, pp, scale: str, table: str) -> dict[tuple[str, str], dict[int, float]]:
     """Each cell's seeds (and values) at ``scale``: the table CSV's ``ours_seeds``; the GPU's runs CSV."""
     from ..artefacts.tables import parse_seeds
     from ..run.cells import gpu_folder
@@ -125,12 +125,12 @@ def _spread_estimate(root: Path, pp, profile: str, table: str, q, cells) -> tupl
 def _run_seconds(pp, profile: str, cfg: dict, recorded: dict, seeds, gpu: bool) -> tuple[float | None, str]:
     """One run's seconds: the cell's recorded wall time at another seed (``recorded``: the profile's run
     records), else the paper profile's cost model; and the source in words."""
-    from ..run.grid import _identity
+    from ..run.grid import identity
     from ..run.records import record_id
 
     if not gpu:
         times = [recorded[i]["result"].get("wall_time_s") for i in
-                 (record_id(_identity({**cfg, "seed": int(s)})) for s in seeds) if i in recorded]
+                 (record_id(identity({**cfg, "seed": int(s)})) for s in seeds) if i in recorded]
         times = [t for t in times if _num(t) is not None]
         if times:
             return sum(times) / len(times), f"{profile}/_records.jsonl.gz wall_time_s"
@@ -266,7 +266,7 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
     best = rule == "best"
     if profile is None or not (hasattr(q, "baseline") or rule in ("best", "ranking")):
         return None
-    seeds_of = _cell_seeds(root, pp, scale, q.table)
+    seeds_of = cell_seeds(root, pp, scale, q.table)
     if rule == "ranking":
         rows = tuple(q.rows)
     elif best:

@@ -28,7 +28,6 @@ from pathlib import Path
 
 from .cell_jobs import cell_jobs
 from .cell_progress import compared, progress
-from .cell_progress import read_checkpoint as _read_checkpoint  # noqa: F401  (its name here before the split)
 from .gpu_precision import precision_check
 
 __all__ = ["cell_jobs", "train_cells", "progress", "record", "precision_check", "gpu_folder", "main"]

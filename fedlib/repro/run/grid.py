@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-__all__ = ["GridResult", "run_grid", "aggregate", "diverged_lines", "default_store", "as_store", "progress_channel",
+__all__ = ["GridResult", "run_grid", "identity", "aggregate", "diverged_lines", "default_store", "as_store", "progress_channel",
            "PROGRESS_ENV", "run_metrics", "TRAINED"]
 
 #: Environment variable naming a file to which grids append their progress (one JSON line per finished
@@ -147,7 +147,7 @@ def _run_one(config: dict, store_root: str | None) -> dict:
             "from_store": result.from_store}
 
 
-def _identity(cfg: dict) -> str:
+def identity(cfg: dict) -> str:
     """What decides a configuration's result: its resolved store-key content
     (:meth:`fedlib.Config.key_dict`: defaults filled in, parameters of methods it does not
     use and bookkeeping left out), or the dict itself when it is not a valid configuration
@@ -275,7 +275,7 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
     unique: dict[str, dict] = {}  # one run per result: configurations equal but for ignored keys train once
     for _, cfg in jobs:
         if cfg is not None:
-            unique.setdefault(_identity(cfg), cfg)
+            unique.setdefault(identity(cfg), cfg)
     from . import records
 
     recording = records.mode()
@@ -298,7 +298,7 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
         if cfg is None:
             run_rows.append({**row, "status": "not run", "note": row["note"] or "not run"})
             continue
-        res = results[_identity(cfg)]
+        res = results[identity(cfg)]
         out = {**row, "status": res["status"], "note": res["note"] if res["note"] else row["note"]}
         if res["status"] in TRAINED:  # a diverged run keeps its numbers and curve, marked, out of the means
             out.update({k: v for k, v in res.items() if k not in ("status", "note", "history", "elapsed_s")})
