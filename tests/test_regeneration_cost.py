@@ -47,8 +47,11 @@ def test_a_warm_render_keeps_the_cold_measurement_and_a_warm_one_alone_is_not_on
     prof = Profile(name="quick", description="", seeds=(0,), budget_minutes=None)
     _write(tmp_path / "a", "p", "quick", warm)
     _write(tmp_path / "b", "p", "quick", {**warm, "cold": cold})
-    assert estimate_minutes("p", prof, ["01_a"], [tmp_path / "a"]) == (None, "no measurement, no budget")
+    # a cold record anywhere wins over a warm one; a warm one alone is the last time it ran, said as such
     assert estimate_minutes("p", prof, ["01_a"], [tmp_path / "a", tmp_path / "b"])[0] == 15.0
+    minutes, how = estimate_minutes("p", prof, ["01_a"], [tmp_path / "a"])
+    assert minutes == 5.0 / 60 and "last regeneration (0 runs trained" in how and "takes longer" in how
+    assert estimate_minutes("p", prof, ["01_a"], [tmp_path / "c"]) == (None, "no measurement, no budget")
 
 
 def test_an_explicit_budget_refuses_a_quick_regeneration_before_any_output_is_touched(tmp_path, capsys):

@@ -84,8 +84,9 @@ def test_the_gate_is_the_profile_resolution_plus_the_cost_and_store_decision():
 
 
 def test_every_notebook_context_states_its_expected_time_before_anything_trains(tmp_path, capsys):
-    """From the committed cold record of the notebook (figures/<paper>/<profile>/_run.json), else "unknown";
-    printed when the Context is made (a notebook's first cell), before any grid."""
+    """From the committed cold record of the notebook (figures/<paper>/<profile>/_run.json); under smoke, that its
+    numbers mean nothing; under a cost model, its view's runs; printed when the Context is made (a notebook's
+    first cell), before any grid."""
     import json
 
     from fedlib.repro.artefacts.context import Context
@@ -99,6 +100,9 @@ def test_every_notebook_context_states_its_expected_time_before_anything_trains(
     assert "Expected time for fedconcat/02_effectiveness under the 'quick' profile" in out
     assert f"about {seconds / 60:.0f} min" in out and "measured: cold regeneration" in out
     Context("smoke", notebook="fedconcat/02_effectiveness", out_dir=tmp_path / "b", progress=False)
-    assert "unknown (no cold regeneration of it is recorded)" in capsys.readouterr().out
+    assert "seconds to a minute" in (smoke := capsys.readouterr().out) and "its numbers mean nothing" in smoke
+    Context("paper", notebook="fedconcat/02_effectiveness", out_dir=tmp_path / "d", progress=False,
+            store=tmp_path / "store")  # a cost model: the runs of its declared view, here and on a GPU
+    assert "runs to train here" in (paper := capsys.readouterr().out) and "not run here" in paper
     Context("quick", notebook="fedconcat/02_effectiveness", out_dir=tmp_path / "c", progress=False, announce=False)
     assert capsys.readouterr().out == ""

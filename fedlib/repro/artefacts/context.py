@@ -157,20 +157,47 @@ class Context:
         return comparison_view(comparison, self.paper.dataset_label, **kwargs)
 
     def expected_time(self) -> str:
-        """This notebook's expected wall time under the profile, from the committed record of the last
-        cold regeneration (``figures/<paper>/<profile>/_run.json``), else unknown; printed when the
-        context is made, before anything trains."""
+        """This notebook's expected wall time under the profile, printed when the context is made, before
+        anything trains: under ``smoke``, that its numbers mean nothing; under a profile with a cost model
+        (``paper``), the runs of its declared view (:attr:`fedlib.repro.spec.paper.Paper.views`) this CPU
+        affords and those that need a GPU (:func:`fedlib.repro.budget.plan.plan`); otherwise the committed
+        record of its last regeneration (:func:`fedlib.repro.budget.cold_times.estimate_minutes`)."""
         from ..budget.cold_times import estimate_minutes
 
+        head = f"Expected time for {self.notebook} under the {self.profile.name!r} profile"
         section = self.notebook.partition("/")[2]
+        if self.profile.name == "smoke":
+            budget = f" (the profile's budget: {self.profile.budget_minutes:g} min for every notebook of the " \
+                     "paper)" if self.profile.budget_minutes else ""
+            return (f"{head}: seconds to a minute{budget}.  Smoke only checks that the notebook runs: its "
+                    "numbers mean nothing.")
+        if getattr(self.profile, "cost", None) is not None:
+            return f"{head}: {self._planned(section)}"
         roots = [self.out_dir.parent.parent, repo_root() / "figures"]
         minutes, how = estimate_minutes(self.paper.name, self.profile, [section], roots)
         if minutes is None or how.startswith("the profile's budget"):
-            return (f"Expected time for {self.notebook} under the {self.profile.name!r} profile: unknown "
-                    f"(no cold regeneration of it is recorded); runs already in the store take seconds.")
+            return (f"{head}: unknown (no regeneration of it is recorded); runs already in the store take "
+                    "seconds.")
         shown = f"{minutes * 60:.0f} s" if minutes < 1.5 else f"{minutes:.0f} min"
-        return (f"Expected time for {self.notebook} under the {self.profile.name!r} profile: about {shown} on "
-                f"2 CPU cores from an empty store ({how}); runs already in the store take seconds.")
+        return f"{head}: about {shown} on 2 CPU cores ({how}); runs already in the store take seconds."
+
+    def _planned(self, section: str) -> str:
+        """What the cost model plans for this notebook's view: the runs this machine trains, their time, and
+        the runs it leaves to a GPU."""
+        from ..budget.costs import format_hours
+        from ..budget.plan import plan
+
+        views = [v for v in self.paper.views if v.notebook == section]
+        if not views:
+            return "not estimated (the notebook is not declared among its paper's views)."
+        p = plan(self.paper.name, self.profile.name, store=getattr(self.store, "root", self.store), views=views)
+        here = (f"{p['runs']} runs to train here (≈ {format_hours(p['wall_s'])} on {p['workers']} "
+                f"worker{'s' if p['workers'] != 1 else ''})" if p["cpu_s"] is not None else f"{p['runs']} runs")
+        if not p["not_run"]:
+            return f"{here}, {p['stored']} already in the store."
+        cost = f"; ≈ {p['not_run_cpu_s'] / 3600:.0f} CPU-h on one core" if p["not_run_cpu_s"] else ""
+        return (f"{here}, {p['stored']} already in the store, {p['not_run']} not run here (each says why: a GPU's "
+                f"cost or absent data{cost}).")
 
     def grid(self, cells: Iterable[dict], experiment: str, **kwargs: Any) -> GridResult:
         """:func:`fedlib.repro.run.grid.run_grid` with this profile's seeds (for ``experiment``), workers and

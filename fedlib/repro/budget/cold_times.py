@@ -6,9 +6,12 @@ For each paper and profile the estimate is, in order of preference:
    empty store, per notebook, read from ``figures/<paper>/<profile>/_run.json`` (its
    ``cold`` record when the outputs were rendered again from a filled store), summed over
    the notebooks about to run;
-2. **budget**: the profile's ``budget_minutes`` (the wall-time target its unit costs were
+2. **last measured**: where no cold record holds every notebook, the wall time of each notebook's
+   last regeneration in the same record (its ``previous`` and ``notebooks`` entries), saying how many
+   of its runs it trained and how many it read from the store (a cold one takes longer);
+3. **budget**: the profile's ``budget_minutes`` (the wall-time target its unit costs were
    chosen for, e.g. ``QUICK_ESTIMATE`` in ``fedlib/papers/fedic/profiles.py``);
-3. unknown.
+4. unknown.
 
 Runs already in the results store take seconds, so a warm regeneration is far cheaper.
 """
@@ -55,6 +58,17 @@ def estimate_minutes(paper: str, profile, notebooks: Iterable[str], roots: Itera
             commit = str(run.get("git_commit", ""))[:7]
             when = str(cold.get("started", ""))[:10]
             return sum(times[n] for n in names) / 60, f"measured: cold regeneration at {commit or '?'} {when}".strip()
+    for root in roots:  # no cold record of them: the last time each ran, with how much it trained
+        run = read_record(Path(root) / paper / profile.name / "_run.json")
+        if not run:
+            continue
+        last = {n["name"]: n for n in run.get("previous", []) + run.get("notebooks", []) if "wall_time_s" in n}
+        if names and all(n in last for n in names):
+            trained = sum(int(last[n].get("trained", 0)) for n in names)
+            reused = sum(int(last[n].get("reused", 0)) for n in names)
+            return (sum(float(last[n]["wall_time_s"]) for n in names) / 60,
+                    f"measured: its last regeneration ({trained} runs trained, {reused} read from the store; "
+                    "from an empty store it takes longer)")
     if profile.budget_minutes is not None:
         return float(profile.budget_minutes), "the profile's budget for a full regeneration; not measured"
     return None, "no measurement, no budget"
