@@ -106,3 +106,21 @@ def test_every_notebook_context_states_its_expected_time_before_anything_trains(
     assert "runs to train here" in (paper := capsys.readouterr().out) and "not run here" in paper
     Context("quick", notebook="fedconcat/02_effectiveness", out_dir=tmp_path / "c", progress=False, announce=False)
     assert capsys.readouterr().out == ""
+
+
+def test_a_tables_figure_stamps_the_seeds_decide_added(tmp_path):
+    """A figure of a table whose cells ``decide`` extended names those seeds too (issue 51: FedConcat quick's
+    table1_bars said "1 seed (0)" beside 3-seed cells); another table's decided seeds are not its own."""
+    import json
+
+    from fedlib.repro.artefacts.context import Context
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "_decided.jsonl").write_text(
+        json.dumps({"table": "table1", "row": "unit/fedavg", "column": "fmnist_c2", "seeds": [1, 2]}) + "\n"
+        + json.dumps({"table": "table2", "row": "fedavg", "column": "n100_cifar10_c2", "seeds": [5]}) + "\n")
+    ctx = Context("quick", notebook="fedconcat/02_effectiveness", out_dir=out, progress=False, announce=False)
+    assert ctx.profile.seeds_for("table1") == (0,)
+    assert ctx.seeds_of("table1") == (0, 1, 2) and ctx.seeds_of("table2") == (0, 5)
+    assert ctx.seeds_of("table3") == (0,) and ctx._meta("table1", {})["seeds"] == (0, 1, 2)

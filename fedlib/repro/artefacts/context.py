@@ -37,7 +37,7 @@ from ..run.grid import GridResult, default_store, run_grid
 from ..spec.paper import get_paper
 from ..verdict.spread import load_spread
 from ..spec.study import StudyResult
-from .tables import reproduce_table
+from .tables import decided_seeds, reproduce_table
 
 __all__ = ["Context"]
 
@@ -97,9 +97,17 @@ class Context:
             meta.setdefault("experiment", experiment)
             meta.setdefault("deviations", self.profile.deviations(experiment))
             if self.profile.setting(experiment, "uses_seeds", True):
-                meta.setdefault("seeds", self.profile.seeds_for(experiment))
+                meta.setdefault("seeds", self.seeds_of(experiment))
         meta.setdefault("deviations", [])
         return mark_stand_in(meta, self.profile, self.paper) if experiment is not None else meta
+
+    def seeds_of(self, experiment: str) -> tuple[int, ...]:
+        """The seeds an experiment's outputs hold: the profile's, and for a table the seeds ``python -m
+        fedlib.repro.decide`` added to some of its cells (``_decided.jsonl``), so a figure's stamp names them."""
+        seeds = set(self.profile.seeds_for(experiment))
+        if experiment in self.paper.tables:
+            seeds |= {s for held in decided_seeds(self.out_dir, experiment).values() for s in held}
+        return tuple(sorted(seeds))
 
     def save_figure(self, fig, name: str, *, experiment: str | None = None, placeholder: bool = False,
                     **meta: Any) -> None:
