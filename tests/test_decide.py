@@ -1,4 +1,4 @@
-"""What would decide an inconclusive claim (fedlib.repro.budget.decision) and the command that trains it
+"""What would decide an inconclusive claim (fedlib.repro.artefacts.decision) and the command that trains it
 (fedlib.repro.decide): the plan on small claims frames, the dry run on the committed figures, and a decide of
 two runs of a smoke table in a temporary figures root."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from fedlib.repro import decide as cli
 from fedlib.repro.artefacts.provenance import repo_root
-from fedlib.repro.budget import decision
-from fedlib.repro.budget.decision import Decision, describe, order, plan, seeds_to_decide
+from fedlib.repro.artefacts import decision
+from fedlib.repro.artefacts.decision import Decision, describe, order, plan, seeds_to_decide
 
 FIGURES = repo_root() / "figures"
 COLUMNS = ["claim", "scale", "rule", "verdict", "why", "paper", "ours", "ours_std", "n_seeds", "paired", "part",

@@ -72,6 +72,15 @@ def test_the_scaffold_regenerates_under_smoke_and_its_claim_gets_a_verdict(compa
     assert not out.get("failed"), out.get("failed")
     table = root / "figures" / NAME / "smoke" / "table1.csv"
     assert table.exists()
+    # the claims step of a regeneration of one paper writes its files and the index, never another paper's
+    from fedlib.repro.regenerate import _claims_and_index
+
+    other = root / "figures" / "fedlc" / "README.md"
+    other.parent.mkdir(parents=True)
+    other.write_text("another paper's page\n")
+    _claims_and_index(root / "figures", [NAME])
+    assert other.read_text() == "another paper's page\n" and not (other.parent / "claims.csv").exists()
+    assert (root / "figures" / NAME / "claims.csv").exists() and (root / "figures" / "README.md").exists()
     smoke = evaluate(NAME, root / "figures", scales=("smoke",))
     assert list(smoke.claim) == ["headline"], smoke.to_dict("records")
     assert smoke.verdict.iloc[0] in VERDICTS and smoke.verdict.iloc[0] != "not tested", smoke.to_dict("records")

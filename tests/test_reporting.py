@@ -290,7 +290,8 @@ def test_git_commit_marks_dirty_tree(tmp_path):
     import shutil
     import subprocess
 
-    from fedlib.repro.artefacts.provenance import _git_commit, git_commit
+    from fedlib.repro.artefacts.provenance import git_commit
+    from fedlib.repro.run.machine import _git_commit
 
     if shutil.which("git") is None:
         pytest.skip("git not installed")

@@ -19,19 +19,12 @@ MAX_LINES = 400
 
 #: Imports that still go up a layer: (importing module, imported sub-package) -> why it is not fixed yet.
 KNOWN_UP = {
-    ("spec/paper.py", "artefacts"): "Paper.method_colors reads the palette of artefacts.style",
-    ("run/grid.py", "artefacts"): "repo_root of artefacts.provenance (the default store's folder)",
-    ("run/records.py", "artefacts"): "git_commit of artefacts.provenance (a record's commit)",
     ("run/cells.py", "artefacts"): "the GPU cells CLI saves its tables (artefacts.saving)",
     ("run/gpu_precision.py", "artefacts"): "the GPU cells CLI saves its tables (artefacts.saving)",
     ("run/gate.py", "budget"): "the gate reads the cost model and the GPU's stored runs (budget.costs)",
     ("run/cell_progress.py", "budget"): "the GPU cells CLI prices its runs (budget.costs)",
     ("budget/ladder_figure.py", "artefacts"): "the ladder draws its figure under the figure rules",
-    ("budget/plan.py", "artefacts"): "--only's notebooks are listed by artefacts.notebooks (it belongs in spec)",
-    ("budget/decision.py", "artefacts"): "decide's plan reads the claims ledger: it belongs at the top",
-    ("budget/decision.py", "verdict"): "decide's plan reads seeds_to_decide: it belongs at the top",
     ("verdict/seeds.py", "artefacts"): "seeds.py trains the seeds a table lacks: it belongs in artefacts",
-    ("artefacts/paper_page.py", TOP): "a paper's page opens with the claims block of fedlib.repro.claims",
 }
 def _layer(parts: tuple[str, ...]) -> str:
     return parts[0] if len(parts) > 1 and parts[0] in LAYERS else TOP

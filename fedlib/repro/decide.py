@@ -4,7 +4,7 @@
     python -m fedlib.repro.decide --all --dry-run                 # every plan: runs, scale, cost; trains nothing
     python -m fedlib.repro.decide --all --minutes 60              # the decisions whose estimates fit in 60 min
 
-The plan is :func:`fedlib.repro.budget.decision.plan` (seeds from the closed form at the measured paired spread,
+The plan is :func:`fedlib.repro.artefacts.decision.plan` (seeds from the closed form at the measured paired spread,
 cost from the run records or the cost model).  For each decision, in order:
 
 1. **train** exactly its runs (its cells × the seeds each lacks) through the grid
@@ -24,7 +24,7 @@ cost from the run records or the cost model).  For each decision, in order:
 Decisions that need a GPU train only with ``--device cuda`` (as :func:`fedlib.repro.run.cells.train_cells`
 trains a table's cells; a GPU-scale one renders its runs table again, :func:`render_gpu`); on a CPU they are
 skipped, and the GPU lease queue takes them in the same order (``order = "plan"`` in
-``fedlib/papers/lease_queue.toml``; :func:`fedlib.repro.budget.decision.gpu_entries`).
+``fedlib/papers/lease_queue.toml``; :func:`fedlib.repro.artefacts.decision.gpu_entries`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .budget.decision import PLANNED_RULES, Decision, cell_seeds, describe, is_inconclusive, order, plan
+from .artefacts.decision import PLANNED_RULES, Decision, cell_seeds, describe, is_inconclusive, order, plan
 
 __all__ = ["main", "select", "unplanned", "train", "declare", "render", "render_gpu", "decide"]
 

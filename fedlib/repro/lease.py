@@ -223,7 +223,7 @@ def main(argv=None) -> int:
         ap.error(f"--minutes must be > 0, got {a.minutes}")
     settings, entries = load_queue(a.queue)
     if settings["order"] == "plan":  # what would decide an inconclusive claim on a GPU first, cheapest first
-        from .budget.decision import gpu_entries
+        from .artefacts.decision import gpu_entries
 
         entries = gpu_entries() + entries
     if a.pack:

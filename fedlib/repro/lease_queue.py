@@ -63,7 +63,7 @@ def load_queue(path=None) -> tuple[dict, list[dict]]:
                          f"{formats!r}")
     if settings["order"] not in ("file", "plan"):
         raise ValueError(f"{path}: [lease] order must be 'file' or 'plan' (the GPU decisions of "
-                         f"fedlib.repro.budget.decision first, cheapest first), got {settings['order']!r}")
+                         f"fedlib.repro.artefacts.decision first, cheapest first), got {settings['order']!r}")
     if settings["pack"] not in ("streams", "processes"):
         raise ValueError(f"{path}: [lease] pack must be 'streams' or 'processes', got {settings['pack']!r}")
     entries = data.get("run", [])

@@ -22,111 +22,11 @@ import keyword
 import re
 from pathlib import Path
 
-__all__ = ["scaffold", "main"]
+__all__ = ["scaffold", "main", "TEMPLATES"]
 
-_INIT = '''"""The {name} companion: TODO the paper's full reference.
-
-* :mod:`.reported` -- its tables as printed; :mod:`.profiles` -- ``smoke``, ``quick``, ``paper``;
-* :mod:`.claims` -- its claims, each quoted; :mod:`.deviations` -- where fedlib departs from it.
-
-Notebooks: ``notebooks/{name}/``; outputs: ``figures/{name}/<profile>/``.
-"""
-
-from ...repro.spec.paper import Paper, View
-from . import profiles, reported
-
-#: Its notebooks and what each reads.
-VIEWS = (View("01_table1", tables=("table1",)),)
-
-PAPER = Paper.from_modules(reported, profiles, views=VIEWS, name="{name}", title="{title}",
-                           source="TODO.txt", headline=("fedprox", "fedavg"))
-
-__all__ = ["PAPER"]
-
-PAPER.check()  # every profile's settings against its tables and studies: a misspelt key fails at import
-'''
-
-_REPORTED = '''"""{title}: the reported results as data (TODO: transcribe the paper's tables as printed)."""
-
-from __future__ import annotations
-
-from ...repro.spec.reported import Column, PaperTable, Row, parse_rows
-
-PAPER = "TODO: authors, title, venue year"
-
-#: The paper's common setting (TODO: from its experimental section).
-SETUP = {{"model": "mlp", "num_clients": 10, "participation": 1.0, "rounds": 50, "local_epochs": 1,
-         "batch_size": 32, "lr": 0.05, "partition": "dirichlet"}}
-SEEDS = (0, 1, 2)
-
-COLUMNS = (Column("mnist_dir0.5", "MNIST Dir(0.5)", "mnist", {{"partition_beta": 0.5}}),)
-ROWS = (Row("fedavg", "FedAvg", {{"method": "fedavg"}}), Row("fedprox", "FedProx", {{"method": "fedprox"}}))
-
-#: Table 1, one line per row as printed (TODO: the paper's values).
-TABLE1 = PaperTable("table1", 1, "Test accuracy (%)", "TODO: its section", COLUMNS, ROWS, parse_rows("""
-FedAvg   97.00
-FedProx  97.50
-""", list(ROWS), list(COLUMNS)), setup=SETUP)
-
-TABLES = {{"table1": TABLE1}}
-METHOD_ORDER = ("fedavg", "fedprox")
-METHOD_LABELS = {{"fedavg": "FedAvg", "fedprox": "FedProx"}}
-'''
-
-_PROFILES = '''"""{title}: its profiles, ``paper`` (its setup), ``quick`` (a 2-core CPU within the hour), ``smoke`` (CI)."""
-
-from __future__ import annotations
-
-from ...repro.spec.profiles import Profile, merge_notes
-from .deviations import NOTES
-from .reported import SEEDS
-
-EXPERIMENTS = {{"table1": "Table 1: test accuracy"}}
-MODEL_LABELS = {{"mnist": "MLP"}}
-
-PAPER_PROFILE = Profile(name="paper", paper="{name}", description="The paper's setup.", seeds=SEEDS, notes=NOTES)
-QUICK = Profile(name="quick", paper="{name}", description="A reduced setting for a 2-core CPU.", seeds=SEEDS,
-                image={{"rounds": 10, "max_train_samples": 6000, "max_test_samples": 2000}}, notes=NOTES)
-SMOKE = Profile(name="smoke", paper="{name}", description="Checks that every notebook runs; its numbers mean nothing.",
-                seeds=(0, 1), image={{"rounds": 2, "max_train_samples": 600, "max_test_samples": 200, "eval_every": 1}},
-                notes=merge_notes(NOTES, {{"*": ("smoke profile: a run-everything check; the numbers mean nothing",)}}))
-
-PROFILES = {{p.name: p for p in (SMOKE, QUICK, PAPER_PROFILE)}}
-'''
-
-_CLAIMS = '''"""{title}: its claims, each quoted word for word, decided by fedlib.repro's one rule."""
-
-from __future__ import annotations
-
-from ...repro.spec.claims import Claim, Gap, Part
-
-CLAIMS = (
-    Claim("headline", "TODO: the sentence of the paper, word for word.", "TODO: where (Table 1)",
-          parts=(Part(Gap("table1", ("mnist_dir0.5",), "fedprox", "fedavg"), "sign"),), headline=True),
-)
-LEFT_OUT = ()  # the central claims nothing of ours decides, and why (fedlib.repro.spec.claims.LeftOut)
-WHY = ""  # why the headline does or does not reproduce, once it is decided
-'''
-
-_DEVIATIONS = '''"""{title}: where fedlib's reproduction departs from the paper (one dict each), and the lines every profile lists."""
-
-DEVIATIONS = (
-    {{"what": "TODO: a departure", "paper": "what the paper says", "code": "what its code does",
-      "fedlib": "what fedlib does", "param": "the configuration key"}},
-)
-NOTES: dict[str, tuple[str, ...]] = {{}}
-'''
-
-_STUDIES = '''"""{title}: its studies (figures, ablations): none yet (fedlib.repro.spec.study.Study)."""
-
-STUDIES = ()
-'''
-
-_BUDGET = '''"""{title}: the paper profile's cost model and budget ladder: none yet (fedlib.repro.budget)."""
-
-COST = None
-LADDER = None
-'''
+#: The companion's modules, as text with ``{name}`` and ``{title}`` to fill (``str.format``): one file each.
+TEMPLATES = Path(__file__).with_name("companion_template")
+MODULES = ("__init__.py", "reported.py", "profiles.py", "claims.py", "deviations.py", "studies.py", "budget.py")
 
 
 def _notebook(name: str, title: str) -> dict:
@@ -169,9 +69,7 @@ def scaffold(name: str, root: str | Path | None = None, title: str | None = None
         if folder.exists():
             raise FileExistsError(f"{folder} exists: a companion {name!r} is there already")
     title = title or name
-    files = {package / "__init__.py": _INIT, package / "reported.py": _REPORTED, package / "profiles.py": _PROFILES,
-             package / "claims.py": _CLAIMS, package / "deviations.py": _DEVIATIONS,
-             package / "studies.py": _STUDIES, package / "budget.py": _BUDGET}
+    files = {package / module: (TEMPLATES / f"{module}.txt").read_text() for module in MODULES}
     package.mkdir(parents=True)
     notebooks.mkdir(parents=True)
     for path, text in files.items():

@@ -88,14 +88,14 @@ def _plan(profile: str, papers, only, notebooks_dir) -> list[tuple]:
     return plan
 
 
-def _claims_and_index(root: Path) -> Path:
+def _claims_and_index(root: Path, papers: list[str] | None = None) -> Path:
     """The claims ledgers, headline figures and README block (:mod:`fedlib.repro.claims`), then the index, which
-    counts the claims' verdicts."""
+    counts the claims' verdicts; ``papers``: those regenerated, whose files alone are rewritten."""
     from .artefacts.index import build_index
     from .claims import regenerate as claims
 
-    claims(root)
-    return build_index(root)
+    claims(root, only=papers)
+    return build_index(root, only=papers)
 
 
 def regenerate(profile: str = "quick", papers: list[str] | None = None, only: list[str] | None = None,
@@ -209,7 +209,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         print(f"{name} ({prof.name}): {record['total_wall_time_s'] / 60:.1f} min for {len(paths)} notebook(s)",
               flush=True)
     if index:
-        print(f"index: {relative_to_repo(_claims_and_index(root))}")
+        print(f"index: {relative_to_repo(_claims_and_index(root, papers and [p[0] for p in plan]))}")
     records["failed"] = failed
     if failed:
         print(f"FAILED: {', '.join(failed)}")
@@ -266,7 +266,7 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
         os.environ.pop(var, None)
     shutil.rmtree(scratch, ignore_errors=True)
     if index:
-        _claims_and_index(root)
+        _claims_and_index(root, papers and [p[0] for p in plan])
     out_records["failed"] = failed
     return out_records
 

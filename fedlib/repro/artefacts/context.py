@@ -101,6 +101,14 @@ class Context:
         meta.setdefault("deviations", [])
         return mark_stand_in(meta, self.profile, self.paper) if experiment is not None else meta
 
+    def show(self, frame, **kwargs: Any):
+        """A frame as a reader reads it (:func:`fedlib.repro.artefacts.views.reader_view`): columns in words,
+        verdicts as words, no rows where nothing of ours ran, text never cut."""
+        from .views import reader_view
+
+        kwargs.setdefault("dataset_label", self.paper.dataset_label)
+        return reader_view(frame, **kwargs)
+
     def seeds_of(self, experiment: str) -> tuple[int, ...]:
         """The seeds an experiment's outputs hold: the profile's, and for a table the seeds ``python -m
         fedlib.repro.decide`` added to some of its cells (``_decided.jsonl``), so a figure's stamp names them."""

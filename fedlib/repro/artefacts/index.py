@@ -85,9 +85,11 @@ def _claims(paper: str, title: str, root: Path, rel) -> str:
     return line
 
 
-def build_index(figures_root: str | os.PathLike | None = None, *, index_path: str | os.PathLike | None = None) -> Path:
+def build_index(figures_root: str | os.PathLike | None = None, *, index_path: str | os.PathLike | None = None,
+                only: list[str] | None = None) -> Path:
     """Write the index (default ``<repo>/figures/README.md``) and every paper's page
-    (``figures/<paper>/README.md``) from every paper's outputs; returns the index's path."""
+    (``figures/<paper>/README.md``; with ``only``, those papers' pages alone: a regeneration of some papers never
+    rewrites another's) from every paper's outputs; returns the index's path."""
     root = Path(figures_root) if figures_root is not None else repo_root() / "figures"
     index = Path(index_path) if index_path is not None else root / "README.md"
     papers = all_papers()
@@ -95,7 +97,8 @@ def build_index(figures_root: str | os.PathLike | None = None, *, index_path: st
     recount_all(found, papers)  # every table's verdicts (and findings) under the current rules, from its CSV
     keys = sorted(found, key=lambda k: (k[0], profile_order(k[1])))
     regenerated = sorted({k[0] for k in keys})
-    pages = {paper: write_paper_page(paper, found, papers.get(paper), root) for paper in regenerated}
+    pages = {paper: write_paper_page(paper, found, papers.get(paper), root) if only is None or paper in only
+             else root / paper / "README.md" for paper in regenerated}
 
     def rel(path: Path) -> str:
         return os.path.relpath(path, index.parent).replace(os.sep, "/")

@@ -154,10 +154,10 @@ def write_paper_page(paper: str, found: dict, pp, root: Path) -> Path:
                                                  else "claims: not generated yet")
              + " · profiles: " + " · ".join(f"[`{p}`](#{anchor(paper, p)})" for p in entries)
              + " · [deviations](#deviations)", ""]
-    if claims.exists():  # the page opens with the claims and their verdicts (fedlib.repro.claims.paper_block)
+    if claims.exists():  # the page opens with the claims and their verdicts (claims_text.paper_block)
         import pandas as pd
 
-        from ..claims import paper_block
+        from .claims_text import paper_block
 
         frame = pd.read_csv(claims.with_suffix(".csv"))
         if "on_paper_data" in frame:  # a ledger written before the decision rule has no block to open with

@@ -12,7 +12,6 @@ commit, and the body of the JSON sidecar written beside every table and figure.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import math
 import os
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ...data import repo_root
+from ..run.machine import git_commit
 
 __all__ = ["repo_root", "default_output_dir", "relative_to_repo", "git_commit", "code_fingerprint", "commit_of_code",
            "provenance", "scrub_paths", "SOURCE_DIRS", "DirtyTree", "uncommitted_sources", "refuse_dirty"]
@@ -57,20 +57,6 @@ def store_label(path: str | os.PathLike) -> str:
     return "a store outside the repository" if rel.startswith("…") else rel
 
 
-@functools.lru_cache(maxsize=8)
-def _git_commit(root: str) -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
-        if head.returncode != 0:
-            return "unknown"
-        # generated artefacts (figures/) do not make the tree dirty; untracked sources do
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":(exclude)figures"], cwd=root,
-                               capture_output=True, text=True, timeout=30)
-        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def uncommitted_sources(root: str | os.PathLike | None = None, dirs: Iterable[str] = SOURCE_DIRS) -> list[str]:
     """The files under ``dirs`` (default ``fedlib/``, ``notebooks/``) that differ from ``HEAD``:
     modified, staged, deleted or untracked (not ignored); empty outside git."""
@@ -96,13 +82,6 @@ def refuse_dirty(figures_root: str | os.PathLike, root: str | os.PathLike | None
         shown = ", ".join(dirty[:8]) + (f" and {len(dirty) - 8} more" if len(dirty) > 8 else "")
         raise DirtyTree(f"refused: writing into figures/ from uncommitted code ({shown}); commit it, render into "
                         "another folder (--figures), or from a clean worktree of a commit (git worktree add)")
-
-
-def git_commit(root: str | os.PathLike | None = None) -> str:
-    """``git rev-parse HEAD`` of the repository, ``-dirty`` appended when the tree has
-    uncommitted changes (modified or untracked, not ignored, files outside
-    ``figures/``); ``"unknown"`` outside git (or without git)."""
-    return _git_commit(str(Path(root) if root is not None else repo_root()))
 
 
 def _blob_id(data: bytes) -> str:

@@ -178,7 +178,7 @@ def selected_views(paper: str, only: list[str] | None):
     selects of ``paper`` (None: every notebook), by their file names; never their text."""
     if not only:
         return None
-    from ..artefacts.notebooks import notebooks, select
+    from ..spec.notebooks import notebooks, select
     from ..spec.paper import get_paper
 
     stems = {path.stem for path in select(notebooks(paper), only)}

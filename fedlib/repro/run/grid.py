@@ -35,8 +35,7 @@ PROGRESS_ENV = "FEDLIB_PROGRESS"
 
 def default_store():
     """The regeneration store: ``$FEDLIB_STORE`` if set, else ``<repo>/.fedlib-store``."""
-    from ...data import resolve_env_path
-    from ..artefacts.provenance import repo_root
+    from ...data import repo_root, resolve_env_path
     from ...store import Store
 
     from .records import ReadOnlyStore, mode

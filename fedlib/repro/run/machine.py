@@ -5,7 +5,8 @@ may still round differently: oneDNN and MKL pick code paths by CPU vendor and mo
 between two machines is therefore claimed only when every field of :func:`fingerprint` is equal:
 the CPU's vendor, model name and family/model/stepping, the ISA level torch uses, the torch build,
 and the MKL and oneDNN builds linked into it.  Anywhere else, results agree to float rounding
-(``tests/test_refactor_identity.py`` says how far).
+(``tests/test_refactor_identity.py`` says how far).  The code that computed it: :func:`git_commit`, the
+repository's commit (what a run record and a sidecar name).
 
 ``python fedlib/repro/run/machine.py`` prints the fingerprint (it needs only the standard library and, for the
 kernel fields, torch: ``.ci/run`` prints it first; the test suite's header prints it too).
@@ -14,11 +15,14 @@ kernel fields, torch: ``.ci/run`` prints it first; the test suite's header print
 from __future__ import annotations
 
 import json
+import os
 import platform
 import re
+import subprocess
 from functools import lru_cache
+from pathlib import Path
 
-__all__ = ["cpu", "fingerprint", "kernels_match"]
+__all__ = ["cpu", "fingerprint", "kernels_match", "git_commit"]
 
 
 @lru_cache(maxsize=1)
@@ -79,6 +83,28 @@ def kernels_match(recorded: dict) -> bool:
     here = fingerprint()
     return set(recorded) == set(here) and all(recorded[k] == here[k] for k in here)
 
+
+@lru_cache(maxsize=8)
+def _git_commit(root: str) -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return "unknown"
+        # generated artefacts (figures/) do not make the tree dirty; untracked sources do
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":(exclude)figures"], cwd=root,
+                               capture_output=True, text=True, timeout=30)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def git_commit(root: str | os.PathLike | None = None) -> str:
+    """``git rev-parse HEAD`` of the repository, ``-dirty`` appended when the tree has
+    uncommitted changes (modified or untracked, not ignored, files outside
+    ``figures/``); ``"unknown"`` outside git (or without git)."""
+    from ...data import repo_root
+
+    return _git_commit(str(Path(root) if root is not None else repo_root()))
 
 if __name__ == "__main__":  # printed by .ci/run
     print("machine fingerprint: " + json.dumps(fingerprint(), sort_keys=True))

@@ -72,7 +72,7 @@ def make_record(identity: str, config: dict, result: dict) -> dict:
     grid's ``result`` without parameters."""
     from ...config import Config
     from ...store import code_version
-    from ..artefacts.provenance import git_commit
+    from .machine import git_commit
 
     try:
         cfg = Config.from_dict(config)

@@ -130,8 +130,8 @@ class Paper:
     @property
     def method_colors(self) -> dict:
         """A fixed colour per method in every figure of this paper: :attr:`method_order` first,
-        then every other registered method (:func:`fedlib.repro.artefacts.style.method_colors`)."""
-        from ..artefacts.style import method_colors
+        then every other registered method (:func:`fedlib.repro.spec.palette.method_colors`)."""
+        from .palette import method_colors
 
         return method_colors(self.method_order)
 

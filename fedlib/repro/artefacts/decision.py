@@ -27,7 +27,7 @@ For each such row of a paper's claims frame (:func:`fedlib.repro.artefacts.claim
 
 :func:`describe` says it in one line; ``python -m fedlib.repro.decide`` trains it (:mod:`fedlib.repro.decide`).
 Decisions sort cheapest first (:func:`order`): CPU before GPU, then by hours.
-:class:`Decision`, :func:`describe` and :func:`order` live in :mod:`fedlib.repro.budget.decision_record`
+:class:`Decision`, :func:`describe` and :func:`order` live in :mod:`fedlib.repro.artefacts.decision_record`
 (importable from here).
 """
 
@@ -71,7 +71,7 @@ def _profile_of(pp, scale: str) -> str | None:
 
 def cell_seeds(root: Path, pp, scale: str, table: str) -> dict[tuple[str, str], dict[int, float]]:
     """Each cell's seeds (and values) at ``scale``: the table CSV's ``ours_seeds``; the GPU's runs CSV."""
-    from ..artefacts.tables import parse_seeds
+    from .tables import parse_seeds
     from ..run.cells import gpu_folder
 
     if scale == "GPU":
@@ -137,7 +137,7 @@ def _run_seconds(pp, profile: str, cfg: dict, recorded: dict, seeds, gpu: bool) 
     cost = pp.profile("paper").cost
     if cost is None:
         return None, "no cost model"
-    from .costs import gpu_config
+    from ..budget.costs import gpu_config
 
     s = cost.seconds(gpu_config(cfg, pp.profile("paper").gpu_precision) if gpu else cfg, gpu=gpu)
     return s, "the paper profile's cost model (fedlib.repro.budget.costs, unit costs of benchmarks/unit_costs.py)"
@@ -297,7 +297,7 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
     declared = set() if scale == "GPU" else set(pp.profile(profile).seeds_for(q.table))
     tried |= declared
     cells = [(r, c) for c in cols for r in rows]
-    from ..artefacts.tables import decided_seeds
+    from .tables import decided_seeds
 
     decided = {} if scale == "GPU" else decided_seeds(root / profile, q.table)
     fill = _fill_seeds(cells, seeds_of, common, lambda x: declared | set(decided.get(x, ())) | set(seeds_of[x]))
@@ -326,8 +326,8 @@ def plan(paper: str, frame: pd.DataFrame | None = None, root: str | Path | None 
     :func:`fedlib.repro.artefacts.claims.evaluate` of the outputs under ``root``, the figures folder, default the
     repository's), cheapest first.  Ranking, ladder and figure rows, and rows whose cells are not in a table at
     that scale, get none."""
-    from ..artefacts.claims import claims_of, evaluate
-    from ..artefacts.provenance import repo_root
+    from .claims import claims_of, evaluate
+    from .provenance import repo_root
     from ..spec.paper import get_paper
 
     pp = get_paper(paper)

@@ -1,4 +1,4 @@
-"""One decision of the plan (:mod:`fedlib.repro.budget.decision`): the runs that would decide one inconclusive
+"""One decision of the plan (:mod:`fedlib.repro.artefacts.decision`): the runs that would decide one inconclusive
 row (:class:`Decision`), said in one line (:func:`describe`), and decisions cheapest first (:func:`order`)."""
 
 from __future__ import annotations
