@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import fedlib
-from fedlib.repro.run.gate import table_cells as gate_table_cells
+from fedlib.repro.budget.gate import table_cells as gate_table_cells
 from fedlib.partition import long_tail
 from fedlib.repro.budget import costs
 from fedlib.repro.budget import plan as planning

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import fedlib
-from fedlib.repro.run.gate import table_cells as gate_table_cells
+from fedlib.repro.budget.gate import table_cells as gate_table_cells
 from fedlib.config import Config, ConfigError
 from fedlib.papers.fedabc import PAPER
 from fedlib.papers.fedabc import experiments as E

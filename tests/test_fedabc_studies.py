@@ -22,7 +22,7 @@ from fedlib.papers.fedabc import reported as paper
 from fedlib.papers.fedabc.deviations import DEFAULTS
 from fedlib.papers.fedabc.studies import heterogeneity, motivation, sensitivity
 from fedlib.repro.artefacts.context import Context
-from fedlib.repro.run.gate import table_cells as gate_table_cells
+from fedlib.repro.budget.gate import table_cells as gate_table_cells
 from fedlib.repro.run.grid import GridResult
 from fedlib.simulation import evaluate, prepare
 

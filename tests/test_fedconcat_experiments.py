@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
-from fedlib.repro.run.gate import table_cells as gate_table_cells
+from fedlib.repro.budget.gate import table_cells as gate_table_cells
 from fedlib import run
 from fedlib.algorithms import fedconcat as fc
 from fedlib.repro.artefacts.tables import table_cells

@@ -9,7 +9,7 @@ import pytest
 from fedlib.papers.fedconcat import PAPER
 from fedlib.papers.fedconcat import reported as paper
 from fedlib.repro.budget.costs import ungated
-from fedlib.repro.run.gate import decide, table_cells as gate_table_cells
+from fedlib.repro.budget.gate import decide, table_cells as gate_table_cells
 
 
 def test_paper_profile_is_the_recovered_setup():

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fedlib.repro.run.gate import table_cells as gate_table_cells
+from fedlib.repro.budget.gate import table_cells as gate_table_cells
 from fedlib.repro.artefacts.tables import metric_of
 from fedlib.config import Config
 from fedlib.data import DatasetNotFoundError

@@ -69,7 +69,7 @@ def test_cells_scale_the_rounds_and_list_the_comparison():
 
 def test_the_x1_runs_are_table1s():
     """The ×1 cells are the quick Table 1 cells (so they share its runs)."""
-    from fedlib.repro.run.gate import table_cells
+    from fedlib.repro.budget.gate import table_cells
 
     quick = PAPER.profile("quick")
     t1 = {c["row"]: c["config"] for c in table_cells(quick, "table1") if c["column"] == "cifar10_if100"}

@@ -121,7 +121,7 @@ def test_table3_groups_reads_the_teacher_for_rows_a_to_d_and_the_student_for_e_t
     assert len(cells) == 32 and {c["metric"] for c in cells if c["row"] == "a"} == {
         "teacher_accuracy", "teacher_group_accuracy_many", "teacher_group_accuracy_medium",
         "teacher_group_accuracy_few"}
-    from fedlib.repro.run.gate import table_cells
+    from fedlib.repro.budget.gate import table_cells
 
     assert [c["config"] for c in cells] == [c["config"] for c in table_cells(quick, "table3")]
     # one run (row d's, read as teacher and as student h) of hand-made values

@@ -10,7 +10,7 @@ import pytest
 from fedlib.papers.fedlc import PAPER
 from fedlib.papers.fedlc import reported as paper
 from fedlib.repro.run import records
-from fedlib.repro.run.gate import table_cells
+from fedlib.repro.budget.gate import table_cells
 from fedlib.repro.run.grid import _identity
 from fedlib.repro.verdict.compare import gains
 

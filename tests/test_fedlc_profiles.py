@@ -6,7 +6,7 @@ import pytest
 from fedlib.papers.fedlc import PAPER
 from fedlib.papers.fedlc import reported as paper
 from fedlib.repro.budget.costs import ungated
-from fedlib.repro.run.gate import decide, table_cells as gate_table_cells
+from fedlib.repro.budget.gate import decide, table_cells as gate_table_cells
 
 PROFILES = PAPER.profiles
 

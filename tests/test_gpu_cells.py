@@ -13,7 +13,7 @@ import fedlib
 from fedlib.config import Config, ConfigError
 from fedlib.repro.run import cells as gpu_cells
 from fedlib.repro.budget.costs import gpu_note, stored_gpu_runs
-from fedlib.repro.run.gate import decide
+from fedlib.repro.budget.gate import decide
 from fedlib.repro.run.grid import _run_one, run_grid
 from fedlib.repro.spec.paper import get_paper
 from fedlib.store import Store

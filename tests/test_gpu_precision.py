@@ -16,7 +16,7 @@ from fedlib.config import Config
 from fedlib.repro import lease
 from fedlib.repro.budget.costs import GPU_PRECISION_FACTOR
 from fedlib.repro.run import cells
-from fedlib.repro.run.gate import decide
+from fedlib.repro.budget.gate import decide
 from fedlib.repro.spec.paper import get_paper
 from fedlib.store import Store
 

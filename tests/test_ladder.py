@@ -362,7 +362,7 @@ def test_a_rung_over_fewer_seeds_is_drawn_and_named_apart_and_the_figure_passes_
 
 def test_on_a_cpu_a_rung_a_gpu_trained_is_read_from_the_store_and_its_other_seeds_say_not_run(tmp_path, monkeypatch):
     """FedLC's top rung is Table 1's cell (the same store keys): once a lease trained seeds 0 and 1 of both
-    methods, the CPU's ladder shows that rung from them, as the table does (``run.gate.decide``), and the grid
+    methods, the CPU's ladder shows that rung from them, as the table does (``budget.gate.decide``), and the grid
     reads those seeds and marks seed 2 "not run"; with one method's runs only, the rung stays not run."""
     from fedlib.config import Config
     from fedlib.repro.run.grid import run_grid

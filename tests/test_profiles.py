@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from fedlib.repro.run.gate import table_cells as gate_table_cells
+from fedlib.repro.budget.gate import table_cells as gate_table_cells
 from fedlib.config import Config
 from fedlib.papers import Paper, all_papers
 from fedlib.repro.spec.profiles import PROFILE_NAMES

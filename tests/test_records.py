@@ -139,7 +139,7 @@ def test_the_committed_records_render_the_committed_tables_byte_for_byte(tmp_pat
 
 def test_a_render_from_records_sees_the_gpu_runs_the_records_hold_without_their_store(tmp_path, monkeypatch):
     """A GPU's runs live in the store that imported them; a render from records on another checkout has an
-    empty store.  Where a cell is shown from GPU runs (``run.gate.decide`` asks ``stored_gpu_runs``), the
+    empty store.  Where a cell is shown from GPU runs (``budget.gate.decide`` asks ``stored_gpu_runs``), the
     records answer: without that, the render turned FedLC's Fig. 1 GPU bar into "not run"."""
     import fedlib
     from fedlib.config import Config

@@ -21,7 +21,7 @@ MAX_LINES = 400
 KNOWN_UP = {
     ("run/cells.py", "artefacts"): "the GPU cells CLI saves its tables (artefacts.saving)",
     ("run/gpu_precision.py", "artefacts"): "the GPU cells CLI saves its tables (artefacts.saving)",
-    ("run/gate.py", "budget"): "the gate reads the cost model and the GPU's stored runs (budget.costs)",
+    ("run/cell_jobs.py", "budget"): "the GPU cells CLI asks the gate (budget.gate) which cells it trains",
     ("run/cell_progress.py", "budget"): "the GPU cells CLI prices its runs (budget.costs)",
     ("budget/ladder_figure.py", "artefacts"): "the ladder draws its figure under the figure rules",
     ("verdict/seeds.py", "artefacts"): "seeds.py trains the seeds a table lacks: it belongs in artefacts",

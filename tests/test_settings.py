@@ -135,7 +135,7 @@ def test_the_source_check_finds_an_edit():
 
 def test_then_reaches_the_cost_gate(monkeypatch):
     """The values a cell fixes after the profile (``then``) are in the configuration the cost gate sees."""
-    from fedlib.repro.run import gate
+    from fedlib.repro.budget import gate
 
     seen = []
 

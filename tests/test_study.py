@@ -1,4 +1,4 @@
-"""The Study type (fedlib.repro.spec.study) and the one gate (fedlib.repro.run.gate): options are typed and
+"""The Study type (fedlib.repro.spec.study) and the one gate (fedlib.repro.budget.gate): options are typed and
 refused before any work, the driver runs cells → grid → summary → findings, and the gate is the one
 place that turns a profile's cell into "trains here", "from the store" or "not run"."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from fedlib.params import ConfigError
 from fedlib.repro import Option, Study
-from fedlib.repro.run.gate import decide
+from fedlib.repro.budget.gate import decide
 from fedlib.repro.spec.paper import get_paper
 
 

@@ -17,7 +17,7 @@ A companion has the same modules in every paper:
   cells, summary and findings), run by ``ctx.study(name)``; the tables are ``reported``'s and run by
   ``ctx.table(id)``;
 * ``budget`` -- the paper profile's cost model from measured unit costs (``COST``, read by
-  :func:`fedlib.repro.run.gate.decide`: which cells a CPU affords, the rest "not run: needs a GPU") and its
+  :func:`fedlib.repro.budget.gate.decide`: which cells a CPU affords, the rest "not run: needs a GPU") and its
   budget ladder;
 * modules of its own, named after concepts (a study's build functions, its plots, its cell
   configuration ``cell_config``): none over 400 lines.

@@ -5,7 +5,7 @@ Fig. 4, Fig. 5, the sensitivity study: :mod:`.studies`) reuse Table 1's cells th
 :func:`cell_config`, so the store shares their runs.
 
 * :func:`cell_config` -- a Table 1/2 cell (method × dataset × Dir(β)) under a profile, through
-  :func:`fedlib.repro.run.gate.decide`; :func:`fedabc_setting` -- the four reconstructed
+  :func:`fedlib.repro.budget.gate.decide`; :func:`fedabc_setting` -- the four reconstructed
   hyperparameters a profile uses.
 * :func:`gain_table` -- FedABC − FedAvg and FedABC − FedRoD per column.  The claims of "Results and
   analysis" are declared in :mod:`.claims` and decided by :mod:`fedlib.repro.artefacts.claims`.
@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...repro.run.gate import data_view, decide
+from ...repro.budget.gate import data_view, decide
 from ...repro.spec.profiles import Profile
 from . import PAPER
 from . import reported as paper

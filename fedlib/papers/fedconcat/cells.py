@@ -2,7 +2,7 @@
 
 Every study of this companion trains Table 1's configurations (or one of them with one setting
 changed), so the store shares the runs between notebooks: :func:`cell_config` is the one way a
-study asks for a cell, through :func:`fedlib.repro.run.gate.decide` (trained here, from a GPU's stored
+study asks for a cell, through :func:`fedlib.repro.budget.gate.decide` (trained here, from a GPU's stored
 runs, or "not run" with its reason).
 """
 
@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from . import PAPER
 from . import reported as paper
-from ...repro.run.gate import decide
+from ...repro.budget.gate import decide
 from ...repro.spec.profiles import Profile
 
 __all__ = ["BASELINES", "FEDCONCAT", "partition_label", "cell_config", "table1_cells", "load_runs",

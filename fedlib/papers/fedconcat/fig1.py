@@ -12,7 +12,7 @@ import pandas as pd
 
 from . import reported as paper
 from .cells import cell_config
-from ...repro.run.gate import data_view, decide
+from ...repro.budget.gate import data_view, decide
 from ...repro.spec.profiles import Profile
 
 __all__ = ["FIG1_MODELS", "FIG1_TESTS", "disjoint_pair", "fig1_two_clients"]

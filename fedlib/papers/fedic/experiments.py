@@ -2,7 +2,7 @@
 
 * :func:`table_value` -- the run value each cell of Tables 1-3 reads (groups, teachers);
 * :func:`cell_config` -- the paper's CIFAR-10-LT (IF = 100) setting with a study's parameters, through
-  the gate (:func:`fedlib.repro.run.gate.decide`), so runs shared between a table and a figure run once;
+  the gate (:func:`fedlib.repro.budget.gate.decide`), so runs shared between a table and a figure run once;
 * :data:`FIG3_CURVES` -- Fig. 3's curves: FedAvg, FT and FEDIC;
 * :func:`curve` -- a study's runs, each read at its cell's ``metric``, averaged over seeds;
 * :func:`datasets_used`, :func:`gain_lines` -- what a grid trained on; FEDIC's gains in Table 1.
@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ...repro.run.grid import GridResult, aggregate
-from ...repro.run.gate import decide
+from ...repro.budget.gate import decide
 from ...repro.spec.profiles import Profile
 from . import reported as paper
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ...repro import Option, Study
 from ...repro.artefacts.figure_checks_data import CHANCE_MARGIN_PP
-from ...repro.run.gate import data_view, table_cells
+from ...repro.budget.gate import data_view, table_cells
 from . import reported as paper
 from .experiments import FIG3_CURVES, cell_config, curve
 from .learns import LEARNS
@@ -105,7 +105,7 @@ _GROUPS = ("all", "many", "medium", "few")
 
 
 def _table3_cells(profile, opts) -> list[dict]:
-    """Table 3's cells (:func:`fedlib.repro.run.gate.table_cells`), each with the run value it reads: the same
+    """Table 3's cells (:func:`fedlib.repro.budget.gate.table_cells`), each with the run value it reads: the same
     runs as the table, read from the store."""
     t = paper.TABLES["table3"]
     return [{"row": c["row"], "column": c["column"], "row_label": t.row(c["row"]).label,

@@ -3,7 +3,7 @@
 Every cell a study of this companion runs (:mod:`.studies`) gets its configuration here:
 the paper's setup (:data:`.reported.SETUP`, §5.2), a skew setting (``"cifar10_beta0.1"`` =
 D(β=0.1) on CIFAR-10, ``"cifar10_alpha2"`` = Q(α=2), ``"cifar10_iid"``) or a table's own cell,
-the study's parameters, and then :func:`fedlib.repro.run.gate.decide` -- the one place that says
+the study's parameters, and then :func:`fedlib.repro.budget.gate.decide` -- the one place that says
 whether the profile trains it here, reads it from a GPU's stored runs, or does not run it (and why).
 
 * :func:`cell_config` -- ``(config | None, note)`` of one cell;
@@ -20,7 +20,7 @@ import pandas as pd
 
 from . import PAPER
 from . import reported as paper
-from ...repro.run.gate import decide
+from ...repro.budget.gate import decide
 from ...repro.spec.profiles import Profile
 
 __all__ = ["cell_config", "trained_cell", "trained_model", "skew_label", "skew_params", "not_run_frame",
@@ -49,7 +49,7 @@ def skew_label(key: str) -> str:
 
 def cell_config(profile: Profile | str | None, experiment: str, setting: str | None = None, *,
                 base: dict | None = None, then: dict | None = None, **params: Any) -> tuple[dict | None, str]:
-    """``(config, note)`` of one cell of ``experiment`` under ``profile`` (:func:`fedlib.repro.run.gate.decide`).
+    """``(config, note)`` of one cell of ``experiment`` under ``profile`` (:func:`fedlib.repro.budget.gate.decide`).
 
     The paper's configuration is ``base`` (a table's own cell) or the paper's setup with the skew of
     ``setting`` (its dataset and partition), updated with ``params``; ``then``: the values the cell

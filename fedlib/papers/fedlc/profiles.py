@@ -25,7 +25,7 @@ client sample-epoch, ≈ 21 CPU-h at the paper's 400 rounds, and is "not run: ne
 profile's device is ``cuda`` (``python -m fedlib.repro.regenerate --profile paper --device cuda``).
 
 **Table 1's masked reading** (row ``mask/fedlc``: FedLC with ``fedlc_missing="mask"``, issue 49).  A profile's
-``columns``, ``rows`` and ``seeds`` hold for a whole table (:func:`fedlib.repro.run.gate.table_cells`; no row
+``columns``, ``rows`` and ``seeds`` hold for a whole table (:func:`fedlib.repro.budget.gate.table_cells`; no row
 has columns or seeds of its own), so the row runs wherever the FedLC row runs: ``quick``, the four CIFAR-10
 columns on the FMNIST stand-in at seeds 0 and 1 (8 runs, ≈ 4 CPU-min; the headline reads only
 ``cifar10_beta0.5``; SVHN and CIFAR-100 are "not run: absent" as for every row); ``smoke`` leaves it out (its

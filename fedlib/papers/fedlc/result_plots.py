@@ -14,7 +14,7 @@ from ...repro.artefacts import figures as F
 from ...repro.verdict.compare import add_column_param
 from ...repro.artefacts.figure_rules import declare, label_cell
 from . import PAPER
-from ...repro.run.gate import data_view
+from ...repro.budget.gate import data_view
 from .experiments import cell_config
 from .label_skew import FIG4_SETTINGS
 from .plots import _dataset, _palette, _std

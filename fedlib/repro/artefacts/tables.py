@@ -1,4 +1,4 @@
-"""A paper table, run and saved: its cells (:func:`fedlib.repro.run.gate.table_cells`) → the grid
+"""A paper table, run and saved: its cells (:func:`fedlib.repro.budget.gate.table_cells`) → the grid
 (:func:`fedlib.repro.run.grid.run_grid`) → our value per cell → paper vs ours
 (:func:`fedlib.repro.verdict.compare.compare`) → ``<name>.csv``/``.md``/``.json``
 (:func:`fedlib.repro.artefacts.saving.save_table`).
@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..verdict.compare import compare, summarize
 from .comparison_text import findings, mark_stand_in, render_comparison
-from ..run.gate import table_cells as gate_table_cells
+from ..budget.gate import table_cells as gate_table_cells
 from ..run.grid import GridResult, aggregate, run_grid
 from ..spec.profiles import Profile
 from .saving import save_table

@@ -46,7 +46,7 @@ EXPERIMENT = "budget_ladder"
 
 def _cell(profile, spec: LadderSpec, row: str) -> dict:
     from .costs import ungated
-    from ..run.gate import decide
+    from .gate import decide
     from ..spec.paper import get_paper
 
     t = get_paper(spec.paper).table(spec.table)
@@ -263,7 +263,7 @@ def ladder_cells(spec: LadderSpec, profile) -> tuple[list[dict], pd.DataFrame]:
 
 def _from_gpu_store(cfgs: dict[str, dict], seeds, profile, method: str, why: str) -> tuple[bool, dict, str]:
     """A rung a CPU cannot afford, shown from the runs a GPU trained of it (its top rung is its table's cell, the
-    same store keys: :func:`fedlib.repro.run.gate.decide` reads them so for the table): ``(True, its configs on
+    same store keys: :func:`fedlib.repro.budget.gate.decide` reads them so for the table): ``(True, its configs on
     cuda, the GPU note)`` where every method has a seed there, else ``(False, cfgs, why)``.  The grid reads those
     seeds from the store and says "not run" for the others."""
     from .costs import gpu_config, gpu_note, stored_gpu_runs

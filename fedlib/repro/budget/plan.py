@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ..run.gate import table_cells as gate_table_cells
+from .gate import table_cells as gate_table_cells
 from .costs import DEFAULT_BUDGET_HOURS, DEVICE_ENV, CostModel, format_hours, resolve_device, ungated
 
 __all__ = ["PlanError", "plan", "check_budget", "preflight", "selected_views"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .gate import decide
+from ..budget.gate import decide
 
 __all__ = ["cell_jobs"]
 

@@ -24,7 +24,7 @@ A profile is plain data (:class:`Profile`):
   (:class:`fedlib.repro.budget.costs.CostModel`), where it trains, and the precision of the GPU runs its
   cells read from the store.  The profile only declares
   them: whether a cell trains here, comes from the store, or is "not run: needs a GPU
-  (est. …)" is decided in one place, :func:`fedlib.repro.run.gate.decide`, for tables and
+  (est. …)" is decided in one place, :func:`fedlib.repro.budget.gate.decide`, for tables and
   studies alike.
 
 :meth:`Profile.deviations` lists, for one experiment, every way the profile's
@@ -76,7 +76,7 @@ class Profile:
     budget_minutes: float | None = None  # the wall-time target of a full regeneration
     cost: Any = None  # fedlib.repro.budget.costs.CostModel: runs a CPU cannot afford are "not run: needs a GPU"
     device: str | None = None  # None: $FEDLIB_DEVICE, else cpu (see fedlib.repro.budget.costs)
-    # the precision of the GPU runs a cell it cannot afford reads from the store (fedlib.repro.run.gate): one a
+    # the precision of the GPU runs a cell it cannot afford reads from the store (fedlib.repro.budget.gate): one a
     # profile, so that no cell mixes precisions and both rows of a comparison share one (docs/gpu_and_cluster.md)
     gpu_precision: str = "float32"
 
@@ -131,7 +131,7 @@ class Profile:
         overrides, the ``per_dataset`` ones, then the experiment's ``overrides``.  Returns ``(config,
         note)``; ``config`` is None when the profile never runs the cell (``note`` says why).  Pure:
         whether this machine can afford the cell, or the store holds it, is
-        :func:`fedlib.repro.run.gate.decide`'s question."""
+        :func:`fedlib.repro.budget.gate.decide`'s question."""
         pp = self.companion
         ds = base.get("dataset")
         if ds in pp.unsupported:

@@ -9,7 +9,7 @@ one driver, :meth:`fedlib.repro.artefacts.context.Context.study`:
    range, source), read from the profile's settings of the study's experiment and then from the
    notebook's keyword arguments; an unknown or out-of-range option is refused, naming it, before
    any work;
-2. :meth:`Study.cells` -- the configurations it needs (each through :func:`fedlib.repro.run.gate.decide`:
+2. :meth:`Study.cells` -- the configurations it needs (each through :func:`fedlib.repro.budget.gate.decide`:
    trained here, read from the store, or "not run" with its reason);
 3. the grid of those cells, trained or read through the results store;
 4. :meth:`Study.summarize` -- its table(s); :meth:`Study.findings` -- its sentences.

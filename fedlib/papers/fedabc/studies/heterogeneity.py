@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import PAPER
-from ....repro.run.gate import data_view
+from ....repro.budget.gate import data_view
 from ..experiments import cell_config
 
 __all__ = ["partition_counts", "heterogeneity_stats"]

@@ -32,7 +32,7 @@ def decide(profile: Any, base: dict, experiment: str | None = None, *, then: Map
     both are made for the configuration that trains: the gate decides once, and no caller edits
     its answer (``tests/test_settings.py`` reads the companions' source for that)."""
     from ...data import DATASETS, dataset_present
-    from ..budget.costs import gpu_config, gpu_note, stored_gpu_runs
+    from .costs import gpu_config, gpu_note, stored_gpu_runs
 
     cfg, note = profile.resolve(base, experiment, substitute=substitute)
     if cfg is None:
