@@ -106,6 +106,24 @@ def test_fig2_reads_table1s_fedavg_and_fedabc_cells_with_the_profiles_first_seed
             assert cell["config"] == {**table[method], "seed": p.seeds_for("fig2")[0]}, (name, method)
 
 
+def test_fig2_summary_asks_the_gate_for_each_model_once_with_its_own_values(monkeypatch):
+    """Fig. 2's summary asks the gate (``cell_config``) for every model's cell with the model's own values and
+    the seed as ``then`` values, never editing the answer: a call's keywords reach it (a method given twice
+    would raise here); where the gate runs nothing, the summary is empty."""
+    calls = []
+
+    def gate(profile, method, dataset, beta, experiment, **extra):
+        calls.append((method, experiment, extra))
+        return None, "not run"
+
+    monkeypatch.setattr(motivation, "cell_config", gate)
+    quick = PAPER.profile("quick")
+    out = motivation.build_summary(None, PAPER.study("fig2").options_for(quick))
+    assert out["per_class"].empty and calls
+    method, experiment, extra = calls[0]
+    assert experiment == "table1" and "method" not in extra and extra["seed"] == quick.seeds_for("fig2")[0]
+
+
 def test_fig2_personalized_model_is_the_one_eq7_scores():
     """The personalized model Fig. 2 rebuilds for a client (a local update from the run's final
     global model on the evaluation mini-batches) scores exactly the run's per-client Eq. 7 accuracy."""

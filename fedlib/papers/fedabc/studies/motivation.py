@@ -89,7 +89,7 @@ def build_summary(grid, opts) -> dict:
     client: dict = {}
     for panel in PANELS:
         for label, params in _models(panel).items():
-            own = {**params, "seed": seed}
+            own = {**{k: v for k, v in params.items() if k != "method"}, "seed": seed}
             if panel == "local training" and opts.local_epochs is not None:
                 own["local_epochs"] = opts.local_epochs
             cfg, _ = cell_config(profile, params["method"], opts.dataset, opts.beta, "table1", **own)
