@@ -6,7 +6,7 @@
 #   make figures PROFILE=paper PAPER=fedlc NB=06   # the paper's setup (GPU), one notebook
 #   make figures PROFILE=paper PAPER=fedlc EXECUTOR=ray GPUS_PER_RUN=0.25  # on a Ray cluster (docs/gpu_and_cluster.md)
 #   make figures PROFILE=paper DEVICE=cuda # every paper cell on a GPU (on a CPU: the cells it affords)
-#   make figures RENDER=records          # every table and figure again from the committed run records, no training
+#   make figures RENDER=records          # from the committed run records, no training: what a change reaches (FORCE=1: all)
 #   make decide [CLAIM=fedlc/table4-synthetic] [MINUTES=60] [DRY=1]  # train what would decide inconclusive claims
 #   make smoke-notebooks                  # CI check: every notebook under smoke, in a temp folder
 #   make strip-notebooks                  # remove outputs from notebooks/**/*.ipynb before committing
@@ -27,13 +27,14 @@ RAY_ADDRESS ?=
 GPUS_PER_RUN ?=
 DEVICE ?=
 RENDER ?=
+FORCE ?=
 
 .PHONY: figures decide smoke-notebooks strip-notebooks test bench docs-params readme-params
 
 figures:
 	$(PYTHON) -m fedlib.repro.regenerate --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER),) $(if $(NB),--only $(NB),) \
 		$(if $(EXECUTOR),--executor $(EXECUTOR),) $(if $(RAY_ADDRESS),--ray-address $(RAY_ADDRESS),) \
-		$(if $(GPUS_PER_RUN),--gpus-per-run $(GPUS_PER_RUN),) $(if $(DEVICE),--device $(DEVICE),) $(if $(RENDER),--render $(RENDER),)
+		$(if $(GPUS_PER_RUN),--gpus-per-run $(GPUS_PER_RUN),) $(if $(DEVICE),--device $(DEVICE),) $(if $(RENDER),--render $(RENDER),) $(if $(FORCE),--force,)
 
 decide:
 	$(PYTHON) -m fedlib.repro.decide $(if $(CLAIM),$(CLAIM),--all) $(if $(MINUTES),--minutes $(MINUTES),) $(if $(DRY),--dry-run,)

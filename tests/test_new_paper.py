@@ -81,6 +81,19 @@ def test_the_scaffold_regenerates_under_smoke_and_its_claim_gets_a_verdict(compa
     _claims_and_index(root / "figures", [NAME])
     assert other.read_text() == "another paper's page\n" and not (other.parent / "claims.csv").exists()
     assert (root / "figures" / NAME / "claims.csv").exists() and (root / "figures" / "README.md").exists()
+    # rendered again from its run records: the first time it renders; then nothing it reaches changed, so it
+    # is left as it is; an edit of its notebook reaches it again
+    kwargs = dict(papers=[NAME], figures_root=root / "figures", store=str(root / "store-render"), index=False,
+                  notebooks_dir=root / "notebooks", progress=False, render="records")
+    assert regenerate("smoke", **kwargs)[NAME]["rendered"]["notebooks"][0]["status"] == "rendered"
+    reach = json.loads((root / "figures" / NAME / "smoke" / "_run.json").read_text())["rendered"]["reach"]
+    assert list(reach) == ["01_table1"]
+    stamp = table.stat().st_mtime_ns
+    assert regenerate("smoke", **kwargs)[NAME]["rendered"]["reach"] == reach and table.stat().st_mtime_ns == stamp
+    notebook = root / "notebooks" / NAME / "01_table1.ipynb"
+    notebook.write_text(notebook.read_text().replace("cell by cell", "cell by cell, again"))
+    again = regenerate("smoke", **kwargs)[NAME]["rendered"]["reach"]
+    assert again["01_table1"] != reach["01_table1"] and table.stat().st_mtime_ns != stamp
     smoke = evaluate(NAME, root / "figures", scales=("smoke",))
     assert list(smoke.claim) == ["headline"], smoke.to_dict("records")
     assert smoke.verdict.iloc[0] in VERDICTS and smoke.verdict.iloc[0] != "not tested", smoke.to_dict("records")

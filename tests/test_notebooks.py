@@ -75,7 +75,7 @@ def test_every_notebook_runs_under_smoke(tmp_path):
     for paper in {p.parent.name for p in NOTEBOOKS}:
         assert (tmp_path / "figures" / paper / "smoke" / "_records.jsonl.gz").exists(), paper
     proc = subprocess.run([sys.executable, "-m", "fedlib.repro.regenerate", "--profile", "smoke", "--figures",
-                           str(tmp_path / "figures"), "--render", "records", "--quiet"], cwd=REPO,
+                           str(tmp_path / "figures"), "--render", "records", "--force", "--quiet"], cwd=REPO,
                           env={**env, "FEDLIB_STORE": str(tmp_path / "empty")}, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert not (tmp_path / "empty").exists() or not any((tmp_path / "empty").rglob("result.json"))

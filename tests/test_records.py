@@ -126,7 +126,7 @@ def test_the_committed_records_render_the_committed_tables_byte_for_byte(tmp_pat
     env = {**os.environ, "MPLBACKEND": "Agg"}
     env.pop("FEDLIB_STORE", None)
     proc = subprocess.run([sys.executable, "-m", "fedlib.repro.regenerate", "--paper", paper, "--profile", profile,
-                           "--figures", str(tmp_path / "figures"), "--render", "records", "--no-index", "--quiet"],
+                           "--figures", str(tmp_path / "figures"), "--render", "records", "--force", "--no-index", "--quiet"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     tables = sorted(p.name for p in committed.glob("*") if p.suffix in (".csv", ".md"))

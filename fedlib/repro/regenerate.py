@@ -50,6 +50,7 @@ from pathlib import Path
 from .artefacts.notebooks import notebooks, papers_with_notebooks, select
 from .artefacts.provenance import repo_root as _repo  # patched by the tests as regenerate._repo
 from .regenerate_notebook import Watcher, environment, execute, executor_environment, strip
+from .regenerate_reach import reach_fingerprint
 from .regenerate_record import cold_timing, earlier_timings, still_rendered
 from .run.records import MODE_ENV, RECORDS_ENV, RECORDS_FILE, NeedsTraining, merge
 # still importable from here under the names they had before the split into the modules above
@@ -102,7 +103,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                figures_root: str | os.PathLike | None = None, store: str | None = None, timeout: int | None = None,
                index: bool = True, notebooks_dir: str | os.PathLike | None = None, progress: bool = True,
                budget_hours: float | None = None, allow_over: bool = False, render: str = "train",
-               allow_dirty: bool = False) -> dict:
+               allow_dirty: bool = False, force: bool = False) -> dict:
     """Execute the (selected) notebooks of the (selected) papers under ``profile``; returns
     ``{paper: run record}`` and ``"failed"``.  With ``budget_hours``, a profile without a cost model
     (quick, smoke) whose estimate (:mod:`fedlib.repro.budget.cold_times`) exceeds it is refused before any
@@ -111,7 +112,8 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
     ``render``: ``"train"`` (train what the store lacks, and write the run records
     ``figures/<paper>/<profile>/_records.jsonl.gz``) or ``"records"`` (train nothing: every grid is
     answered from those records, :mod:`fedlib.repro.run.records`; a notebook that needs what records do
-    not keep keeps its committed outputs, untouched, and says why).
+    not keep keeps its committed outputs, untouched, and says why; a notebook nothing of whose reach changed
+    since its last render is left as it is, unless ``force``: :mod:`fedlib.repro.regenerate_reach`).
 
     Writing into the repository's ``figures/`` (the default root) with uncommitted code under ``fedlib/``
     or ``notebooks/`` is refused (:class:`fedlib.repro.artefacts.provenance.DirtyTree`) before anything is
@@ -125,7 +127,7 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
         refuse_dirty(Path(figures_root) if figures_root is not None else _repo() / "figures", _repo())
     if render == "records":
         return _render_from_records(profile, papers, only, figures_root, store, timeout, index, notebooks_dir,
-                                    progress)
+                                    progress, force)
     from .artefacts.provenance import relative_to_repo, scrub_paths, store_label
 
     root = Path(figures_root).resolve() if figures_root is not None else _repo() / "figures"
@@ -216,12 +218,18 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
     return records
 
 
-def _render_from_records(profile, papers, only, figures_root, store, timeout, index, notebooks_dir, progress) -> dict:
+def _render_from_records(profile, papers, only, figures_root, store, timeout, index, notebooks_dir, progress,
+                         force=False) -> dict:
     """:func:`regenerate` with ``render="records"``: each selected notebook runs with its grids answered from
     the paper's run records (nothing trains).  A notebook that fails (a run without a record, a study that
     needs trained models the store lacks) has its outputs put back as they were, so a folder never mixes a
-    failed render with earlier outputs; ``_run.json`` keeps the training's record and gains ``rendered``."""
+    failed render with earlier outputs; ``_run.json`` keeps the training's record and gains ``rendered``.
+
+    A notebook whose reach (:mod:`fedlib.repro.regenerate_reach`: its file, its records, the code it reaches)
+    has the fingerprint of its last render is left as it is, unless ``force``: a change re-renders what it
+    reaches, and the claims, pages and index of those papers only."""
     from .artefacts.provenance import git_commit, scrub_paths
+    from .spec.paper import get_paper
 
     root = Path(figures_root).resolve() if figures_root is not None else _repo() / "figures"
     plan = _plan(profile, papers, only, notebooks_dir)
@@ -232,17 +240,28 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
     scratch = Path(tempfile.mkdtemp(prefix="fedlib-render-"))
     environment(store or str(scratch / "store"))  # a fresh store unless one is given: nothing to read, nothing trains
     out_records, failed = {}, []
+    reran = []
     for name, prof, paths in plan:
         out = root / name / prof.name
         os.environ.update({RECORDS_ENV: str(out / RECORDS_FILE), MODE_ENV: "read"})
+        run_path = out / "_run.json"
+        record = json.loads(run_path.read_text()) if run_path.exists() else {}
+        reach = dict(record.get("rendered", {}).get("reach", {}))
+        companions = (name, *get_paper(name).reads)
         rendered = []
         for nb in paths:
+            fingerprint = reach_fingerprint(nb, out / RECORDS_FILE, _repo(), companions)
+            if not force and reach.get(nb.stem) == fingerprint:  # nothing it reaches changed: its outputs stand
+                if progress:
+                    print(f"{name}/{nb.stem} ({prof.name}): unchanged since its last render", flush=True)
+                continue
             backup = scratch / f"{name}-{nb.stem}"
             shutil.copytree(out, backup)
             t = time.perf_counter()
             try:
                 execute(nb, out, prof, root, timeout)
                 status = {"name": nb.stem, "status": "rendered"}
+                reach[nb.stem] = fingerprint
             except Exception as err:  # noqa: BLE001 -- put its outputs back, say why, go on
                 shutil.rmtree(out)
                 shutil.copytree(backup, out)
@@ -255,18 +274,22 @@ def _render_from_records(profile, papers, only, figures_root, store, timeout, in
                 print(f"{name}/{nb.stem} ({prof.name}): {status['status']} in {time.perf_counter() - t:.1f} s"
                       + (f": {status['reason']}" if "reason" in status else ""), flush=True)
             rendered.append(status)
-        run_path = out / "_run.json"
-        record = json.loads(run_path.read_text()) if run_path.exists() else {}
+        if not rendered:  # every notebook unchanged: its record stands as it is
+            out_records[name] = record
+            continue
+        reran.append(name)
+        earlier = {n["name"]: n for n in record.get("rendered", {}).get("notebooks", [])}
+        earlier.update({n["name"]: n for n in rendered})
         record["rendered"] = {"from": RECORDS_FILE, "git_commit": git_commit(),
                               "at": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-                              "notebooks": rendered}
+                              "notebooks": list(earlier.values()), "reach": dict(sorted(reach.items()))}
         run_path.write_text(json.dumps(record, indent=1) + "\n")
         out_records[name] = record
     for var in (RECORDS_ENV, MODE_ENV):
         os.environ.pop(var, None)
     shutil.rmtree(scratch, ignore_errors=True)
-    if index:
-        _claims_and_index(root, papers and [p[0] for p in plan])
+    if index and reran:  # the claims, pages and index of the papers re-rendered, and of no other
+        _claims_and_index(root, reran)
     out_records["failed"] = failed
     return out_records
 
@@ -294,7 +317,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--over-budget", action="store_true", help="start even when the estimate exceeds the budget")
     parser.add_argument("--render", choices=("train", "records"), default="train",
                         help="train (default: train what the store lacks, and write the run records) or records "
-                             "(train nothing: render every table and figure from the committed run records)")
+                             "(train nothing: render every table and figure from the committed run records; a "
+                             "notebook nothing of whose reach changed since its last render is left as it is)")
+    parser.add_argument("--force", action="store_true",
+                        help="with --render records: render every selected notebook, changed or not")
     parser.add_argument("--allow-dirty", action="store_true",
                         help="write into figures/ from uncommitted code (outputs marked -dirty: not for committing)")
     parser.add_argument("--list", action="store_true", help="list the notebooks and exit")
@@ -349,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         records = regenerate(args.profile, papers or None, only or None, args.figures, args.store, args.timeout,
                              not args.no_index, progress=not args.quiet, budget_hours=args.budget_hours,
-                             allow_over=args.over_budget, render=args.render, allow_dirty=args.allow_dirty)
+                             allow_over=args.over_budget, render=args.render, allow_dirty=args.allow_dirty,
+                             force=args.force)
     except DirtyTree as err:
         print(f"fedlib.repro.regenerate: {err}", file=sys.stderr)
         return 2

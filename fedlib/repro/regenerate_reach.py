@@ -1,0 +1,116 @@
+"""What a change reaches: the graph from code to a notebook's outputs, so a render from the records redoes only
+what changed.
+
+A notebook's outputs (its tables, figures and study summaries) depend on three things: the notebook itself, the
+paper's run records (``figures/<paper>/<profile>/_records.jsonl.gz``), and the code it reaches, that is the
+``fedlib`` modules it imports, and theirs, read from the source (every ``import`` in a module, including those
+inside functions: an over-approximation, never an omission).  :func:`reach_fingerprint` hashes the three;
+``_run.json`` keeps each rendered notebook's fingerprint (``rendered.reach``), and ``make figures
+RENDER=records`` skips a notebook whose fingerprint is unchanged and whose outputs are there: editing one
+companion's drawing function re-renders that companion's notebooks that import it, and nothing of another
+paper.  The claims, pages and index are then rebuilt for the papers that were re-rendered only.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = ["notebook_imports", "module_closure", "companion_modules", "reach_fingerprint"]
+
+PACKAGE = "fedlib"
+
+
+def _code(notebook: Path) -> str:
+    cells = json.loads(Path(notebook).read_text()).get("cells", [])
+    return "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+    """The ``fedlib`` modules (and packages) a parsed module names in its imports."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == PACKAGE}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = module.split(".") if is_package else module.split(".")[:-1]
+                base = parts[: len(parts) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != PACKAGE:
+                continue
+            out.add(target)
+            out |= {f"{target}.{a.name}" for a in node.names}  # "from pkg import module" names a module
+    return out
+
+
+def notebook_imports(notebook: Path) -> set[str]:
+    """The ``fedlib`` modules a notebook's code imports (its cells parsed, magics left out)."""
+    lines = [ln for ln in _code(notebook).splitlines() if not ln.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return {PACKAGE}
+    return _imports(tree, "__main__", False)
+
+
+@lru_cache(maxsize=None)
+def _source(root: str, module: str) -> tuple[str, bool] | None:
+    """``(path, is_package)`` of a ``fedlib`` module under ``root`` (the folder holding ``fedlib/``), or None."""
+    base = Path(root).joinpath(*module.split("."))
+    if (base / "__init__.py").exists():
+        return str(base / "__init__.py"), True
+    if base.with_suffix(".py").exists():
+        return str(base.with_suffix(".py")), False
+    return None
+
+
+def module_closure(start: set[str], root: Path) -> dict[str, str]:
+    """Every ``fedlib`` module reached from ``start`` through imports (and the packages holding them, whose
+    ``__init__`` runs first): ``{module: source path}``."""
+    seen: dict[str, str] = {}
+    todo = list(start)
+    while todo:
+        module = todo.pop()
+        parts = module.split(".")
+        for i in range(1, len(parts) + 1):  # the packages above it run their __init__ first
+            name = ".".join(parts[:i])
+            if name in seen:
+                continue
+            found = _source(str(root), name)
+            if found is None:
+                continue
+            path, is_package = found
+            seen[name] = path
+            todo += sorted(_imports(ast.parse(Path(path).read_text()), name, is_package))
+    return seen
+
+
+#: The modules of a companion the machinery imports by name (``importlib``), which no import statement shows.
+BY_NAME = ("", ".studies", ".claims", ".budget")
+
+
+def companion_modules(paper: str, root: Path) -> set[str]:
+    """The modules of a companion (``fedlib/papers/<paper>/``) the machinery imports by name: its package, its
+    studies, claims and budget (:data:`BY_NAME`); what they import follows from their source."""
+    return {f"{PACKAGE}.papers.{paper}{suffix}" for suffix in BY_NAME
+            if _source(str(root), f"{PACKAGE}.papers.{paper}{suffix}") is not None}
+
+
+def reach_fingerprint(notebook: Path, records: Path | None, root: Path, companions: tuple[str, ...] = ()) -> str:
+    """A hash of what a notebook's outputs depend on: its own file, the run records it renders from, and the
+    source of every module it reaches (:func:`module_closure`) from its imports and from ``companions`` (its
+    paper's, and those it reads: :func:`companion_modules`).  Equal fingerprints: equal outputs."""
+    h = hashlib.sha256()
+    h.update(Path(notebook).read_bytes())
+    if records is not None and Path(records).exists():
+        h.update(Path(records).read_bytes())
+    start = notebook_imports(notebook) | {m for c in companions for m in companion_modules(c, root)}
+    for module, path in sorted(module_closure(start, root).items()):
+        h.update(module.encode() + b"\0" + Path(path).read_bytes())
+    return h.hexdigest()[:16]
