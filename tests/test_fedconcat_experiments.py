@@ -15,7 +15,7 @@ import torch
 from fedlib.repro.budget.gate import table_cells as gate_table_cells
 from fedlib import run
 from fedlib.algorithms import fedconcat as fc
-from fedlib.repro.artefacts.tables import table_cells
+from fedlib.repro.artefacts.tables import grid_cells
 from fedlib.config import Config
 from fedlib.repro.run.grid import GridResult
 from fedlib.models import build_model
@@ -288,7 +288,7 @@ def test_fig4_rounds_by_hand():
 @pytest.mark.parametrize("profile", ["quick", "paper"])
 def test_the_notebooks_share_table_1s_runs(profile):
     prof = ungated(PAPER.profile(profile))  # every cell configured, whatever this CPU affords
-    t1 = {(c["row"], c["column"]): c["config"] for c in table_cells("table1", prof) if c["config"]}
+    t1 = {(c["row"], c["column"]): c["config"] for c in grid_cells(prof, "table1") if c["config"]}
     for c in _study_cells("fig3", prof):
         if c["clustering"].startswith("with "):
             assert c["config"] == t1[("fedconcat", c["column"])]

@@ -22,7 +22,7 @@ from fedlib.papers.fedconcat import PAPER
 from fedlib.papers.fedconcat import reported as paper
 from fedlib.papers.fedconcat.analysis import budget_of
 from fedlib.papers.fedconcat.profiles import BUDGET_VARIANTS
-from fedlib.repro.artefacts.tables import table_cells
+from fedlib.repro.artefacts.tables import grid_cells
 from fedlib.repro.budget.costs import ungated
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks" / "fedconcat"
@@ -76,7 +76,7 @@ def test_options_come_from_the_profile_then_the_caller():
 @pytest.mark.parametrize("profile", ["smoke", "quick", "paper"])
 def test_the_studies_cells_are_table_1s_cells(profile):
     prof = ungated(PAPER.profile(profile))
-    t1 = {(c["row"], c["column"]): c for c in table_cells("table1", prof)}
+    t1 = {(c["row"], c["column"]): c for c in grid_cells(prof, "table1")}
     for name in ("budget", "fedlc_third_party"):
         cols = PAPER.study(name).options_for(prof).columns
         got = PAPER.study(name).cells(prof)

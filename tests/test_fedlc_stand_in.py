@@ -11,7 +11,7 @@ from fedlib.papers.fedlc import stand_in as SI
 from fedlib.config import Config
 from fedlib.papers.fedlc import reported as paper
 from fedlib.papers.fedlc import PAPER
-from fedlib.repro.artefacts.tables import table_cells
+from fedlib.repro.artefacts.tables import grid_cells
 from fedlib.repro.run.grid import GridResult
 
 
@@ -31,7 +31,7 @@ def test_quick_cells_share_the_tables_runs_and_differ_only_in_dataset_and_model(
     settings, methods = opts["settings"], opts["methods"]
     skewed = [s for s in settings if not s.endswith("iid")]
     assert len(cells) == 2 * (1 + len(skewed) * len(methods))
-    table_cfg = {(c["column"], c["row"]): c["config"] for t in ("table1", "table2") for c in table_cells(t, q)}
+    table_cfg = {(c["column"], c["row"]): c["config"] for t in ("table1", "table2") for c in grid_cells(q, t)}
     fig1_cfg = {c["setting"]: c["config"] for c in PAPER.study("fig1").cells(q)}
     by_key = {}
     for c in cells:

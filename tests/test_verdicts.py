@@ -193,13 +193,13 @@ def test_seed_spread_of_the_headline_cells_by_hand():
 
 def test_measure_seed_spread_runs_the_headline_cells_with_each_seed(tmp_path):
     import fedlib
-    from fedlib.repro.artefacts.tables import table_cells
+    from fedlib.repro.artefacts.tables import grid_cells
     from fedlib.repro.verdict.seeds import main, measure_seed_spread
 
     prof = all_papers()["fedlc"].profile("smoke")  # Table 4: Synthetic(1,1), FedAvg and FedLC, 2 rounds
     got = measure_seed_spread("fedlc", "smoke", (0, 1), tables=["table4"], out_dir=tmp_path, store=False,
                               progress=False)["table4"]
-    cells = [c for c in table_cells("table4", prof) if c["config"] is not None]
+    cells = [c for c in grid_cells(prof, "table4") if c["config"] is not None]
     assert {c["row"] for c in cells} == {"fedavg", "fedlc"}
     acc = {(c["row"], c["column"], s): 100 * fedlib.run({**c["config"], "seed": s}, store=False,
                                                         progress=False).final_accuracy

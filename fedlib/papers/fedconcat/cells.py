@@ -43,10 +43,10 @@ def table1_cells(profile: Profile, columns: Sequence[str]) -> list[dict]:
     """Table 1's grid cells (labels row, column, method) in ``columns``, as the table runs them: the rows of
     fedlib's default reading only, one per method (the group run again with the code's [0, 1] inputs,
     :data:`.reported.CODE_INPUTS_GROUP`, would otherwise stand under the same (column, method))."""
-    from ...repro.artefacts.tables import table_cells
+    from ...repro.artefacts.tables import grid_cells
 
     default = {r.key for r in paper.TABLE1.rows if r.group != paper.CODE_INPUTS_GROUP}
-    return [c for c in table_cells("table1", profile) if c["column"] in set(columns) and c["row"] in default]
+    return [c for c in grid_cells(profile, "table1") if c["column"] in set(columns) and c["row"] in default]
 
 
 def load_runs(cells: Sequence[dict], store: Any = None) -> dict:

@@ -37,7 +37,7 @@ from ..spec.profiles import Profile
 from .saving import save_table
 from ..verdict.spread import spread_for, table_metric
 
-__all__ = ["reproduce_table", "table_cells", "metric_of", "cell_values", "last_rounds", "over_last_rounds",
+__all__ = ["reproduce_table", "grid_cells", "metric_of", "cell_values", "last_rounds", "over_last_rounds",
            "recount", "seeds_text", "parse_seeds", "decided_seeds", "DECIDED_FILE", "Value"]
 
 #: The runs ``python -m fedlib.repro.decide`` added to a profile's tables, beside their outputs
@@ -196,8 +196,9 @@ def decided_seeds(out_dir: str | os.PathLike | None, table: str) -> dict[tuple[s
     return out
 
 
-def table_cells(table_id: str, profile: Profile) -> list[dict]:
-    """The grid cells (labels + config) of a paper table under a profile."""
+def grid_cells(profile: Profile, table_id: str) -> list[dict]:
+    """The grid cells of a paper table under a profile: the gate's cells
+    (:func:`fedlib.repro.budget.gate.table_cells`, the one table_cells) with the labels a grid carries (method)."""
     t = profile.companion.table(table_id)
     cells = []
     for cell in gate_table_cells(profile, t.id):
@@ -232,7 +233,7 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
     In records mode their runs come from the records; else they train where the store lacks them."""
     pp = profile.companion
     t = pp.table(table_id)
-    cells = table_cells(t.id, profile)
+    cells = grid_cells(profile, t.id)
     decided = decided_seeds(out_dir, name or t.id) if decided is None else decided
     extra = []  # a decided cell at each added seed: the seed in its configuration (the grid runs it as given)
     for cell in cells:

@@ -23,7 +23,7 @@ from typing import Iterable
 import pandas as pd
 
 from .compare import method_of
-from ..artefacts.tables import cell_values, metric_of, table_cells
+from ..artefacts.tables import cell_values, grid_cells, metric_of
 from ..artefacts.provenance import default_output_dir, git_commit
 from ..run.grid import default_store, run_grid
 from ..spec.paper import get_paper
@@ -69,7 +69,7 @@ def measure_seed_spread(paper: str, profile: str = "quick", seeds: Iterable[int]
     out_dir = Path(out_dir) if out_dir is not None else default_output_dir(pp.name, prof.name)
     out = {}
     for tid in (tables or pp.tables):
-        cells = [c for c in table_cells(tid, prof) if c["config"] is not None and method_of(c["row"]) in pp.headline]
+        cells = [c for c in grid_cells(prof, tid) if c["config"] is not None and method_of(c["row"]) in pp.headline]
         if not cells:
             continue
         try:
