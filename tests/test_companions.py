@@ -168,3 +168,17 @@ def test_no_paper_constant_outside_the_papers():
     for path in (ROOT / "fedlib").rglob("*.py"):
         if "papers" not in path.relative_to(ROOT / "fedlib").parts:
             assert not re.search(r"^METHOD_ORDER\s*=", path.read_text(), re.MULTILINE), path
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_notebook_imports_from_fedlib_repro_and_its_own_companion_only(notebook):
+    """``fedlib.repro`` exports what a notebook uses (issue 50): no deep module of the machinery, no other
+    paper's companion."""
+    import ast
+
+    code = "\n".join("".join(c["source"]) for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code")
+    own = f"fedlib.papers.{notebook.parent.name}"
+    found = {node.module for node in ast.walk(ast.parse(code)) if isinstance(node, ast.ImportFrom) and node.module}
+    found |= {a.name for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Import) for a in node.names}
+    wrong = {m for m in found if m.split(".")[0] == "fedlib" and m != "fedlib.repro" and not m.startswith(own)}
+    assert not wrong, f"{notebook.relative_to(ROOT)} imports {sorted(wrong)}: export it from fedlib.repro"

@@ -46,3 +46,22 @@ def test_a_table_with_row_groups_keeps_one_row_per_group_and_method():
     frame = comparison_view(comp).data
     assert list(frame.index) == ["E=1 · Fedavg", "E=5 · Fedavg"]
     assert list(frame[("A", "ours")]) == [58.0, 61.0]
+
+
+def test_reader_view_names_columns_in_words_and_leaves_out_rows_not_run():
+    """A frame of the machinery as a reader reads it: ids dropped beside their labels, codes as words (a verdict's
+    own words, a cell status's own), rows where nothing of ours ran left out and counted in the caption."""
+    import pandas as pd
+
+    from fedlib.repro.artefacts.views import reader_view
+    from fedlib.repro.verdict.compare import STATUS, VERDICT
+
+    frame = pd.DataFrame({"column": ["a_dir0.1", "a_dir0.5"], "column_label": ["A Dir(0.1)", "A Dir(0.5)"],
+                          "paper_gain": [3.0, 4.0], "ours_gain": [2.5, float("nan")], "verdict": ["no_spread", None],
+                          "status": ["no_spread", "not_run"], "trained_on": ["a", "a"]})
+    styled = reader_view(frame, dataset_label=lambda d: d.upper())
+    shown = styled.data
+    assert list(shown.columns) == ["column", "paper's gain (pp)", "our gain (pp)", "verdict", "cell", "trained on"]
+    assert shown.iloc[0].tolist() == ["A Dir(0.1)", 3.0, 2.5, VERDICT["no_spread"], STATUS["no_spread"], "A"]
+    assert len(shown) == 1 and styled.caption == "1 row not run here left out"
+    assert reader_view(frame.iloc[1:]).data.iloc[0, 0].startswith("nothing of ours ran here")

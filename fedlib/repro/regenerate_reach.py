@@ -4,7 +4,8 @@ what changed.
 A notebook's outputs (its tables, figures and study summaries) depend on three things: the notebook itself, the
 paper's run records (``figures/<paper>/<profile>/_records.jsonl.gz``), and the code it reaches, that is the
 ``fedlib`` modules it imports, and theirs, read from the source (every ``import`` in a module, including those
-inside functions: an over-approximation, never an omission).  :func:`reach_fingerprint` hashes the three;
+inside functions, and every module named as text, as lazy exports name them: an over-approximation, never an
+omission).  :func:`reach_fingerprint` hashes the three;
 ``_run.json`` keeps each rendered notebook's fingerprint (``rendered.reach``), and ``make figures
 RENDER=records`` skips a notebook whose fingerprint is unchanged and whose outputs are there: editing one
 companion's drawing function re-renders that companion's notebooks that import it, and nothing of another
@@ -16,12 +17,14 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 
 __all__ = ["notebook_imports", "module_closure", "companion_modules", "reach_fingerprint"]
 
 PACKAGE = "fedlib"
+_MODULE = re.compile(rf"{PACKAGE}(\.[a-z_][a-z0-9_]*)+")
 
 
 def _code(notebook: Path) -> str:
@@ -46,6 +49,8 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
                 continue
             out.add(target)
             out |= {f"{target}.{a.name}" for a in node.names}  # "from pkg import module" names a module
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE.fullmatch(node.value):
+            out.add(node.value)  # a module named as text, imported by name (fedlib.repro's lazy exports)
     return out
 
 

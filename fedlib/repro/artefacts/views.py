@@ -84,8 +84,7 @@ def reader_view(frame: pd.DataFrame, *, precision: int = 2, caption: str = "",
         for col in ("trained_on", "dataset_used"):
             if col in out:
                 out[col] = [dataset_label(v) if isinstance(v, str) else v for v in out[col]]
-    words = {**VERDICT, **STATUS}
-    for col in ("status", "verdict", "face_value"):
+    for col, words in (("status", STATUS), ("verdict", VERDICT), ("face_value", VERDICT)):
         if col in out:
             out[col] = [words.get(v, v) if isinstance(v, str) else v for v in out[col]]
     out = out.rename(columns=GLOSSARY)
