@@ -11,7 +11,7 @@ from fedlib.papers.fedlc import PAPER
 from fedlib.papers.fedlc import reported as paper
 from fedlib.repro.run import records
 from fedlib.repro.budget.gate import table_cells
-from fedlib.repro.run.grid import _identity
+from fedlib.repro.run.grid import identity as _identity
 from fedlib.repro.verdict.compare import gains
 
 ROW = "mask/fedlc"
