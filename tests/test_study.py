@@ -124,3 +124,28 @@ def test_a_tables_figure_stamps_the_seeds_decide_added(tmp_path):
     assert ctx.profile.seeds_for("table1") == (0,)
     assert ctx.seeds_of("table1") == (0, 1, 2) and ctx.seeds_of("table2") == (0, 5)
     assert ctx.seeds_of("table3") == (0,) and ctx._meta("table1", {})["seeds"] == (0, 1, 2)
+
+
+def test_a_notebooks_options_parameter_reaches_its_studies_and_writes_apart(tmp_path):
+    """``papermill -y "options: {lambdas: [0.0, 1.0]}"`` sets a study's option (issue 50): the notebook's
+    ``options`` go to the studies of its View that declare them, a key none declares is refused before anything
+    trains, and outputs go to a folder of their own beside the profile's."""
+    from fedlib.params import ConfigError
+    from fedlib.repro.artefacts.context import Context
+
+    with pytest.raises(ConfigError, match=r"\['lambda'\] are no option of the studies of fedic/05_sensitivity"):
+        Context("quick", notebook="fedic/05_sensitivity", store=tmp_path / "s", progress=False, announce=False,
+                options={"lambda": [0.0]})
+    ctx = Context("quick", notebook="fedic/05_sensitivity", store=tmp_path / "s", progress=False, announce=False,
+                  options={"lambdas": (0.0, 1.0)})
+    import shutil
+
+    shutil.rmtree(ctx.out_dir)  # made under the repository's figures/ (never committed: .gitignore)
+    assert ctx.out_dir.name.startswith("quick-options-") and ctx.out_dir.parent.name == "fedic"
+    assert ctx._meta("fig4", {})["study_options"] == {"lambdas": (0.0, 1.0)}
+    fig4 = ctx.paper.study("fig4")
+    cells = fig4.cells(ctx.profile, fig4.options_for(ctx.profile, lambdas=ctx.options["lambdas"]))
+    assert sorted({c["lambda"] for c in cells}) == [0.0, 1.0]
+    plain = Context("quick", notebook="fedic/05_sensitivity", out_dir=tmp_path / "o", store=tmp_path / "s",
+                    progress=False, announce=False)
+    assert plain.options == {} and plain.out_dir == (tmp_path / "o").resolve()

@@ -23,6 +23,8 @@ findings and its sidecar (``stand_in``; :func:`fedlib.repro.artefacts.comparison
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any, Iterable
@@ -51,7 +53,7 @@ def _resolve_out(out_dir: str | os.PathLike) -> Path:
 class Context:
     def __init__(self, profile: Any = None, *, notebook: str, seed: int | None = None,
                  out_dir: str | os.PathLike | None = None, store: Any = None, workers: int | None = None,
-                 progress: bool = True, announce: bool = True):
+                 progress: bool = True, announce: bool = True, options: dict | None = None):
         paper_name, _, section = notebook.partition("/")
         if not section:
             raise ValueError(f"notebook must be '<paper>/<section>' (a companion in fedlib/papers/ and one of its "
@@ -67,7 +69,11 @@ class Context:
             changes["workers"] = int(workers)
         self.profile = dataclasses.replace(prof, **changes) if changes else prof
         self.notebook = notebook
+        self.options = self._check_options(section, dict(options or {}))
         folder = prof.name if seed is None or (int(seed),) == tuple(prof.seeds) else f"{prof.name}-seed{int(seed)}"
+        if self.options:  # a study run with options of its own never writes over the profile's outputs
+            folder += "-options-" + hashlib.sha256(json.dumps(self.options, sort_keys=True, default=str)
+                                                   .encode()).hexdigest()[:8]
         self.out_dir = _resolve_out(out_dir) if out_dir else default_output_dir(self.paper.name, folder)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.store = default_store() if store is None else store
@@ -99,6 +105,8 @@ class Context:
             if self.profile.setting(experiment, "uses_seeds", True):
                 meta.setdefault("seeds", self.seeds_of(experiment))
         meta.setdefault("deviations", [])
+        if self.options:  # the notebook's own study options: named beside every output they made
+            meta.setdefault("study_options", self.options)
         return mark_stand_in(meta, self.profile, self.paper) if experiment is not None else meta
 
     def show(self, frame, **kwargs: Any):
@@ -145,11 +153,28 @@ class Context:
         return reproduce_table(table_id, self.profile, store=self.store, out_dir=self.out_dir,
                                notebook=self.notebook, **kwargs)
 
+    def _check_options(self, section: str, options: dict) -> dict:
+        """The notebook's ``options`` parameter (``papermill -y "options: {lambdas: [0.0, 1.0]}"``): each key an
+        option of a study its View declares, else refused here, before anything trains, naming it."""
+        if not options:
+            return {}
+        from ...params import ConfigError
+
+        views = [v for v in self.paper.views if v.notebook == section]
+        declared = {o.name for v in views for s in v.studies for o in self.paper.study(s).options}
+        unknown = sorted(set(options) - declared)
+        if unknown:
+            raise ConfigError(f"options {unknown} are no option of the studies of {self.notebook}; declared: "
+                              f"{', '.join(sorted(declared)) or 'none'}")
+        return options
+
     def study(self, name: str, **options: Any) -> StudyResult:
         """Run one of the companion's studies (:class:`fedlib.repro.spec.study.Study`) under this context:
-        its options (the profile's, then ``options``), its cells through the gate and the store, its
-        summary and findings."""
+        its options (the profile's, then the notebook's ``options`` parameter, then ``options``), its cells
+        through the gate and the store, its summary and findings."""
         study = self.paper.study(name)
+        mine = {o.name for o in study.options}
+        options = {**{k: v for k, v in self.options.items() if k in mine}, **options}
         opts = study.options_for(self.profile, **options).bound(self.store)
         grid = self.grid(study.cells(self.profile, opts), study.id) if study.trains else None
         summary = study.summarize(grid, opts)
