@@ -28,12 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("FEDLIB_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 import fedlib  # noqa: E402
-from fedlib.repro.artefacts.tables import table_cells  # noqa: E402
+from fedlib.repro.artefacts.tables import grid_cells  # noqa: E402
 from fedlib.repro.spec.paper import get_paper  # noqa: E402
 
 
 def _cell(paper: str, table: str, method: str, dataset: str, column: str = "") -> dict:
-    for c in table_cells(table, get_paper(paper).profile("quick")):
+    for c in grid_cells(get_paper(paper).profile("quick"), table):
         cfg = c["config"]
         if cfg and c["method"] == method and cfg.get("dataset") == dataset and column in c["column"]:
             return {**cfg, "seed": 0}
