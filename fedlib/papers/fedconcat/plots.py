@@ -80,7 +80,8 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
         x = np.arange(len(d))
         shades = [colors.get(k.split("/")[-1], "0.6") for k in d.index]  # a [0, 1] row in its method's colour
         drawn = d.ours_mean.notna().to_numpy()
-        yerr = d.ours_std.where(d.n_seeds >= 2).fillna(0)[drawn] if n >= 2 else None
+        # a cell over one seed has no std: no error bar at all (a zero-height cap would read "no spread")
+        yerr = d.ours_std.where(d.n_seeds >= 2)[drawn] if n >= 2 else None
         ax.bar(x[drawn] - 0.2, d.ours_mean[drawn], 0.4, yerr=yerr, color=[c for c, k in zip(shades, drawn) if k],
                capsize=2, label="ours")
         if yerr is not None:  # the means are over up to n seeds (a decision may have added seeds to some cells)
@@ -93,7 +94,7 @@ def table1_bars(ctx, comp1: pd.DataFrame, grid1):
         label_empty_bars(ax, missing="not in paper")
         ax.set_xticks(x, list(d.row_label), rotation=60, ha="right")
         ax.set_title(d.column_label.dropna().iloc[0] if d.column_label.notna().any() else column)
-        top = np.nanmax(np.r_[d.ours_mean[drawn] + (yerr if yerr is not None else 0), d.paper_mean, [100.0]])
+        top = np.nanmax(np.r_[d.ours_mean[drawn] + (yerr.fillna(0) if yerr is not None else 0), d.paper_mean, [100.0]])
         ax.set_ylim(0, top)  # bars start at 0: a gap of a few points is not drawn as a large one
     axes[0][0].set_ylabel("test accuracy (%)")
     from matplotlib.patches import Patch
@@ -120,7 +121,7 @@ def _centralized_only(ctx, comp1: pd.DataFrame, grid1):
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
     x = np.arange(len(c))
     n = F.seeds_of(c)
-    yerr = c.ours_std.where(c.n_seeds >= 2).fillna(0) if n >= 2 else None
+    yerr = c.ours_std.where(c.n_seeds >= 2) if n >= 2 else None  # one seed: no error bar
     ax.bar(x - 0.2, c.ours_mean, 0.4, yerr=yerr, capsize=2, color="0.35", label="Centralized, ours")
     ax.bar(x + 0.2, c.paper_mean, 0.4, color="0.75", hatch="//", label="Centralized, paper")
     label_empty_bars(ax, missing="not run")
@@ -280,7 +281,7 @@ def fig4_bars(ctx, fig4):
     for i, arch in enumerate(archs):
         d = base[base.architecture == arch].set_index("method").reindex(methods)
         ax.bar(np.arange(len(methods)) + (i - 0.5) * 0.4, d.ours_mean, 0.4,
-               yerr=d.ours_std.where(d.n_seeds >= 2).fillna(0) if F.seeds_of(base) >= 2 else None, capsize=2,
+               yerr=d.ours_std.where(d.n_seeds >= 2) if F.seeds_of(base) >= 2 else None, capsize=2,
                label=f"{arch}", color=["0.55", "0.2"][i])
     if not base.ours_mean.notna().any():  # nothing ran here: say what the axes would show and why, on the % scale
         mark_empty(ax, "the baselines on one cluster model and on FedConcat's final architecture",
