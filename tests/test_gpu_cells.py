@@ -204,7 +204,7 @@ def test_a_run_of_another_engine_memory_budget_or_layout_is_read_as_the_cells_an
     the compiled engine finished is found, under its own key; a lease that chose the vectorized engine and
     another budget skips it, and resumes a checkpoint under the engine, budget and layout that wrote it."""
     from fedlib.repro.budget.costs import GPU_ENGINES, GPU_MEMORY_BUDGETS, GPU_MEMORY_FORMATS, gpu_key
-    from fedlib.repro.lease import _held_variant
+    from fedlib.repro.lease_queue import held_variant
 
     assert GPU_ENGINES == ("vectorized", "compiled") and GPU_MEMORY_BUDGETS == (4.0, 24.0)
     assert GPU_MEMORY_FORMATS == ("model", "contiguous")
@@ -222,17 +222,17 @@ def test_a_run_of_another_engine_memory_budget_or_layout_is_read_as_the_cells_an
     assert stored_gpu_runs({**BASE, "memory_budget_gb": 8.0}, [2], store) == {}
     cuda = {**BASE, "device": "cuda", "engine": "vectorized", "precision": "float32", "memory_budget_gb": 24.0}
     held = {"engine": "compiled", "memory_budget_gb": 4.0, "memory_format": "model"}
-    assert _held_variant(store, {**cuda, "seed": 0}) == held
-    assert _held_variant(store, {**cuda, "seed": 0, "memory_format": "contiguous"}) == held  # its own layout kept
-    assert _held_variant(store, {**cuda, "seed": 1, "memory_budget_gb": 4.0}) == {
+    assert held_variant(store, {**cuda, "seed": 0}) == held
+    assert held_variant(store, {**cuda, "seed": 0, "memory_format": "contiguous"}) == held  # its own layout kept
+    assert held_variant(store, {**cuda, "seed": 1, "memory_budget_gb": 4.0}) == {
         "engine": "vectorized", "memory_budget_gb": 24.0, "memory_format": "model"}
-    assert _held_variant(store, {**cuda, "seed": 4}) == {"engine": "vectorized", "memory_budget_gb": 4.0,
+    assert held_variant(store, {**cuda, "seed": 4}) == {"engine": "vectorized", "memory_budget_gb": 4.0,
                                                          "memory_format": "contiguous"}
-    assert _held_variant(store, {**cuda, "seed": 2, "engine": "compiled", "memory_format": "contiguous"}) == {
+    assert held_variant(store, {**cuda, "seed": 2, "engine": "compiled", "memory_format": "contiguous"}) == {
         "engine": "compiled", "memory_budget_gb": 24.0, "memory_format": "contiguous"}  # its own
-    assert _held_variant(store, {**cuda, "seed": 0, "precision": "tf32"})["engine"] == "vectorized"
-    assert _held_variant(store, {**cuda, "seed": 0, "engine": "sequential"}) == {}
+    assert held_variant(store, {**cuda, "seed": 0, "precision": "tf32"})["engine"] == "vectorized"
+    assert held_variant(store, {**cuda, "seed": 0, "engine": "sequential"}) == {}
     ckpt = store.key(Config.from_dict({**cuda, "seed": 3, "engine": "compiled", "memory_budget_gb": 4.0}))
     store.entry(ckpt).mkdir(parents=True)
     (store.entry(ckpt) / "checkpoint.pt").write_bytes(b"")
-    assert _held_variant(store, {**cuda, "seed": 3}) == held
+    assert held_variant(store, {**cuda, "seed": 3}) == held

@@ -260,5 +260,5 @@ def test_a_lease_trains_an_entrys_own_precision_and_engine_in_a_pack_of_its_own_
         queue.write_text('[lease]\nmemory_budget_gb = 8\n')
         lease.load_queue(queue)
     assert lease.load_queue()[0]["memory_budget_gb"] == 4.0  # the default queue's: 24 GB was no faster on an H100
-    assert lease._with_lease(jobs[0].config, "vectorized", "float32", 5, 24.0)["memory_budget_gb"] == 24.0
-    assert "memory_budget_gb" not in lease._with_lease(jobs[0].config, "vectorized", "float32", 5)  # the config's
+    assert lease.with_lease(jobs[0].config, "vectorized", "float32", 5, 24.0)["memory_budget_gb"] == 24.0
+    assert "memory_budget_gb" not in lease.with_lease(jobs[0].config, "vectorized", "float32", 5)  # the config's

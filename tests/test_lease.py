@@ -193,9 +193,9 @@ def test_default_queue_order_and_check_of_its_cheap_configurations():
     tf32 = jobs[4].config
     assert tf32["precision"] == "tf32" and tf32["engine"] == "compiled"
     assert {k: v for k, v in tf32.items() if k not in ("precision", "engine")} == jobs[0].config
-    assert lease._with_lease(tf32, "vectorized", "float32", 5)["precision"] == "tf32"  # its own, whatever the lease's
-    assert lease._with_lease(tf32, "vectorized", "float32", 5)["engine"] == "compiled"
-    assert lease._with_lease(jobs[0].config, "vectorized", "bf16", 5)["precision"] == "bf16"
+    assert lease.with_lease(tf32, "vectorized", "float32", 5)["precision"] == "tf32"  # its own, whatever the lease's
+    assert lease.with_lease(tf32, "vectorized", "float32", 5)["engine"] == "compiled"
+    assert lease.with_lease(jobs[0].config, "vectorized", "bf16", 5)["precision"] == "bf16"
     assert [j.label["paper"] for j in jobs if j.label["kind"] == "cell"][11:] == \
         ["fedconcat"] * 6 + ["fedic"] * 2 + ["fedabc"] * 6
     assert all(j.config["device"] == "cuda" for j in jobs if j.config)
@@ -465,8 +465,8 @@ def test_a_queue_names_its_layouts_among_those_the_tables_read(tmp_path):
     with pytest.raises(ValueError, match=r"memory_formats must be a non-empty list among \('model', 'contiguous'\)"):
         lease.load_queue(queue)
     job = {**TINY, "device": "cuda"}
-    assert lease._with_lease(job, "vectorized", "float32", 5, 4.0, "contiguous")["memory_format"] == "contiguous"
-    assert lease._with_lease({**job, "memory_format": "model"}, "vectorized", "float32", 5, 4.0,
+    assert lease.with_lease(job, "vectorized", "float32", 5, 4.0, "contiguous")["memory_format"] == "contiguous"
+    assert lease.with_lease({**job, "memory_format": "model"}, "vectorized", "float32", 5, 4.0,
                              "contiguous")["memory_format"] == "model"  # a run's own layout kept
 
 

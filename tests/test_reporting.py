@@ -451,14 +451,14 @@ def test_regenerate_passes_absolute_paths_to_the_kernels(tmp_path, monkeypatch):
     command) must reach them resolved against the caller's folder."""
     from unittest import mock
 
-    from fedlib.repro.regenerate import _environment
+    from fedlib.repro.regenerate_notebook import environment
 
     caller = tmp_path / "repo"
     (tmp_path / "shared" / "data").mkdir(parents=True)
     caller.mkdir()
     monkeypatch.chdir(caller)
     with mock.patch.dict(os.environ, {"FEDLIB_DATA": "../shared/data", "FEDLIB_CACHE": "cache"}, clear=False):
-        env = _environment("store")
+        env = environment("store")
         assert os.environ["FEDLIB_DATA"] == env["data"] == str(tmp_path / "shared" / "data")
         assert os.environ["FEDLIB_STORE"] == env["store"] == str(caller / "store")
         assert os.environ["FEDLIB_CACHE"] == str(caller / "cache")
@@ -533,12 +533,12 @@ def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
 
 
 def test_executed_notebooks_name_no_figures_root_outside_the_repository(tmp_path):
-    from fedlib.repro.regenerate import _scrub_executed
+    from fedlib.repro.regenerate_notebook import scrub_executed
 
     root = tmp_path / "elsewhere" / "figures_copy"
     nb = root / "fedlc" / "quick" / "executed" / "01_x.ipynb"
     nb.parent.mkdir(parents=True)
     nb.write_text(json.dumps({"out_dir": str(root / "fedlc" / "quick"), "output_path": str(nb)}))
-    _scrub_executed(nb, root)
+    scrub_executed(nb, root)
     body = json.loads(nb.read_text())
     assert body == {"out_dir": "figures/fedlc/quick", "output_path": "figures/fedlc/quick/executed/01_x.ipynb"}

@@ -10,7 +10,7 @@ from conftest import REPO
 
 from fedlib import Config
 from fedlib.repro.run.grid import progress_channel, run_grid
-from fedlib.repro.regenerate import _Watcher
+from fedlib.repro.regenerate_notebook import Watcher
 from fedlib.store import Store
 
 BASE = {"dataset": "synthetic", "num_clients": 4, "rounds": 2, "batch_size": 32, "method": "fedavg"}
@@ -76,7 +76,7 @@ def test_the_regeneration_record_counts_trained_reused_and_trained_again(tmp_pat
         monkeypatch.setenv("FEDLIB_PROGRESS", str(channel))
         run_grid([{"row": "a", "config": dict(BASE)}, {"row": "b", "config": {**BASE, "method": "fedlc"}}],
                  store=tmp_path / store, progress=False, desc=name)
-        counts.append(_Watcher(channel, name, enabled=False).counts(trained_before))
+        counts.append(Watcher(channel, name, enabled=False).counts(trained_before))
     assert counts[0] == {"runs": 2, "trained": 2, "reused": 0, "not_run": 0, "trained_again": 0}
     assert counts[1] == {"runs": 2, "trained": 0, "reused": 2, "not_run": 0, "trained_again": 0}
     assert counts[2] == {"runs": 2, "trained": 2, "reused": 0, "not_run": 0, "trained_again": 2}
@@ -93,5 +93,5 @@ def test_a_run_that_cannot_run_here_is_counted_as_not_run_not_as_from_the_store(
                   {"row": "svhn", "config": {**BASE, "dataset": "svhn", "max_train_samples": 200}}],
                  store=tmp_path / "store", progress=False, desc="nb")
     assert list(g.runs.status) == ["ok", "not run"]
-    counts = _Watcher(channel, "nb", enabled=False).counts(set())
+    counts = Watcher(channel, "nb", enabled=False).counts(set())
     assert counts == {"runs": 2, "trained": 1, "reused": 0, "not_run": 1, "trained_again": 0}

@@ -43,8 +43,6 @@ from .lease_import import import_lease, lease_commit, prune_superseded, unpack_s
 from .lease_plan import check, plan
 from .lease_queue import DEFAULT_QUEUE, Job, load_queue, queue_jobs, with_lease
 from .lease_train import best_share, device_name, measure, train
-# still importable from here under the names they had before the split into the modules above
-from .lease_queue import held_variant as _held_variant, with_lease as _with_lease  # noqa: F401
 
 __all__ = ["Job", "load_queue", "queue_jobs", "check", "plan", "measure", "best_share", "train", "write_outputs",
            "import_lease", "lease_commit", "prune_superseded", "pack_data", "unpack_data", "DEFAULT_QUEUE", "main"]

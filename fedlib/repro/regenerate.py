@@ -53,9 +53,6 @@ from .regenerate_notebook import Watcher, environment, execute, executor_environ
 from .regenerate_reach import reach_fingerprint
 from .regenerate_record import cold_timing, earlier_timings, still_rendered
 from .run.records import MODE_ENV, RECORDS_ENV, RECORDS_FILE, NeedsTraining, merge
-# still importable from here under the names they had before the split into the modules above
-from .regenerate_notebook import Watcher as _Watcher, environment as _environment  # noqa: F401
-from .regenerate_notebook import scrub_executed as _scrub_executed  # noqa: F401
 
 #: Where a regeneration's grids append their run records until the paper is done (then merged, compressed, into
 #: :data:`fedlib.repro.run.records.RECORDS_FILE` and removed).

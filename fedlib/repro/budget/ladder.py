@@ -32,7 +32,6 @@ import pandas as pd
 
 from .ladder_figure import compact_count  # noqa: F401  (public, outside __all__)
 from .ladder_figure import figure_caption, ladder_figure
-from .ladder_figure import rung_ticks as _rung_ticks  # noqa: F401  (its name here before the split)
 from .ladder_finding import at_chance, finding, ladder_table, paper_values
 from .ladder_spec import LadderSpec, spec_for
 
