@@ -160,8 +160,8 @@ class Context:
             return {}
         from ...params import ConfigError
 
-        views = [v for v in self.paper.views if v.notebook == section]
-        declared = {o.name for v in views for s in v.studies for o in self.paper.study(s).options}
+        studies = [self.paper.study(s) for v in self.paper.views_of(section) for s in v.studies]
+        declared = {o.name for study in studies for o in study.options}
         unknown = sorted(set(options) - declared)
         if unknown:
             raise ConfigError(f"options {unknown} are no option of the studies of {self.notebook}; declared: "
@@ -228,7 +228,7 @@ class Context:
         from ..budget.costs import format_hours
         from ..budget.plan import plan
 
-        views = [v for v in self.paper.views if v.notebook == section]
+        views = self.paper.views_of(section)
         if not views:
             return "not estimated (the notebook is not declared among its paper's views)."
         p = plan(self.paper.name, self.profile.name, store=getattr(self.store, "root", self.store), views=views)

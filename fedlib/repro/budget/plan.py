@@ -182,4 +182,4 @@ def selected_views(paper: str, only: list[str] | None):
     from ..spec.paper import get_paper
 
     stems = {path.stem for path in select(notebooks(paper), only)}
-    return [v for v in get_paper(paper).views if v.notebook in stems]
+    return get_paper(paper).views_of(stems)

@@ -88,6 +88,11 @@ class Paper:
         check_paper(self)
         return self
 
+    def views_of(self, notebooks) -> list:
+        """The declared :class:`View` s of the notebooks named (file stems), in declaration order."""
+        stems = {notebooks} if isinstance(notebooks, str) else set(notebooks)
+        return [v for v in self.views if v.notebook in stems]
+
     def table(self, table_id: Any):
         """A table by id (``"table1"``) or number (``1``)."""
         key = f"table{table_id}" if isinstance(table_id, int) or str(table_id).isdigit() else str(table_id)
