@@ -92,8 +92,16 @@ def module_closure(start: set[str], root: Path) -> dict[str, str]:
                 continue
             path, is_package = found
             seen[name] = path
-            todo += sorted(_imports(ast.parse(Path(path).read_text()), name, is_package))
+            stat = Path(path).stat()
+            todo += sorted(_module_imports(path, stat.st_mtime_ns, stat.st_size, name, is_package))
     return seen
+
+
+@lru_cache(maxsize=None)
+def _module_imports(path: str, mtime_ns: int, size: int, module: str, is_package: bool) -> frozenset[str]:
+    """:func:`_imports` of one source file, parsed once per version of it (a render reaches the same
+    hundred modules from every notebook; an edit changes the file's stamp, and so the key)."""
+    return frozenset(_imports(ast.parse(Path(path).read_text()), module, is_package))
 
 
 #: The modules of a companion the machinery imports by name (``importlib``), which no import statement shows.
