@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from typing import Any, Iterator, Mapping
 
 from ...params import ConfigError
@@ -80,21 +81,23 @@ class Settings(Mapping):
         return cls(**typed, options=dict(options))
 
     # ------------------------------------------------------------------ read as the dict it was written as
+    @cached_property
     def _given(self) -> dict[str, Any]:
+        """The settings given (fields left None are not), once: the record is frozen."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "options"}
         return {**{k: v for k, v in out.items() if v is not None}, **self.options}
 
     def __getitem__(self, key: str) -> Any:
-        return self._given()[key]
+        return self._given[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._given())
+        return iter(self._given)
 
     def __len__(self) -> int:
-        return len(self._given())
+        return len(self._given)
 
     def __repr__(self) -> str:
-        return f"Settings({self._given()!r})"
+        return f"Settings({self._given!r})"
 
 
 def _unknown(where: str, key: str, allowed: list[str]) -> ConfigError:
