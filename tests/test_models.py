@@ -127,3 +127,61 @@ def test_functional_call_and_vmap_over_two_clients(name, shape, h_dim):
     torch.testing.assert_close(batched, looped, rtol=1e-4, atol=1e-5)
     single = functional_call(clients[0], dict(clients[0].named_parameters()), (x[0],))
     torch.testing.assert_close(single, clients[0](x[0]))
+
+
+def _papers_order(conv, pool, x):
+    """The block as the papers write it: conv → ReLU → max-pool."""
+    return pool(torch.relu(conv(x)))
+
+
+def test_conv_relu_pool_equals_the_papers_order_bit_for_bit():
+    """ReLU commutes with a window max (it is monotone), and backward both orders route each window's gradient
+    to its first maximum without arithmetic: outputs and gradients equal bit for bit, ties and all-negative
+    windows included (whole-number inputs make both frequent)."""
+    from fedlib.models._common import conv_relu_pool
+
+    torch.manual_seed(0)
+    conv, pool = nn.Conv2d(2, 3, 3), nn.MaxPool2d(2, 2)
+    with torch.no_grad():
+        conv.weight.copy_(torch.randint(-2, 3, conv.weight.shape).float())
+        conv.bias.copy_(torch.tensor([-1.0, 0.0, 1.0]))
+    x = torch.randint(-2, 3, (4, 2, 10, 10)).float()
+    outs = []
+    for block in (conv_relu_pool, _papers_order):
+        xi = x.clone().requires_grad_(True)
+        out = block(conv, pool, xi)
+        gw, gx = torch.autograd.grad((out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum(),
+                                     [conv.weight, xi])
+        outs.append((out.detach(), gw, gx))
+    (o1, gw1, gx1), (o2, gw2, gx2) = outs
+    assert (o2 == 0).any() and (o2 > 0).any()  # the case of a window ≤ 0 is exercised
+    assert torch.equal(o1, o2) and torch.equal(gw1, gw2) and torch.equal(gx1, gx2)
+
+
+@pytest.mark.parametrize("name,module,shape", [("cnn_mnist", "fedlc_cnn", (1, 28, 28)),
+                                                ("cnn_cifar", "fedlc_cnn", (3, 32, 32)),
+                                                ("simple_cnn", "simple_cnn", (1, 28, 28)),
+                                                ("convnet", "fedabc_nets", (3, 32, 32))])
+def test_models_equal_their_papers_order(name, module, shape, monkeypatch):
+    """Each model that uses the block gives the same logits and parameter gradients, bit for bit, as with the
+    papers' conv → ReLU → pool, on one client (the sequential engine) and on two under vmap (the vectorized
+    engine)."""
+    import importlib
+
+    torch.manual_seed(0)
+    model = build_model(name, 10, shape)
+    params = {k: v.detach().clone() for k, v in model.named_parameters()}
+    x = torch.randn(6, *shape)
+
+    def logits_and_grads():
+        p = {k: v.clone().requires_grad_(True) for k, v in params.items()}
+        out = functional_call(model, p, (x,))
+        grads = torch.autograd.grad(out.logsumexp(1).sum(), list(p.values()))
+        stacked = {k: torch.stack([v, v * 0.5]) for k, v in params.items()}
+        both = vmap(lambda q: functional_call(model, q, (x,)))(stacked)
+        return [out.detach(), both, *grads]
+
+    ours = logits_and_grads()
+    monkeypatch.setattr(importlib.import_module(f"fedlib.models.{module}"), "conv_relu_pool", _papers_order)
+    theirs = logits_and_grads()
+    assert all(torch.equal(a, b) for a, b in zip(ours, theirs))

@@ -1,6 +1,8 @@
-"""Argument checks shared by the model modules."""
+"""Argument checks and building blocks shared by the model modules."""
 
 from __future__ import annotations
+
+import torch.nn.functional as F
 
 
 def check_positive_int(name: str, value) -> None:
@@ -22,3 +24,13 @@ def two_conv5_pool_size(image_size, model: str) -> tuple[int, int]:
     if flat_h < 1 or flat_w < 1:
         raise ValueError(f"image_size must be >= 16 for {model}, got {(h, w)}")
     return flat_h, flat_w
+
+
+def conv_relu_pool(conv, pool, x):
+    """``pool(relu(conv(x)))``, the papers' conv → ReLU → max-pool block, computed as ``relu(pool(conv(x)))``.
+
+    The two are equal bit for bit: ReLU is monotone, so it commutes with a max over a window; backward, both
+    send each window's gradient to the same element (the first maximum; where the maximum is ≤ 0 both send 0)
+    and do no arithmetic on it.  ReLU after the pooling touches a quarter of the elements, forward and
+    backward (tests/test_models.py checks the equality, outputs and gradients, against the papers' order)."""
+    return F.relu(pool(conv(x)))

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import check_positive_int, two_conv5_pool_size
+from ._common import check_positive_int, conv_relu_pool, two_conv5_pool_size
 from .registry import register_model
 
 __all__ = ["MLP", "ConvNet"]
@@ -64,8 +64,8 @@ class ConvNet(nn.Module):
         self.classifier = nn.Linear(64, num_classes)
 
     def features(self, x: Tensor) -> Tensor:
-        x = self.pool(F.relu(self.conv1(x)))
-        x = self.pool(F.relu(self.conv2(x)))
+        x = conv_relu_pool(self.conv1, self.pool, x)
+        x = conv_relu_pool(self.conv2, self.pool, x)
         return F.relu(self.fc2(F.relu(self.fc1(torch.flatten(x, 1)))))
 
     def forward(self, x: Tensor) -> Tensor:

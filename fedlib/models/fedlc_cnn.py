@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import check_positive_int, hw, two_conv5_pool_size
+from ._common import check_positive_int, conv_relu_pool, hw, two_conv5_pool_size
 from .registry import register_model
 
 __all__ = ["CNNMnist", "CNNCifar"]
@@ -38,8 +38,8 @@ class CNNMnist(nn.Module):
         self.classifier = nn.Linear(50, num_classes)
 
     def features(self, x: Tensor) -> Tensor:
-        x = self.pool(F.relu(self.conv1(x)))
-        x = self.pool(F.relu(self.conv2(x)))
+        x = conv_relu_pool(self.conv1, self.pool, x)
+        x = conv_relu_pool(self.conv2, self.pool, x)
         return F.relu(self.fc1(torch.flatten(x, 1)))
 
     def forward(self, x: Tensor) -> Tensor:
@@ -75,7 +75,7 @@ class CNNCifar(nn.Module):
 
     def features(self, x: Tensor) -> Tensor:
         for conv in (self.conv1, self.conv2, self.conv3):
-            x = self.pool(F.relu(conv(x)))
+            x = conv_relu_pool(conv, self.pool, x)
         return torch.flatten(x, 1)
 
     def forward(self, x: Tensor) -> Tensor:

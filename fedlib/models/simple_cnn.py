@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._common import check_positive_int, two_conv5_pool_size
+from ._common import check_positive_int, conv_relu_pool, two_conv5_pool_size
 from .registry import register_model
 
 __all__ = ["SimpleCNN"]
@@ -46,8 +46,8 @@ class SimpleCNN(nn.Module):
 
     def features(self, x: Tensor) -> Tensor:
         """The encoder: the 84-d ReLU feature."""
-        x = self.pool(F.relu(self.conv1(x)))
-        x = self.pool(F.relu(self.conv2(x)))
+        x = conv_relu_pool(self.conv1, self.pool, x)
+        x = conv_relu_pool(self.conv2, self.pool, x)
         x = F.relu(self.fc1(torch.flatten(x, 1)))
         return F.relu(self.fc2(x))
 
