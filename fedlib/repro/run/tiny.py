@@ -9,7 +9,8 @@ _TINY_SUFFIXES = ("_steps", "_rounds", "_epochs", "rounds", "epochs")
 
 
 def tiny_config(cfg: dict, samples: int = 600) -> dict:
-    """``cfg`` on the CPU at a tiny scale: one round, a ``samples``-sample training subset, 3 test samples a class and client (class-balanced
+    """``cfg`` on the CPU at a tiny scale: one round, a training subset of ``samples`` or 30 a client, whichever
+    is more (Dir(0.1) over 100 clients finds no draw that gives each client a sample of 600), 3 test samples a class and client (class-balanced
     shards for every client; FEDIC's teacher is evaluated on them),
     every method parameter counting steps, rounds or epochs cut to 1 (0 keeps its meaning) and D_aux to 5 a class."""
     from ...algorithms.registry import method_params
@@ -17,6 +18,7 @@ def tiny_config(cfg: dict, samples: int = 600) -> dict:
 
     classes = DATASETS[cfg.get("dataset", "synthetic")].num_classes
     tests = min(10_000, max(64, 3 * classes * int(cfg.get("num_clients", 20))))
+    samples = max(samples, 30 * int(cfg.get("num_clients", 20)))
     small = {**cfg, "device": "cpu", "precision": "float32", "rounds": 1, "local_epochs": 1, "max_train_samples":
              samples, "max_test_samples": tests, "min_client_size": 1, "server_unlabeled_size": 64}
     for p in method_params(cfg.get("method", "fedavg")):
