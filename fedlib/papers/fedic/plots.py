@@ -49,7 +49,7 @@ def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "
     ax.autoscale_view(scaley=ran)
     for i, (key, s) in enumerate(groups):
         s = s.sort_values(x)
-        yerr = s.ours_std.where(s.n_seeds >= 2).fillna(0) if n >= 2 else None
+        yerr = s.ours_std.where(s.n_seeds >= 2) if n >= 2 else None  # one seed: no error bar, not a 0-height one
         line = ax.errorbar(s[x], s.ours_mean, yerr=yerr, marker="os^Dv<>"[i % 7], capsize=2, label=label(key))
         for r in s[s.ours_mean.isna()].to_dict("records"):  # records: x may be a keyword ("lambda")
             word = "diverged" if r.get("status", "") == "diverged" else "not run"

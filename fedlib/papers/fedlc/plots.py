@@ -33,9 +33,10 @@ def _dataset(name: str) -> str:
 
 
 def _std(frame: pd.DataFrame):
-    """``(yerr, n)``: the std over seeds where the frame's cells have >= 2 seeds (else None), and n."""
+    """``(yerr, n)``: the std over seeds where the frame's cells have >= 2 seeds (NaN, so no error bar, for a cell
+    of one seed: a zero-height cap would read "no spread"; None where no cell has two), and n."""
     n = F.seeds_of(frame)
-    return (frame.ours_std.where(frame.n_seeds >= 2).fillna(0) if n >= 2 else None), n
+    return (frame.ours_std.where(frame.n_seeds >= 2) if n >= 2 else None), n
 
 
 def _palette() -> list:

@@ -120,7 +120,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
                 yerr = s.ours_std.where(s.n_seeds >= 2) if seeds >= 2 and {"ours_std", "n_seeds"} <= set(s) else None
                 alone = m in lone
                 bars = ax.errorbar(dodge(m, s[x]) if alone else s[x], s.ours_mean,
-                                   yerr=None if yerr is None or yerr.isna().all() else yerr.fillna(0), color=c,
+                                   yerr=None if yerr is None or yerr.isna().all() else yerr, color=c,
                                    marker=marker_of(m), ls="-." if m in readings else "-", lw=1.6,
                                    ms=7 if alone else 4, mec="0.1" if alone else c, capsize=3 if alone else 2,
                                    zorder=4 if alone else None)
