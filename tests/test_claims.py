@@ -420,3 +420,28 @@ def test_a_direction_without_a_printed_value_is_decided_on_its_sign(ours, z, dir
         rules.gap_rule(ours, z, None, direction=0)
     with pytest.raises(ValueError, match="direction"):
         Part(Gap("t", "c", "a", "b"), "sign", direction=1)
+
+
+def test_a_tables_figures_are_the_ones_their_sidecars_declare(tmp_path):
+    """The claims ledger links the figures a notebook saved for a table (``experiment`` in their sidecars),
+    and nothing found by a file name: a PNG without a sidecar, a table's own sidecar, another experiment's
+    figure and a sidecar whose PNG is gone are not evidence."""
+    import json
+
+    from fedlib.repro.artefacts.claim_evidence import figures_of
+
+    def sidecar(name, kind, experiment, png=True):
+        files = {"png": f"{name}.png"} if kind == "figure" else {"csv": f"{name}.csv"}
+        (tmp_path / f"{name}.json").write_text(json.dumps({"kind": kind, "experiment": experiment, "files": files}))
+        if png and kind == "figure":
+            (tmp_path / f"{name}.png").write_bytes(b"png")
+
+    sidecar("table1_curve", "figure", "table1")
+    sidecar("partitions", "figure", "table1")
+    sidecar("table1", "table", "table1")
+    sidecar("table2_bars", "figure", "table2")
+    sidecar("table1_gone", "figure", "table1", png=False)
+    (tmp_path / "table1_bars.png").write_bytes(b"png")  # no sidecar: not declared
+    assert figures_of(tmp_path, "table1") == ["partitions.png", "table1_curve.png"]
+    assert figures_of(tmp_path, "table2") == ["table2_bars.png"]
+    assert figures_of(tmp_path / "absent", "table1") == []

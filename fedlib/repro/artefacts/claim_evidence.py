@@ -5,6 +5,8 @@ training budget a cell spent.  Read by :mod:`fedlib.repro.artefacts.claims` (the
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from pathlib import Path
 
@@ -14,10 +16,32 @@ from ..spec.claims import Best, Gap
 from ..verdict import claims as rules
 from .tables import parse_seeds, seeds_text
 
-__all__ = ["TABLE_PNG", "gap_cells", "budget_share"]
+__all__ = ["figures_of", "gap_cells", "budget_share"]
 
-#: The suffixes of a table's figure (the first that exists is the table's evidence beside its CSV).
-TABLE_PNG = ("_curve", "_curves", "_bars", "_groups")
+
+@functools.lru_cache(maxsize=64)
+def _figure_sidecars(folder: Path, stamp: tuple) -> tuple[tuple[str, str], ...]:
+    """``(experiment, png)`` of every figure saved in ``folder``, from the sidecars the notebooks wrote."""
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            meta = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        png = meta.get("files", {}).get("png") if isinstance(meta, dict) and meta.get("kind") == "figure" else None
+        if png and (folder / png).exists():
+            out.append((str(meta.get("experiment")), png))
+    return tuple(out)
+
+
+def figures_of(folder: Path, experiment: str) -> list[str]:
+    """The figures a notebook saved for ``experiment`` in ``folder`` (``ctx.save_figure(…, experiment=…)``, as
+    their sidecars declare it), by name: a table's evidence beside its CSV.  Nothing is guessed from a file
+    name."""
+    if not folder.is_dir():
+        return []
+    stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.json")))
+    return [png for exp, png in _figure_sidecars(folder, stamp) if exp == experiment]
 
 
 def num(x) -> float | None:
@@ -69,8 +93,7 @@ def table_frame(root: Path, pp, scale: str, table: str) -> tuple[pd.DataFrame | 
     path = root / scale / f"{table}.csv"
     if not path.exists():
         return None, []
-    pngs = [f"{scale}/{table}{s}.png" for s in TABLE_PNG if (root / scale / f"{table}{s}.png").exists()]
-    return pd.read_csv(path), [f"{scale}/{table}.csv", *pngs[:1]]
+    return pd.read_csv(path), [f"{scale}/{table}.csv", *(f"{scale}/{png}" for png in figures_of(root / scale, table))]
 
 
 def cell_at(frame: pd.DataFrame, row: str, col: str):
