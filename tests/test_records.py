@@ -162,3 +162,85 @@ def test_a_render_from_records_sees_the_gpu_runs_the_records_hold_without_their_
     monkeypatch.setenv(records.MODE_ENV, "read")
     assert stored_gpu_runs(cfg, [0, 1]) == {0: "Test GPU"}  # the records do; seed 1's record is "not run"
     assert stored_gpu_runs({**cfg, "lr": 0.5}, [0]) == {}  # another configuration: no record, not found
+
+
+def _committed(tmp_path, recs):
+    """``recs`` as the committed records of a figures folder ``tmp_path / "fig"``; the plain file a
+    regeneration there would append to."""
+    folder = tmp_path / "fig"
+    folder.mkdir(exist_ok=True)
+    records.write_compressed(folder / records.RECORDS_FILE, recs)
+    return folder, folder / records.PLAIN_RECORDS
+
+
+def test_a_regeneration_goes_on_from_the_runs_that_finished_under_this_code(written, monkeypatch, tmp_path):
+    """In write mode a run recorded under the code version the current code gives it is not trained again
+    (the store's own rule, from the records a checkout carries); one recorded under other code is trained.
+    Every run's record, resumed or trained, is in the new records file."""
+    trained, path = written
+    recs = list(records.read(path).values())
+    stale = recs[0]["id"]
+    recs[0] = {**recs[0], "code_version": "0" * 16}  # trained by other code
+    folder, plain = _committed(tmp_path, recs)
+    monkeypatch.setenv(records.RECORDS_ENV, str(plain))
+    calls = []
+    real = grid_module._run_one
+    monkeypatch.setattr(grid_module, "_run_one", lambda cfg, root: calls.append(cfg) or real(cfg, root))
+    again = run_grid(CELLS, seeds=(0, 1), store=tmp_path / "empty", progress=False)
+    assert len(calls) == 1 and records.record_id(grid_module.identity(calls[0])) == stale
+    pd.testing.assert_frame_equal(_comparable(again.runs), _comparable(trained.runs))
+    assert set(records.read(plain)) == {r["id"] for r in recs}
+
+
+def test_each_run_is_recorded_as_it_finishes_so_a_stopped_grid_keeps_them(monkeypatch, tmp_path):
+    folder, plain = _committed(tmp_path, [])
+    monkeypatch.setenv(records.RECORDS_ENV, str(plain))
+    monkeypatch.setenv(records.MODE_ENV, "write")
+    real, calls = grid_module._run_one, []
+
+    def stopped_at_third(cfg, root):
+        calls.append(cfg)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # the machine is handed back mid-grid
+        return real(cfg, root)
+
+    monkeypatch.setattr(grid_module, "_run_one", stopped_at_third)
+    with pytest.raises(KeyboardInterrupt):
+        run_grid(CELLS, seeds=(0, 1), store=tmp_path / "s1", progress=False)
+    assert len(records.read(plain)) == 2  # the two that finished
+    calls.clear()
+    monkeypatch.setattr(grid_module, "_run_one", lambda cfg, root: calls.append(cfg) or real(cfg, root))
+    run_grid(CELLS, seeds=(0, 1), store=tmp_path / "s2", progress=False)  # another machine: an empty store
+    assert len(calls) == 2 and len(records.read(plain)) == 4
+
+
+def test_a_record_cut_off_mid_line_is_no_record(tmp_path):
+    good = {"id": "a" * 20, "result": {"status": "ok"}}
+    path = tmp_path / "plain.jsonl"
+    path.write_text(json.dumps(good) + "\n" + '{"id": "bbbb", "resu')
+    assert list(records.read(path)) == [good["id"]]
+    path.write_text('{"id": "bbbb", "resu\n' + json.dumps(good) + "\n")
+    with pytest.raises(json.JSONDecodeError):  # inside the file it is damage, not a stop: refused
+        records.read(path)
+
+
+def test_fold_adds_a_regeneration_under_way_to_the_committed_records_and_keeps_its_file(tmp_path):
+    a, b, c = ({"id": k * 20, "result": {"status": "ok"}} for k in "abc")
+    folder, plain = _committed(tmp_path, [a])
+    records.write_plain(folder / records.STOPPED_RECORDS, [b])
+    records.append(plain, [c])
+    assert records.main(["fold", str(folder)]) == 0
+    assert set(records.read(folder / records.RECORDS_FILE)) == {a["id"], b["id"], c["id"]}
+    assert plain.exists() and list(records.read(plain)) == [c["id"]]
+
+
+def test_a_stopped_regenerations_records_are_set_aside_for_the_next_one(tmp_path):
+    """regenerate: the plain file a stopped regeneration left moves beside the committed records (where the
+    grids resume from it), merged with an earlier stopped one's; the new regeneration starts an empty file."""
+    a, b = ({"id": k * 20, "result": {"status": "ok"}} for k in "ab")
+    folder, plain = _committed(tmp_path, [])
+    assert records.set_aside_stopped(folder) == 0
+    records.write_plain(folder / records.STOPPED_RECORDS, [a])
+    records.append(plain, [b])
+    assert records.set_aside_stopped(folder) == 2
+    assert not plain.exists() and set(records.read(folder / records.STOPPED_RECORDS)) == {a["id"], b["id"]}

@@ -28,7 +28,10 @@ notebook failed.  Committed outputs name no machine paths.
 
 Each paper's folder keeps the run records its outputs were computed from (``_records.jsonl.gz``,
 :mod:`fedlib.repro.run.records`); ``--render records`` renders every table, figure and the index from
-them again, training nothing, in minutes.
+them again, training nothing, in minutes.  A regeneration records each run as it finishes and goes on
+from the runs a stopped one finished, or that the committed records hold, under the same code
+(:func:`fedlib.repro.run.records.resumable`): ``python -m fedlib.repro.run.records fold
+figures/<paper>/<profile>`` puts a long regeneration's finished runs in the committed file as it goes.
 
 Executing one notebook lives in :mod:`fedlib.repro.regenerate_notebook` and what a run record keeps of the
 earlier one in :mod:`fedlib.repro.regenerate_record`; this module plans, runs every notebook, renders from
@@ -52,11 +55,9 @@ from .artefacts.provenance import repo_root as _repo  # patched by the tests as 
 from .regenerate_notebook import Watcher, environment, execute, executor_environment, strip
 from .regenerate_reach import reach_fingerprint
 from .regenerate_record import cold_timing, earlier_timings, still_rendered
-from .run.records import MODE_ENV, RECORDS_ENV, RECORDS_FILE, NeedsTraining, merge
+from .run.records import (MODE_ENV, PLAIN_RECORDS, RECORDS_ENV, RECORDS_FILE, STOPPED_RECORDS, NeedsTraining, merge,
+                          set_aside_stopped)
 
-#: Where a regeneration's grids append their run records until the paper is done (then merged, compressed, into
-#: :data:`fedlib.repro.run.records.RECORDS_FILE` and removed).
-_PLAIN_RECORDS = ".records.jsonl"
 
 __all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings", "cold_timing",
            "papers_with_notebooks"]
@@ -151,8 +152,8 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
             _clean(out)
         started = _dt.datetime.now().astimezone()
         t0 = time.perf_counter()
-        os.environ.update({RECORDS_ENV: str(out / _PLAIN_RECORDS), MODE_ENV: "write"})
-        (out / _PLAIN_RECORDS).unlink(missing_ok=True)  # a killed regeneration's records are not trusted
+        os.environ.update({RECORDS_ENV: str(out / PLAIN_RECORDS), MODE_ENV: "write"})
+        set_aside_stopped(out)
         record = {"paper": name, "profile": prof.name, "store": store_label(env["store"]),
                   **({"device": prof.resolved_device()} if prof.cost is not None else {}),
                   "started": started.isoformat(timespec="seconds"), "notebooks": [], "only": only or []}
@@ -199,7 +200,8 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                     record["cold"] = cold
             except (KeyError, TypeError):  # a record of another shape: its timings are not carried
                 pass
-        kept = merge(out / _PLAIN_RECORDS, out / RECORDS_FILE, replace=not only)
+        kept = merge(out / PLAIN_RECORDS, out / RECORDS_FILE, replace=not only)
+        (out / STOPPED_RECORDS).unlink(missing_ok=True)  # what it resumed from is in the records it wrote
         for var in (RECORDS_ENV, MODE_ENV):
             os.environ.pop(var, None)
         record["records"] = {"file": RECORDS_FILE, "runs": kept}

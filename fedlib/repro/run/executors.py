@@ -60,7 +60,7 @@ CPUS_ENV = "FEDLIB_CPUS_PER_RUN"
 RAY_EXTRA = 'pip install "fedlib[ray]"'
 
 Task = Callable[[dict, "str | None"], dict]
-OnResult = Callable[[dict], None]
+OnResult = Callable[[str, dict], None]  # (the job's key, its result), as each run finishes
 
 
 class MissingExtraError(ImportError):
@@ -137,7 +137,7 @@ class LocalExecutor:
                     results[key] = task(cfg, store_root)
                     if results[key]["note"].startswith("not run: dataset"):
                         absent[ds] = results[key]["note"]
-                on_result(results[key])
+                on_result(key, results[key])
             return results
         import concurrent.futures as cf
         import multiprocessing as mp
@@ -146,7 +146,7 @@ class LocalExecutor:
             futures = {pool.submit(task, cfg, store_root): key for key, cfg in jobs.items()}
             for fut in cf.as_completed(futures):
                 results[futures[fut]] = fut.result()
-                on_result(results[futures[fut]])
+                on_result(futures[fut], results[futures[fut]])
         return results
 
 
@@ -284,11 +284,11 @@ class RayExecutor:
                     pending[job] = (cfg, None)
                     continue
                 results[job] = {"status": "failed", "note": f"failed: ConfigError: {err}"}
-                on_result(results[job])
+                on_result(job, results[job])
                 continue
             if store.load_result(key) is not None:
                 results[job] = task(cfg, store_root)
-                on_result(results[job])
+                on_result(job, results[job])
             else:
                 pending[job] = (cfg, key)
         if not pending:
@@ -315,7 +315,7 @@ class RayExecutor:
                     except Exception as err:  # noqa: BLE001 -- retries exhausted: recorded, the grid goes on
                         results[refs[ref]] = {"status": "failed", "note": f"failed: {type(err).__name__}: "
                                                                           f"{str(err).strip().splitlines()[0]}"}
-                    on_result(results[refs[ref]])
+                    on_result(refs[ref], results[refs[ref]])
         except BaseException:
             for ref in waiting:
                 ray.cancel(ref, force=True)

@@ -279,18 +279,32 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
 
     recording = records.mode()
     bar = _Progress(len(unique), desc, progress)
+    written: set[str] = set()  # the runs whose record is in this regeneration's records file
+
+    def finished(ident: str, result: dict) -> None:
+        bar.update(result)
+        if recording == "write" and result.get("status") in records.FINISHED:  # durable as soon as it ends
+            records.append(os.environ[records.RECORDS_ENV], [records.make_record(ident, unique[ident], result)])
+            written.add(ident)
+
     try:
         if recording == "read":  # rendering from run records: every run's result from its record, none trained
             results = records.lookup(unique, desc)
             for ident in unique:
                 bar.update(results[ident])
         else:
-            results = runner.run(unique, _run_one, store_root, bar.update)
+            # a regeneration goes on from the runs that finished under this code (records.resumable), then
+            # trains the rest, writing each one's record as it finishes
+            results = records.resumable(unique) if recording == "write" else {}
+            for ident in results:
+                bar.update(results[ident])
+            todo = {ident: cfg for ident, cfg in unique.items() if ident not in results}
+            results.update(runner.run(todo, _run_one, store_root, finished))
     finally:
         bar.close()
     if recording == "write":  # a regeneration: what this grid's outputs are computed from, beside them
-        records.append(os.environ[records.RECORDS_ENV],
-                       [records.make_record(ident, cfg, results[ident]) for ident, cfg in unique.items()])
+        records.append(os.environ[records.RECORDS_ENV], [records.make_record(ident, cfg, results[ident])
+                                                         for ident, cfg in unique.items() if ident not in written])
 
     run_rows, hist_rows = [], []
     for row, cfg in jobs:

@@ -11,9 +11,16 @@ hours of training.
 Two environment variables carry the mode into the notebooks' kernels:
 
 * :data:`RECORDS_ENV` names the records file;
-* :data:`MODE_ENV` is ``write`` (append the record of every run a grid asks for; the regeneration merges
-  them into the compressed file when the paper is done) or ``read`` (answer from the records: a run without
-  a record is an error, :class:`MissingRecords`, never a silent "not run").
+* :data:`MODE_ENV` is ``write`` (append the record of every run a grid asks for, each as soon as it finishes;
+  the regeneration merges them into the compressed file when the paper is done) or ``read`` (answer from the
+  records: a run without a record is an error, :class:`MissingRecords`, never a silent "not run").
+
+A regeneration in ``write`` mode goes on from where one stopped, on any machine (:func:`resumable`): a run
+whose record holds the code version that the current code gives its configuration is not trained again.
+That is the store's own rule (its key is the configuration and the code version), applied to the records a
+checkout carries, so hours of training survive a machine that is handed back: ``python -m
+fedlib.repro.run.records fold figures/<paper>/<profile>`` folds the finished runs of a regeneration still
+under way into the committed file, to be committed as they finish.
 
 In ``read`` mode the regeneration's store refuses to train (:class:`ReadOnlyStore`): a study that needs
 trained models (FedLC's t-SNE, FedConcat's clusters) renders from the store when the store holds them, and
@@ -32,16 +39,24 @@ from typing import Iterable
 
 from ...store import Store
 
-__all__ = ["RECORDS_ENV", "MODE_ENV", "RECORDS_FILE", "MissingRecords", "NeedsTraining", "ReadOnlyStore",
-           "mode", "record_id", "make_record", "append", "read", "lookup", "merge", "write_compressed"]
+__all__ = ["RECORDS_ENV", "MODE_ENV", "RECORDS_FILE", "PLAIN_RECORDS", "STOPPED_RECORDS", "FINISHED", "MissingRecords",
+           "NeedsTraining", "ReadOnlyStore", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
+           "write_plain", "write_compressed"]
 
 RECORDS_ENV = "FEDLIB_RECORDS"
 MODE_ENV = "FEDLIB_RECORDS_MODE"
 #: The records of one paper under one profile, beside its outputs.
 RECORDS_FILE = "_records.jsonl.gz"
+#: Where a regeneration's grids append their run records until the paper is done (then merged, compressed, into
+#: :data:`RECORDS_FILE` and removed), and where a stopped regeneration's records wait for the next one.
+PLAIN_RECORDS = ".records.jsonl"
+STOPPED_RECORDS = ".records-stopped.jsonl"
 #: What a record keeps of a grid run's result (:func:`fedlib.repro.run.grid._run_one`): everything a table
 #: or figure reads; not the wall time of reading it back.
 _DROPPED = ("elapsed_s", "from_store")
+#: The statuses of a run that ended under its own code (a "not run" or "failed" result may be the machine's
+#: doing: an absent dataset, no GPU, a killed worker), so that its record stands for training it again.
+FINISHED = ("ok", "diverged")
 
 
 class MissingRecords(RuntimeError):
@@ -99,10 +114,17 @@ def read(path: str | os.PathLike) -> dict[str, dict]:
     raw = path.read_bytes()
     text = gzip.decompress(raw).decode() if raw[:2] == b"\x1f\x8b" else raw.decode()
     out: dict[str, dict] = {}
-    for line in text.splitlines():
-        if line.strip():
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
             rec = json.loads(line)
-            out[rec["id"]] = rec
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:  # the last line of a plain file whose writer was killed mid-line: not a record
+                break
+            raise
+        out[rec["id"]] = rec
     return out
 
 
@@ -146,6 +168,54 @@ def lookup(identities: Iterable[str], desc: str = "grid") -> dict[str, dict]:
     return out
 
 
+def resumable(configs: dict[str, dict]) -> dict[str, dict]:
+    """``write`` mode: of ``configs`` (grid identity -> configuration), the results that a finished run
+    (:data:`FINISHED`) already recorded under the code that runs now, from this regeneration's records file
+    (:data:`RECORDS_ENV`), a stopped regeneration's complete lines (:data:`STOPPED_RECORDS`) or the committed
+    file beside it, each marked
+    as not trained here.  A record counts only where its ``code_version`` is the one the current code gives
+    its configuration: what a store key holds, so it stands for the run exactly as a store entry would."""
+    from ...config import Config
+    from ...store import code_version
+
+    plain = Path(os.environ[RECORDS_ENV])
+    known = {**read(plain.with_name(RECORDS_FILE)), **read(plain.with_name(STOPPED_RECORDS)), **read(plain)}
+    out = {}
+    for ident, cfg in configs.items():
+        rec = known.get(record_id(ident))
+        if rec is None or rec["result"].get("status") not in FINISHED:
+            continue
+        try:
+            version = code_version(Config.from_dict(cfg))
+        except Exception:  # noqa: BLE001 -- an invalid configuration is run, and fails with its reason
+            continue
+        if rec.get("code_version") == version:
+            out[ident] = {**rec["result"], "from_store": True, "elapsed_s": 0.0}
+    return out
+
+
+def set_aside_stopped(out: Path) -> int:
+    """Before a paper regenerates: the records a stopped regeneration left in ``out`` (its plain file) move to
+    :data:`STOPPED_RECORDS`, where the grids go on from their finished runs
+    (:func:`resumable`) and which the merge at the end removes; the plain file starts
+    empty, for this regeneration's records only.  Returns how many records are set aside."""
+    if not (out / PLAIN_RECORDS).exists():
+        return len(read(out / STOPPED_RECORDS))
+    stopped = {**read(out / STOPPED_RECORDS), **read(out / PLAIN_RECORDS)}
+    write_plain(out / STOPPED_RECORDS, stopped.values())
+    (out / PLAIN_RECORDS).unlink()
+    return len(stopped)
+
+
+def fold(folder: str | os.PathLike) -> int:
+    """Fold the records of a regeneration under way in ``folder`` (its plain file, kept) into the committed
+    :data:`RECORDS_FILE` beside the records already there; the number of records it then holds."""
+    folder = Path(folder)
+    records = {**read(folder / RECORDS_FILE), **read(folder / STOPPED_RECORDS), **read(folder / PLAIN_RECORDS)}
+    write_compressed(folder / RECORDS_FILE, records.values())
+    return len(records)
+
+
 def merge(plain: str | os.PathLike, compressed: str | os.PathLike, *, replace: bool) -> int:
     """Fold the plain records file ``plain`` (removed afterwards) into ``compressed``: ``replace`` (a full
     regeneration of the paper) keeps only the new records, else the old ones stay beside them (a partial one,
@@ -155,6 +225,14 @@ def merge(plain: str | os.PathLike, compressed: str | os.PathLike, *, replace: b
     write_compressed(compressed, records.values())
     Path(plain).unlink(missing_ok=True)
     return len(records)
+
+
+def write_plain(path: str | os.PathLike, records: Iterable[dict]) -> None:
+    """``records`` as plain JSON lines, written to a temporary name and renamed into place."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text("".join(json.dumps(r, allow_nan=True) + "\n" for r in records))
+    os.replace(tmp, path)
 
 
 def write_compressed(path: str | os.PathLike, records: Iterable[dict]) -> None:
@@ -178,3 +256,20 @@ class ReadOnlyStore(Store):
     def claim(self, key: str):
         raise NeedsTraining("this study needs trained models (parameters), which run records do not keep: render "
                             "it with the store that holds them, or regenerate without --render records")
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m fedlib.repro.run.records", description="Run records.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("fold", help="fold a regeneration's finished runs into the committed records file")
+    f.add_argument("folder", help="figures/<paper>/<profile>")
+    a = ap.parse_args(argv)
+    n = fold(a.folder)
+    print(f"{Path(a.folder) / RECORDS_FILE}: {n} records")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
