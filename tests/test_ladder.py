@@ -400,3 +400,25 @@ def test_on_a_cpu_a_rung_a_gpu_trained_is_read_from_the_store_and_its_other_seed
     status = grid.runs.set_index(["method", "seed"]).status
     assert status.loc[("fedlc", 1)] == "ok" and status.loc[("fedavg", 2)] == "not run"
     assert grid.runs.set_index(["method", "seed"]).accuracy.loc[("fedlc", 1)] == pytest.approx(63.0)
+
+
+def test_a_ladder_of_no_rung_is_not_drawn_and_says_what_each_rung_would_cost(tmp_path):
+    """FEDIC's and FedLC's quick ladders ran no rung: their figures were two axes of "not run" labels beside
+    the paper's line on a magnified axis, which read like data on the paper's value.  Now nothing is drawn:
+    the sidecar says what the figure would show (the paper's gap) and each rung's estimated CPU time."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from fedlib.repro.artefacts.saving import save_figure
+
+    spec = L.spec_for("fedic")
+    table = _table([math.nan] * 4, paper=10.99).assign(
+        sample_epochs=[77798.4, 335505.6, 1983859.2, 9724800.0], est_cpu_min=[130.3, 412.8, 1586.9, 6115.9],
+        fedavg_mean=[math.nan] * 4, fedic_mean=[math.nan] * 4, n_seeds=[0] * 4)
+    fig = L.ladder_figure(spec, table, title="Budget ladder")
+    paths = save_figure(fig, "ladder", tmp_path, caption="The gap per rung.", seeds=(0,), datasets=[])
+    plt.close(fig)
+    assert set(paths) == {"json"} and not (tmp_path / "ladder.png").exists()
+    said = json.loads((tmp_path / "ladder.json").read_text())["not_rendered"]
+    assert "+10.99 pp" in said and "77.8k sample-epochs: 130 CPU-min" in said and "9.72M sample-epochs: 6116" in said

@@ -84,11 +84,35 @@ def rung_ticks(ax, x, min_gap: float = 0.12) -> None:
                        pad=mpl.rcParams["xtick.major.pad"] + 1.25 * size)
 
 
+def _nothing_ran(spec: LadderSpec, pp, table: pd.DataFrame, x: pd.Series, title: str):
+    """The ladder of a profile that ran no rung: one axes saying what it would show (the gap per rung beside
+    the paper's) and why nothing is there (each rung's estimated CPU time), which
+    :func:`fedlib.repro.artefacts.saving.save_figure` keeps in the sidecar instead of drawing empty axes over
+    the paper's line."""
+    import matplotlib.pyplot as plt
+
+    from ..artefacts.figure_rules import mark_empty
+
+    fig, ax = plt.subplots(figsize=(7.5, 2.4))
+    gain = pp.gain_label(spec.method, spec.baseline)
+    paper = f", beside the paper's {float(table.paper_gap.iloc[0]):+.2f} pp" if table.paper_gap.notna().any() else ""
+    costs = "; ".join(f"{compact_count(v)} sample-epochs: {c:.0f} CPU-min" if pd.notna(c) else compact_count(v)
+                      for v, c in zip(x, table.get("est_cpu_min", pd.Series([float("nan")] * len(x)))))
+    mark_empty(ax, f"{gain} (pp) per rung of the budget ladder{paper}",
+               f"no rung ran in this profile (est. CPU time of each rung's runs on one core: {costs}); the paper "
+               "profile runs the rungs its device affords")
+    ax.set_axis_off()
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
 def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     """Left: the gap per rung against the client sample-epochs of a run (log), the paper's gap
     dashed, not-run rungs labelled "not run" at the bottom, rungs whose baseline is at chance (:func:`at_chance`: the
     finding leaves them out) as open markers off the line; right: both methods' accuracy per rung (a rung not run
-    labelled in place) and the paper's values."""
+    labelled in place) and the paper's values.  A profile that ran no rung gets one axes saying so
+    (:func:`_nothing_ran`), which is not drawn."""
     import matplotlib.pyplot as plt
 
     from ..artefacts.figure_rules import declare, label_cell, seeds_label
@@ -96,9 +120,11 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
 
     pp = get_paper(spec.paper)
     pm, pb = paper_values(spec)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
     x = table.sample_epochs.astype(float).where(table.sample_epochs.notna(), table.rung + 1)
     ran = table.gap.notna()
+    if not ran.any():  # a figure of nothing is not drawn: its sidecar says what would be there, and why
+        return _nothing_ran(spec, pp, table, x, title)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
     chance = ran & at_chance(spec, table)  # their gap measures nothing: not on the line the finding reads
     counted = ran & ~chance
     most, fewer = _seeds(table), _fewer(table)
@@ -166,12 +192,6 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
         where = "run on " + ", ".join(pp.dataset_label(d) for d in used)
         ax1.set_title(f"the gap ({where})", fontsize=9)
         ax2.set_title(f"accuracy ({where})", fontsize=9)
-    if not ran.any():  # nothing of ours: say so, and where the rungs can run
-        for ax in (ax1, ax2):
-            ax.set_title("paper only: no rung ran in this profile", fontsize=9)
-        ax2.text(0.5, 0.35, "not run here (est. cost per rung in the table);\nthe paper profile runs the "
-                 "rungs its device affords", transform=ax2.transAxes, ha="center", va="center", fontsize=8,
-                 color="C7")
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
