@@ -2,7 +2,6 @@
 configuration or a reason, every experiment a deviation list, smoke small, the paper profile
 without reductions.  Papers are found by discovery, so a new companion is checked here too."""
 
-from types import SimpleNamespace
 
 import pytest
 
@@ -19,17 +18,6 @@ CASES = [(p, name) for p in PAPERS for name in PROFILE_NAMES]
 
 def test_the_papers_are_discovered():
     assert {"fedlc", "fedabc", "fedic", "fedconcat"} <= set(PAPERS)
-
-
-def test_a_descriptor_from_the_companions_modules_reads_the_conventional_names_and_fields_win():
-    reported = SimpleNamespace(PAPER="A. Author, A paper", TABLES={"table1": "t1"}, METHOD_LABELS={"m": "M"},
-                               SEEDS=(3, 4), NOTES=("n",))
-    profiles = SimpleNamespace(PROFILES={"quick": "q"}, EXPERIMENTS={"table1": "Table 1"})
-    p = Paper.from_modules(reported, profiles, name="x", title="X", source="x.txt", seeds=(7,))
-    assert (p.citation, p.tables, p.method_labels, p.notes) == ("A. Author, A paper", {"table1": "t1"}, {"m": "M"},
-                                                                ("n",))
-    assert (p.profiles, p.experiments, p.seeds) == ({"quick": "q"}, {"table1": "Table 1"}, (7,))
-    assert p.dataset_labels == {} and p.setup == {} and p.headline is None  # absent names: the defaults
 
 
 @pytest.mark.parametrize("paper", PAPERS)

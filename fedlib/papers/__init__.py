@@ -1,7 +1,8 @@
 """The paper companions: one package per paper, found by discovery.
 
 Each subpackage ``fedlib/papers/<name>/`` is the companion of one paper and
-defines ``PAPER``, a :class:`fedlib.repro.spec.paper.Paper` (``Paper.from_modules(reported, profiles, ...)``).
+defines ``PAPER``, a :class:`fedlib.repro.spec.paper.Paper` (``Paper(name=..., tables=reported.TABLES,
+profiles=profiles.PROFILES, ...)``, one keyword a field).
 A companion has the same modules in every paper:
 
 * ``reported`` -- the paper's numbers as data: ``TABLES``, ``METHOD_LABELS``, ``SETUP``, ``SEEDS`` and

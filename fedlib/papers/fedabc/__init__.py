@@ -34,9 +34,12 @@ VIEWS = (
     View("07_budget_ladder", ladder=True),
 )
 
-PAPER = Paper.from_modules(
-    reported, profiles, views=VIEWS, name="fedabc", title="FedABC (AAAI 2023)", source="fedabc_aaai2023.txt",
-    headline=("fedabc", "fedavg"), dataset_labels=reported.DATASETS, seeds=profiles.SEEDS,
+PAPER = Paper(
+    name="fedabc", title="FedABC (AAAI 2023)", citation=reported.PAPER, source="fedabc_aaai2023.txt",
+    tables=reported.TABLES, setup=reported.SETUP, seeds=profiles.SEEDS, notes=reported.NOTES,
+    method_labels=reported.METHOD_LABELS, method_order=reported.METHOD_ORDER, dataset_labels=reported.DATASETS,
+    profiles=profiles.PROFILES, experiments=profiles.EXPERIMENTS, experiment_datasets=profiles.EXPERIMENT_DATASETS,
+    model_labels=profiles.MODEL_LABELS, views=VIEWS, headline=("fedabc", "fedavg"),
     metric="PFL accuracy (%), Eq. 7 (Table 1); client-drift accuracy (%), Eq. 8 (Table 2)")
 
 __all__ = ["PAPER"]

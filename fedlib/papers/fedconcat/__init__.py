@@ -31,9 +31,14 @@ VIEWS = (
     View("09_budget_ladder", ladder=True),
 )
 
-PAPER = Paper.from_modules(reported, profiles, views=VIEWS, name="fedconcat", title="FedConcat (AAAI 2024)",
-                           source="fedconcat_aaai2024_slides.txt", headline=("fedconcat", "fedavg"),
-                           reads=("fedlc",))  # notebook 04 reads the FedLC companion's stand-in check
+PAPER = Paper(
+    name="fedconcat", title="FedConcat (AAAI 2024)", citation=reported.PAPER, source="fedconcat_aaai2024_slides.txt",
+    tables=reported.TABLES, setup=reported.SETUP, seeds=reported.SEEDS, notes=reported.NOTES,
+    method_labels=reported.METHOD_LABELS, method_order=reported.METHOD_ORDER, dataset_labels=reported.DATASET_LABELS,
+    unsupported=reported.UNSUPPORTED_DATASETS,
+    profiles=profiles.PROFILES, experiments=profiles.EXPERIMENTS, experiment_datasets=profiles.EXPERIMENT_DATASETS,
+    model_labels=profiles.MODEL_LABELS, views=VIEWS, headline=("fedconcat", "fedavg"),
+    reads=("fedlc",))  # notebook 04 reads the FedLC companion's stand-in check
 
 __all__ = ["PAPER"]
 

@@ -29,9 +29,13 @@ VIEWS = (
     View("07_fedavg_learns", studies=("learns",)),
 )
 
-PAPER = Paper.from_modules(reported, profiles, views=VIEWS, name="fedic", title="FEDIC (ICME 2022)", source="fedic_icme2022.txt",
-                           headline=("fedic", "fedavg"),
-                           dataset_labels={**reported.DATASET_LABELS, "fmnist": "FashionMNIST-LT"})
+PAPER = Paper(
+    name="fedic", title="FEDIC (ICME 2022)", citation=reported.PAPER, source="fedic_icme2022.txt",
+    tables=reported.TABLES, setup=reported.SETUP, seeds=reported.SEEDS, notes=reported.NOTES,
+    method_labels=reported.METHOD_LABELS, method_order=reported.METHOD_ORDER,
+    dataset_labels={**reported.DATASET_LABELS, "fmnist": "FashionMNIST-LT"},
+    profiles=profiles.PROFILES, experiments=profiles.EXPERIMENTS, experiment_datasets=profiles.EXPERIMENT_DATASETS,
+    model_labels=profiles.MODEL_LABELS, views=VIEWS, headline=("fedic", "fedavg"))
 
 __all__ = ["PAPER"]
 

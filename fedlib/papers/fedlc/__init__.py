@@ -31,9 +31,13 @@ VIEWS = (
     View("09_budget_ladder", ladder=True),
 )
 
-PAPER = Paper.from_modules(reported, profiles, views=VIEWS, name="fedlc", title="FedLC (ICML 2022)",
-                           source="fedlc_icml2022.md",
-                           headline=("fedlc", "fedavg"))
+PAPER = Paper(
+    name="fedlc", title="FedLC (ICML 2022)", citation=reported.PAPER, source="fedlc_icml2022.md",
+    tables=reported.TABLES, setup=reported.SETUP, seeds=reported.SEEDS, notes=reported.NOTES,
+    method_labels=reported.METHOD_LABELS, method_order=reported.METHOD_ORDER, dataset_labels=reported.DATASET_LABELS,
+    unsupported=reported.UNSUPPORTED_DATASETS,
+    profiles=profiles.PROFILES, experiments=profiles.EXPERIMENTS, experiment_datasets=profiles.EXPERIMENT_DATASETS,
+    model_labels=profiles.MODEL_LABELS, views=VIEWS, headline=("fedlc", "fedavg"))
 
 __all__ = ["PAPER"]
 

@@ -59,26 +59,6 @@ class Paper:
     settings_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     views: tuple[View, ...] = ()  # its notebooks and what each reads (fedlib.repro.budget.plan reads them)
 
-    @classmethod
-    def from_modules(cls, reported, profiles, **fields) -> "Paper":
-        """A companion's descriptor from its two conventional modules, so that each
-        ``__init__.py`` names only what is its own (``name``, ``title``, ``source``,
-        ``headline``, …; any field given here wins).
-
-        From ``reported``: ``PAPER`` (the citation), ``TABLES``, ``METHOD_LABELS``,
-        ``DATASET_LABELS``, ``SETUP``, ``SEEDS``, ``UNSUPPORTED_DATASETS``, ``NOTES``, ``METHOD_ORDER``;
-        from ``profiles``: ``PROFILES``, ``EXPERIMENTS``, ``EXPERIMENT_DATASETS``,
-        ``MODEL_LABELS``.  Names a module lacks take the field's default."""
-        names = {"citation": (reported, "PAPER"), "tables": (reported, "TABLES"),
-                 "method_labels": (reported, "METHOD_LABELS"), "dataset_labels": (reported, "DATASET_LABELS"),
-                 "setup": (reported, "SETUP"), "seeds": (reported, "SEEDS"),
-                 "unsupported": (reported, "UNSUPPORTED_DATASETS"), "notes": (reported, "NOTES"),
-                 "method_order": (reported, "METHOD_ORDER"),
-                 "profiles": (profiles, "PROFILES"), "experiments": (profiles, "EXPERIMENTS"),
-                 "experiment_datasets": (profiles, "EXPERIMENT_DATASETS"), "model_labels": (profiles, "MODEL_LABELS")}
-        found = {f: getattr(module, attr) for f, (module, attr) in names.items() if hasattr(module, attr)}
-        return cls(**{**found, **fields})
-
     def check(self) -> "Paper":
         """Check every profile's settings against the tables and studies
         (:func:`fedlib.repro.spec.settings.check_paper`); each companion's ``__init__`` calls it, so a
