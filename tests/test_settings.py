@@ -69,6 +69,17 @@ def test_an_unknown_experiment_and_a_mistyped_field_fail():
         Profile(name="x", description="", seeds=(0,), paper="fedic", experiments={"fig4": {"trains": "no"}})
 
 
+def test_a_profile_of_another_paper_or_under_another_name_fails():
+    """A profile finds its companion by its ``paper`` field: FEDIC's quick profile declared with FedLC's
+    name would read FedLC's tables; one filed under another key would not be the profile asked for."""
+    fedic = get_paper("fedic")
+    quick = fedic.profiles["quick"]
+    with pytest.raises(ConfigError, match=r"fedic profile 'quick': declared as profile 'quick' of paper 'fedlc'"):
+        dataclasses.replace(fedic, profiles={**fedic.profiles, "quick": dataclasses.replace(quick, paper="fedlc")}).check()
+    with pytest.raises(ConfigError, match=r"fedic profile 'fast': declared as profile 'quick'"):
+        dataclasses.replace(fedic, profiles={**fedic.profiles, "fast": quick}).check()
+
+
 def test_settings_read_as_the_dict_they_were_written_as():
     s = Settings.parse({"columns": ["a", "b"], "trains": False, "lambdas": (0.5,)})
     assert s.columns == ("a", "b") and s.trains is False and s.rows is None

@@ -107,7 +107,8 @@ def _unknown(where: str, key: str, allowed: list[str]) -> ConfigError:
 
 
 def check_paper(paper: Any, studies: Mapping[str, Any] | None = None) -> None:
-    """Check every profile of ``paper`` against what the companion declares: each experiment is
+    """Check every profile of ``paper`` against what the companion declares: it names this paper and its own
+    key in ``paper.profiles`` (a profile finds its companion by that name); each experiment is
     one of ``paper.experiments``; each key is a :data:`FIELDS` setting, an option of a study of that
     experiment, or one of ``paper.settings_keys[experiment]``; ``columns``/``rows`` exist in the
     table; each study's options, as the profile sets them, are in range.  Raises
@@ -117,6 +118,9 @@ def check_paper(paper: Any, studies: Mapping[str, Any] | None = None) -> None:
     for study in studies.values():
         by_experiment.setdefault(study.id, []).append(study)
     for pname, profile in paper.profiles.items():
+        if profile.name != pname or profile.paper != paper.name:  # a profile finds its companion by this name
+            raise ConfigError(f"{paper.name} profile {pname!r}: declared as profile {profile.name!r} of paper "
+                              f"{profile.paper!r}; it must be profile {pname!r} of {paper.name!r}")
         for experiment, settings in profile.experiments.items():
             where = f"{paper.name} profile {pname!r}, experiment {experiment!r}"
             if experiment not in paper.experiments:
