@@ -139,3 +139,30 @@ def test_tiny_config_partitions_many_clients_under_strong_skew():
     assert tiny["max_train_samples"] == 3000
     exp = prepare(Config.from_dict(tiny))
     assert len(exp.client_indices) == 100 and min(len(i) for i in exp.client_indices) >= 1
+
+
+def test_a_record_carries_the_run_records_of_its_identical_groups_so_a_regeneration_goes_on_from_them(
+        tmp_path, monkeypatch):
+    """Run records trained at an old code version are carried like store entries: only a group (and old
+    version) the carry record maps moves to the current version, naming the record; then the grid resumes
+    from it instead of training (fedlib.repro.run.records.resumable)."""
+    from fedlib.repro.run import records
+    from fedlib.repro.run.grid import identity
+
+    a, b = {**TINY, "method": "fedavg"}, {**TINY, "method": "fedprox"}
+    recs = [{**records.make_record(identity(cfg), cfg, {"status": "ok", "note": "", "accuracy": 50.0}),
+             "code_version": "old"} for cfg in (a, b)]
+    records.write_compressed(tmp_path / records.RECORDS_FILE, recs)
+    assert len(carry.stale_records(tmp_path)) == 2
+    mapping = {"name": "test.json", "versions": [{"path": carry._group(a), "from": "old",
+                                                  "to": code_version(Config.from_dict(a))}]}
+    assert carry.carry_records(tmp_path, [mapping], log=lambda *_: None) == 1
+    after = records.read(tmp_path / records.RECORDS_FILE)
+    carried = after[records.record_id(identity(a))]
+    assert carried["code_version"] == code_version(Config.from_dict(a))
+    assert carried["carried"] == {"record": "test.json", "from_version": "old"}
+    assert after[records.record_id(identity(b))]["code_version"] == "old"  # not mapped: left stale
+    assert [r["config"]["method"] for r in carry.stale_records(tmp_path)] == ["fedprox"]
+    monkeypatch.setenv(records.RECORDS_ENV, str(tmp_path / records.PLAIN_RECORDS))
+    monkeypatch.setenv(records.MODE_ENV, "write")
+    assert list(records.resumable({identity(a): a, identity(b): b})) == [identity(a)]

@@ -17,6 +17,10 @@ A **carry** is the evidence that it changes no number, kept as data in ``benchma
 2. :func:`carry_store` copies each stale entry of a store whose old version the record maps (identical groups
    only) to the key the current code gives it.  It writes ``carried.json`` beside the copy, naming the record.
    The lease (``--resume``, ``--import``) and ``python -m fedlib.repro.carry --apply`` call it.
+3. :func:`carry_records` does the same for the run records a checkout carries (``--records
+   figures/<paper>/<profile>``, with ``--from`` to check their groups and with ``--apply`` to carry them): a
+   record's ``code_version`` moves to the current one and ``carried`` names the record, so a regeneration that
+   stopped goes on from its finished runs after a change that moves no number (:mod:`fedlib.repro.run.records`).
 
 What a carry does not prove: that a code path the tiny CPU run never takes (CUDA-only branches, another
 precision, a stage the tiny configuration skips) is unchanged.  The record lists the paths it trained, and a
@@ -24,6 +28,7 @@ reviewer reads the diff between the two commits beside it.
 
     python -m fedlib.repro.carry --from ed092fa --store .fedlib-store     # check the stale runs, write the record
     python -m fedlib.repro.carry --apply --store .fedlib-store            # copy them under their current keys
+    python -m fedlib.repro.carry --apply --records figures/fedabc/paper   # and carry a paper's run records
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-__all__ = ["CARRIES", "stale_entries", "check", "carry_store", "load_carries", "main"]
+__all__ = ["CARRIES", "stale_entries", "stale_records", "check", "carry_store", "carry_records", "load_carries", "main"]
 
 #: where carry records are committed (they travel with the tree to a lease's device)
 CARRIES = Path(__file__).resolve().parents[2] / "benchmarks" / "carries"
@@ -90,6 +95,23 @@ def stale_entries(store) -> list[tuple[str, dict]]:
         try:
             if store.key(Config.from_dict(cfg)) != entry.name:
                 out.append((entry.name, cfg))
+        except Exception:  # noqa: BLE001 -- a configuration this code cannot read is not carried
+            continue
+    return out
+
+
+def stale_records(folder) -> list[dict]:
+    """The run records of ``figures/<paper>/<profile>`` (``folder``) trained at another code version than the one
+    the current code gives their configuration (:mod:`fedlib.repro.run.records`)."""
+    from ..config import Config
+    from ..store import code_version
+    from .run.records import RECORDS_FILE, read
+
+    out = []
+    for rec in read(Path(folder) / RECORDS_FILE).values():
+        try:
+            if rec.get("code_version") and rec["code_version"] != code_version(Config.from_dict(rec["config"])):
+                out.append(rec)
         except Exception:  # noqa: BLE001 -- a configuration this code cannot read is not carried
             continue
     return out
@@ -234,6 +256,33 @@ def carry_store(store, records=None, *, log=print) -> list[tuple[str, str]]:
     return done
 
 
+def carry_records(folder, carries=None, *, log=print) -> int:
+    """Carry the stale run records of ``folder`` (:func:`stale_records`) that a carry record maps, group and old
+    version, to the current code version: their ``code_version`` becomes the current one and ``carried`` names
+    the record and the old version, so a regeneration goes on from them (:func:`fedlib.repro.run.records.resumable`)
+    as from a carried store entry.  Returns how many were carried."""
+    from ..config import Config
+    from ..store import code_version
+    from .run.records import RECORDS_FILE, read, write_compressed
+
+    carries = load_carries() if carries is None else carries
+    path = Path(folder) / RECORDS_FILE
+    records, done = read(path), 0
+    for rec in stale_records(folder):
+        now = code_version(Config.from_dict(rec["config"]))
+        for carry in carries:
+            if any(v["path"] == _group(rec["config"]) and v["from"] == rec["code_version"] and v["to"] == now
+                   for v in carry.get("versions", [])):
+                records[rec["id"]] = {**rec, "code_version": now,
+                                      "carried": {"record": carry.get("name"), "from_version": rec["code_version"]}}
+                done += 1
+                break
+    if done:
+        write_compressed(path, records.values())
+        log(f"{path}: {done} records carried")
+    return done
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fedlib.repro.carry", description=__doc__.split("\n\n")[0])
     ap.add_argument("--from", dest="from_commit", help="the commit the stale runs trained at: check them, write "
@@ -242,6 +291,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help=f"folder of the records: written by --from, read by --apply (default "
                                   f"{CARRIES.relative_to(CARRIES.parents[1])})")
     ap.add_argument("--apply", action="store_true", help="copy the store's stale runs that a record carries")
+    ap.add_argument("--records", action="append", default=[], metavar="FOLDER",
+                    help="figures/<paper>/<profile> whose run records to check (--from) or carry (--apply) as well")
     a = ap.parse_args(argv)
     from .run.grid import as_store
 
@@ -253,9 +304,9 @@ def main(argv=None) -> int:
         if here.endswith("-dirty") or here == "unknown":
             ap.error("commit the code change first: a carry record names the commit whose code it checked, "
                      f"and this tree is {here}")
-        stale = [cfg for _, cfg in stale_entries(store)]
+        stale = [cfg for _, cfg in stale_entries(store)] + [r["config"] for f in a.records for r in stale_records(f)]
         if not stale:
-            print("no stale run in the store: nothing to check")
+            print("no stale run in the store or the records: nothing to check")
             return 0
         record = check(stale, from_commit=a.from_commit)
         out = Path(a.out) if a.out else CARRIES
@@ -266,6 +317,8 @@ def main(argv=None) -> int:
         return 0 if all(r["identical"] for r in record["paths"]) else 1
     if a.apply:
         print(f"{len(carry_store(store, load_carries(a.out)))} runs carried")
+        for folder in a.records:
+            carry_records(folder, load_carries(a.out))
         return 0
     ap.error("give --from COMMIT (check and record) or --apply")
 
