@@ -235,7 +235,9 @@ def _ladder_row(pp, claim, part, scale, root: Path) -> dict | None:
             and (q.method, q.baseline) == (spec.method, spec.baseline) and spec.table == q.table and path.exists()):
         return None
     lad = pd.read_csv(path)
-    evidence = [f"{profile}/budget_ladder.csv", f"{profile}/budget_ladder_gap.png"]
+    # the ladder's figure, where it was drawn (a ladder of no rung is not: its sidecar says why)
+    drawn = (root / profile / "budget_ladder_gap.png").exists()
+    evidence = [f"{profile}/budget_ladder.csv", *([f"{profile}/budget_ladder_gap.png"] if drawn else [])]
     ran = lad[lad.gap.notna()]
     paper = part.paper_value if part.paper_value is not None else float(lad.paper_gap.iloc[0])
     if ran.empty:
