@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from fedlib.repro.budget import costs
-from fedlib.repro.budget import ladder as L
+from fedlib.repro.artefacts import ladder as L
+from fedlib.repro.budget import ladder as budget_ladder  # its private cell builder, for a test that plants a run
 from fedlib.repro.spec.paper import get_paper
 
 
@@ -215,7 +216,7 @@ def test_rung_labels_that_would_overlap_go_on_a_second_line_and_every_rung_keeps
     fig, ax = plt.subplots()
     ax.set_xscale("log")
     ax.set_xlim(1e3, 1e5)
-    from fedlib.repro.budget.ladder_figure import rung_ticks
+    from fedlib.repro.artefacts.ladder_figure import rung_ticks
 
     rung_ticks(ax, [2e3, 9e4, 1e5])
     fig.canvas.draw()
@@ -379,7 +380,7 @@ def test_on_a_cpu_a_rung_a_gpu_trained_is_read_from_the_store_and_its_other_seed
     store = Store(tmp_path)
 
     def plant(method: str, seed: int, accuracy: float) -> None:  # a finished GPU run of Table 1's cell, as a
-        gpu = Config.from_dict({**L._cell(paper, spec, method), "device": "cuda", "seed": seed})  # lease leaves it
+        gpu = Config.from_dict({**budget_ladder._cell(paper, spec, method), "device": "cuda", "seed": seed})  # lease leaves it
         history = [{"round": gpu.rounds, "test_accuracy": accuracy}]
         summary = {"final_accuracy": accuracy, "device_name": "Test GPU", "wall_time_s": 400.0}
         store.save_result(store.key(gpu), gpu, summary, history, {})

@@ -23,7 +23,6 @@ KNOWN_UP = {
     ("run/gpu_precision.py", "artefacts"): "the GPU cells CLI saves its tables (artefacts.saving)",
     ("run/cell_jobs.py", "budget"): "the GPU cells CLI asks the gate (budget.gate) which cells it trains",
     ("run/cell_progress.py", "budget"): "the GPU cells CLI prices its runs (budget.costs)",
-    ("budget/ladder_figure.py", "artefacts"): "the ladder draws its figure under the figure rules",
     ("verdict/seeds.py", "artefacts"): "seeds.py trains the seeds a table lacks: it belongs in artefacts",
 }
 def _layer(parts: tuple[str, ...]) -> str:

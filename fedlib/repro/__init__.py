@@ -30,7 +30,7 @@ from .spec.study import Option, Options, Study, StudyResult
 #: Name -> the module that defines it (a module itself where the name is one), loaded on first use.
 _LAZY = {
     "Context": "fedlib.repro.artefacts.context", "figures": "fedlib.repro.artefacts.figures",
-    "ladder": "fedlib.repro.budget.ladder", "claims_of": "fedlib.repro.artefacts.claims",
+    "ladder": "fedlib.repro.artefacts.ladder", "claims_of": "fedlib.repro.artefacts.claims",
     "evaluate": "fedlib.repro.artefacts.claims", "findings": "fedlib.repro.artefacts.comparison_text",
     "table_cells": "fedlib.repro.budget.gate", "add_column_param": "fedlib.repro.verdict.compare",
     "gains": "fedlib.repro.verdict.compare", "summarize": "fedlib.repro.verdict.compare",

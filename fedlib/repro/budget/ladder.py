@@ -17,11 +17,13 @@ numbers mean nothing).
 A paper declares its ladder in ``fedlib/papers/<paper>/budget.py`` as ``LADDER``
 (:class:`LadderSpec`), beside its cost model; :func:`spec_for` finds it by that convention.
 :func:`ladder_cells` builds the rungs, :func:`run_ladder` trains them, :func:`ladder_table`
-and :func:`ladder_figure` show them, and :func:`finding` answers toward / away / not at all.
+and :func:`fedlib.repro.artefacts.ladder_figure.ladder_figure` show them, and :func:`finding` answers toward /
+away / not at all.
 
 This module builds and trains the rungs; :class:`LadderSpec` lives in :mod:`fedlib.repro.budget.ladder_spec`,
-the table and the finding in :mod:`fedlib.repro.budget.ladder_finding`, the figure in
-:mod:`fedlib.repro.budget.ladder_figure` (each importable from here).
+the table and the finding in :mod:`fedlib.repro.budget.ladder_finding` (each importable from here), the
+figure in :mod:`fedlib.repro.artefacts.ladder_figure`; :mod:`fedlib.repro.artefacts.ladder` is all of it, as
+the notebooks read it.
 """
 
 from __future__ import annotations
@@ -30,13 +32,11 @@ from typing import Any
 
 import pandas as pd
 
-from .ladder_figure import compact_count  # noqa: F401  (public, outside __all__)
-from .ladder_figure import figure_caption, ladder_figure
 from .ladder_finding import at_chance, finding, ladder_table, paper_values
 from .ladder_spec import LadderSpec, spec_for
 
 __all__ = ["LadderSpec", "spec_for", "rung_scales", "ladder_seeds", "ladder_cells", "run_ladder", "ladder_table",
-           "ladder_figure", "figure_caption", "finding", "at_chance", "sidecar_meta", "plan_frame", "deviations",
+           "finding", "at_chance", "sidecar_meta", "plan_frame", "deviations",
            "paper_values", "EXPERIMENT"]
 
 #: The name ladders save under (tables, figures, progress).

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .ladder_finding import at_chance, paper_values
-from .ladder_spec import LadderSpec
+from ..budget.ladder_finding import at_chance, paper_values
+from ..budget.ladder_spec import LadderSpec
 
 __all__ = ["ladder_figure", "figure_caption", "compact_count", "rung_ticks"]
 
@@ -29,7 +29,7 @@ def _fewer(table: pd.DataFrame) -> dict[int, pd.Series]:
 def figure_caption(table: pd.DataFrame) -> str:
     """The caption of :func:`ladder_figure`, with the error bars' seeds where it draws them (and those of the
     rungs over fewer seeds, drawn as open squares)."""
-    from ..artefacts.figure_rules import std_caption
+    from .figure_rules import std_caption
 
     text = ("The gap per rung (client sample-epochs of a run, log) against the paper's (dashed); right: both "
             "methods and the paper's values (dotted).")
@@ -91,7 +91,7 @@ def _nothing_ran(spec: LadderSpec, pp, table: pd.DataFrame, x: pd.Series, title:
     the paper's line."""
     import matplotlib.pyplot as plt
 
-    from ..artefacts.figure_rules import mark_empty
+    from .figure_rules import mark_empty
 
     fig, ax = plt.subplots(figsize=(7.5, 2.4))
     gain = pp.gain_label(spec.method, spec.baseline)
@@ -115,7 +115,7 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     (:func:`_nothing_ran`), which is not drawn."""
     import matplotlib.pyplot as plt
 
-    from ..artefacts.figure_rules import declare, label_cell, seeds_label
+    from .figure_rules import declare, label_cell, seeds_label
     from ..spec.paper import get_paper
 
     pp = get_paper(spec.paper)
