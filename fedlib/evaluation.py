@@ -23,8 +23,8 @@ from .state import ServerState
 __all__ = ["evaluate", "evaluate_predictor", "eval_batch_size", "evaluation_row", "personalized_evaluation",
            "personal_scores", "pool_personal"]
 
-#: the largest layer output one evaluation chunk may hold (bytes).  A chunk whose activations stay in the
-#: caches is faster: on FedLC's CIFAR CNN, 2,000 test images take 1.9 s in chunks of 64 against 3.2 s in one
+#: the largest layer output one evaluation chunk may hold on a CPU (bytes).  A chunk whose activations stay in
+#: the caches is faster: on FedLC's CIFAR CNN, 2,000 test images take 1.9 s in chunks of 64 against 3.2 s in one
 #: batch of 2,048 (1 thread; benchmarks/results_peers.md).  The logits are each row's own: the chunking does
 #: not change them where the kernels are batch-invariant, and never changes them beyond float rounding
 #: (tests/test_evaluation.py says which holds on the machine that runs it).
@@ -35,9 +35,12 @@ _ROW_BYTES: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKey
 
 
 def eval_batch_size(model: torch.nn.Module, params: dict, x: torch.Tensor) -> int:
-    """Rows per evaluation chunk: a power of two within :data:`EVAL_BATCH_RANGE` whose largest layer output
-    fits :data:`EVAL_ACTIVATION_BYTES`.  The bytes a row's largest output takes are measured once per model
-    and input shape (a forward of one row, every module's output seen by a hook)."""
+    """Rows per evaluation chunk: on a CPU, a power of two within :data:`EVAL_BATCH_RANGE` whose largest layer
+    output fits :data:`EVAL_ACTIVATION_BYTES` (the bytes a row's largest output takes are measured once per
+    model and input shape: a forward of one row, every module's output seen by a hook); on an accelerator,
+    whose kernels want large batches and whose caches are not the point, the upper bound."""
+    if x.device.type != "cpu":
+        return EVAL_BATCH_RANGE[1]
     key = (tuple(x.shape[1:]), x.dtype, x.device)
     known = _ROW_BYTES.setdefault(model, {})
     if key not in known:

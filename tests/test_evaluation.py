@@ -60,3 +60,10 @@ def test_small_test_sets_go_through_in_one_batch():
     finally:
         handle.remove()
     assert seen == [len(y)]  # one forward, no probe: a set this small is never chunked
+
+
+def test_an_accelerator_evaluates_in_the_largest_chunks():
+    """The cache-sized chunks are a CPU's: on a GPU the kernels want large batches (a tensor on the meta
+    device stands in for one here; no forward is made)."""
+    model, params = _model("cnn_cifar", (3, 32, 32))
+    assert eval_batch_size(model, params, torch.empty(3, 3, 32, 32, device="meta")) == EVAL_BATCH_RANGE[1]
