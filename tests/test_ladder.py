@@ -423,3 +423,4 @@ def test_a_ladder_of_no_rung_is_not_drawn_and_says_what_each_rung_would_cost(tmp
     assert set(paths) == {"json"} and not (tmp_path / "ladder.png").exists()
     said = json.loads((tmp_path / "ladder.json").read_text())["not_rendered"]
     assert "+10.99 pp" in said and "77.8k sample-epochs: 130 CPU-min" in said and "9.72M sample-epochs: 6116" in said
+    assert L.figure_caption(table).startswith("No rung ran in this profile, so nothing is drawn")

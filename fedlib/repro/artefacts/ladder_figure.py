@@ -31,6 +31,8 @@ def figure_caption(table: pd.DataFrame) -> str:
     rungs over fewer seeds, drawn as open squares)."""
     from .figure_rules import std_caption
 
+    if not table.gap.notna().any():  # nothing is drawn (ladder_figure): the caption says no more than that
+        return "No rung ran in this profile, so nothing is drawn; the ladder's table gives each rung's estimated cost."
     text = ("The gap per rung (client sample-epochs of a run, log) against the paper's (dashed); right: both "
             "methods and the paper's values (dotted).")
     most = _seeds(table)
