@@ -294,3 +294,31 @@ def test_a_seed_another_decision_added_to_a_shared_cell_is_filled_first(tmp_path
                                                 "seeds": [3]}) + "\n")
     [d] = plan("fedlc", pd.DataFrame([_row(ours=2.0, sd=6.0, n=3)]), tmp_path)
     assert d.seeds == (4, 5, 6) and d.runs == 6
+
+
+def test_a_stopped_decide_goes_on_from_its_finished_runs_on_another_machine(tmp_path, monkeypatch):
+    """Each run's record is written as it finishes; a decide stopped mid-decision leaves them, and the next one,
+    with an empty store (another machine), keeps them and trains only the rest."""
+    from fedlib.repro.run import grid as grid_module
+    from fedlib.repro.run.records import RECORDS_FILE, read
+
+    root = tmp_path / "figures"
+    out = _table(root, "smoke", {"fedlc": {0: 70.0}, "fedrs": {0: 60.0}})
+    frame = pd.DataFrame([_row(scale="smoke", ours=10.0, sd=0.1, n=1, paper=30.0)])
+    [d] = plan("fedlc", frame, root)
+    real, calls = grid_module._run_one, []
+
+    def stopped_at_third(cfg, store_root):
+        calls.append(cfg)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(cfg, store_root)
+
+    monkeypatch.setattr(grid_module, "_run_one", stopped_at_third)
+    with pytest.raises(KeyboardInterrupt):
+        cli.decide([d], root=root, store=tmp_path / "store1", progress=False, claims=False, log=lambda line: None)
+    assert len(read(out / ".records-decide.jsonl")) == 2
+    calls.clear()
+    monkeypatch.setattr(grid_module, "_run_one", lambda cfg, store_root: calls.append(cfg) or real(cfg, store_root))
+    result = cli.decide([d], root=root, store=tmp_path / "store2", progress=False, claims=False, log=lambda line: None)
+    assert result["done"] == [d] and len(calls) == 2 and len(read(out / RECORDS_FILE)) == 4

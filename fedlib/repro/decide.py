@@ -9,8 +9,9 @@ cost from the run records or the cost model).  For each decision, in order:
 
 1. **train** exactly its runs (its cells × the seeds each lacks) through the grid
    (:func:`fedlib.repro.run.grid.run_grid`), into the results store, writing their run records into
-   ``figures/<paper>/<profile>/_records.jsonl.gz`` (merged beside the committed ones).  The store resumes: a
-   decide stopped and started again trains only the runs it lacks;
+   ``figures/<paper>/<profile>/_records.jsonl.gz`` (merged beside the committed ones), each as it finishes.
+   A decide stopped and started again trains only the runs neither the store nor the records hold under the
+   current code (:func:`fedlib.repro.run.records.resumable`), on this machine or another;
 2. **declare** the seeds it added, cell by cell, in ``figures/<paper>/<profile>/_decided.jsonl``
    (:func:`declare`; :data:`fedlib.repro.artefacts.tables.DECIDED_FILE`): every later regeneration of the table
    (:func:`fedlib.repro.artefacts.tables.reproduce_table`, from records or training) runs those cells at those
@@ -151,7 +152,8 @@ def train(d: Decision, *, root: Path, store, device: str = "cpu", workers: int =
 
     out = root / d.paper / d.profile
     plain = out / ".records-decide.jsonl"
-    plain.unlink(missing_ok=True)  # a killed decide's plain records are not trusted: the store has its runs
+    if plain.exists():  # a stopped decide's finished runs, each line a whole record: kept, so none trains again
+        merge(plain, out / RECORDS_FILE, replace=False)
     with _records_mode(plain, "write"):
         if device != "cpu":  # as a GPU trains a table's cells (engine, precision: what the tables read back)
             from .run.cells import train_cells
