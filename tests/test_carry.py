@@ -165,4 +165,5 @@ def test_a_record_carries_the_run_records_of_its_identical_groups_so_a_regenerat
     assert [r["config"]["method"] for r in carry.stale_records(tmp_path)] == ["fedprox"]
     monkeypatch.setenv(records.RECORDS_ENV, str(tmp_path / records.PLAIN_RECORDS))
     monkeypatch.setenv(records.MODE_ENV, "write")
+    monkeypatch.setenv(records.RESUME_ENV, "1")
     assert list(records.resumable({identity(a): a, identity(b): b})) == [identity(a)]

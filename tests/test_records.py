@@ -174,8 +174,9 @@ def _committed(tmp_path, recs):
 
 
 def test_a_regeneration_goes_on_from_the_runs_that_finished_under_this_code(written, monkeypatch, tmp_path):
-    """In write mode a run recorded under the code version the current code gives it is not trained again
-    (the store's own rule, from the records a checkout carries); one recorded under other code is trained.
+    """In write mode with --resume, a run recorded under the code version the current code gives it is not
+    trained again (the store's own rule, from the records a checkout carries); one recorded under other code is
+    trained.  Without --resume, the committed records are not read: the regeneration trains.
     Every run's record, resumed or trained, is in the new records file."""
     trained, path = written
     recs = list(records.read(path).values())
@@ -186,6 +187,11 @@ def test_a_regeneration_goes_on_from_the_runs_that_finished_under_this_code(writ
     calls = []
     real = grid_module._run_one
     monkeypatch.setattr(grid_module, "_run_one", lambda cfg, root: calls.append(cfg) or real(cfg, root))
+    run_grid(CELLS, seeds=(0, 1), store=tmp_path / "cold", progress=False)
+    assert len(calls) == 4  # without --resume a regeneration trains (cold, or from its store), as ever
+    calls.clear()
+    plain.unlink()
+    monkeypatch.setenv(records.RESUME_ENV, "1")
     again = run_grid(CELLS, seeds=(0, 1), store=tmp_path / "empty", progress=False)
     assert len(calls) == 1 and records.record_id(grid_module.identity(calls[0])) == stale
     pd.testing.assert_frame_equal(_comparable(again.runs), _comparable(trained.runs))

@@ -107,14 +107,14 @@ def unplanned(paper: str, frame: pd.DataFrame, planned: list[Decision]) -> list[
 @contextlib.contextmanager
 def _records_mode(path: Path | None, mode: str | None):
     """The grid's records mode (:mod:`fedlib.repro.run.records`) for the duration, then as it was."""
-    from .run.records import MODE_ENV, RECORDS_ENV
+    from .run.records import MODE_ENV, RECORDS_ENV, RESUME_ENV
 
-    saved = {k: os.environ.get(k) for k in (RECORDS_ENV, MODE_ENV)}
+    saved = {k: os.environ.get(k) for k in (RECORDS_ENV, MODE_ENV, RESUME_ENV)}
     if path is None:
-        os.environ.pop(RECORDS_ENV, None)
-        os.environ.pop(MODE_ENV, None)
-    else:
-        os.environ.update({RECORDS_ENV: str(path), MODE_ENV: mode})
+        for k in saved:
+            os.environ.pop(k, None)
+    else:  # a decide goes on from the committed records too: they are where its finished runs are kept
+        os.environ.update({RECORDS_ENV: str(path), MODE_ENV: mode, RESUME_ENV: "1"})
     try:
         yield
     finally:

@@ -55,8 +55,8 @@ from .artefacts.provenance import repo_root as _repo  # patched by the tests as 
 from .regenerate_notebook import Watcher, environment, execute, executor_environment, strip
 from .regenerate_reach import reach_fingerprint
 from .regenerate_record import cold_timing, earlier_timings, still_rendered
-from .run.records import (MODE_ENV, PLAIN_RECORDS, RECORDS_ENV, RECORDS_FILE, STOPPED_RECORDS, NeedsTraining, merge,
-                          set_aside_stopped)
+from .run.records import (MODE_ENV, PLAIN_RECORDS, RECORDS_ENV, RECORDS_FILE, RESUME_ENV, STOPPED_RECORDS,
+                          NeedsTraining, merge, set_aside_stopped)
 
 
 __all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings", "cold_timing",
@@ -320,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
                              "notebook nothing of whose reach changed since its last render is left as it is)")
     parser.add_argument("--force", action="store_true",
                         help="with --render records: render every selected notebook, changed or not")
+    parser.add_argument("--resume", action="store_true", help="go on from the committed run records trained by "
+                        "this code (a long training begun on another machine; docs/regenerating.md)")
     parser.add_argument("--allow-dirty", action="store_true",
                         help="write into figures/ from uncommitted code (outputs marked -dirty: not for committing)")
     parser.add_argument("--list", action="store_true", help="list the notebooks and exit")
@@ -333,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpus-per-run", type=float, default=None,
                         help="GPUs per Ray task, a fraction where runs share a GPU (default: the profile's, else 0)")
     args = parser.parse_args(argv)
+    if args.resume:
+        os.environ[RESUME_ENV] = "1"
     code = executor_environment(args)
     if code:
         return code

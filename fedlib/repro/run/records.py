@@ -15,8 +15,9 @@ Two environment variables carry the mode into the notebooks' kernels:
   the regeneration merges them into the compressed file when the paper is done) or ``read`` (answer from the
   records: a run without a record is an error, :class:`MissingRecords`, never a silent "not run").
 
-A regeneration in ``write`` mode goes on from where one stopped, on any machine (:func:`resumable`): a run
-whose record holds the code version that the current code gives its configuration is not trained again.
+A regeneration in ``write`` mode goes on from where one stopped (:func:`resumable`), and with ``--resume``
+(:data:`RESUME_ENV`) from the committed records, on any machine: a run whose record holds the code version
+that the current code gives its configuration is not trained again.
 That is the store's own rule (its key is the configuration and the code version), applied to the records a
 checkout carries, so hours of training survive a machine that is handed back: ``python -m
 fedlib.repro.run.records fold figures/<paper>/<profile>`` folds the finished runs of a regeneration still
@@ -39,12 +40,15 @@ from typing import Iterable
 
 from ...store import Store
 
-__all__ = ["RECORDS_ENV", "MODE_ENV", "RECORDS_FILE", "PLAIN_RECORDS", "STOPPED_RECORDS", "FINISHED", "MissingRecords",
+__all__ = ["RECORDS_ENV", "MODE_ENV", "RESUME_ENV", "RECORDS_FILE", "PLAIN_RECORDS", "STOPPED_RECORDS", "FINISHED", "MissingRecords",
            "NeedsTraining", "ReadOnlyStore", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
            "write_plain", "write_compressed"]
 
 RECORDS_ENV = "FEDLIB_RECORDS"
 MODE_ENV = "FEDLIB_RECORDS_MODE"
+#: Set (``1``: ``regenerate --resume``, and every ``decide``): a regeneration also goes on from the committed
+#: records; unset, it trains what the store lacks, as ever, and resumes only a stopped regeneration's own.
+RESUME_ENV = "FEDLIB_RECORDS_RESUME"
 #: The records of one paper under one profile, beside its outputs.
 RECORDS_FILE = "_records.jsonl.gz"
 #: Where a regeneration's grids append their run records until the paper is done (then merged, compressed, into
@@ -171,15 +175,17 @@ def lookup(identities: Iterable[str], desc: str = "grid") -> dict[str, dict]:
 def resumable(configs: dict[str, dict]) -> dict[str, dict]:
     """``write`` mode: of ``configs`` (grid identity -> configuration), the results that a finished run
     (:data:`FINISHED`) already recorded under the code that runs now, from this regeneration's records file
-    (:data:`RECORDS_ENV`), a stopped regeneration's complete lines (:data:`STOPPED_RECORDS`) or the committed
-    file beside it, each marked
+    (:data:`RECORDS_ENV`), a stopped regeneration's complete lines (:data:`STOPPED_RECORDS`) or, with
+    :data:`RESUME_ENV` set, the committed file beside it (a regeneration otherwise trains cold, or from its
+    store, as its outputs claim), each marked
     as not trained here.  A record counts only where its ``code_version`` is the one the current code gives
     its configuration: what a store key holds, so it stands for the run exactly as a store entry would."""
     from ...config import Config
     from ...store import code_version
 
     plain = Path(os.environ[RECORDS_ENV])
-    known = {**read(plain.with_name(RECORDS_FILE)), **read(plain.with_name(STOPPED_RECORDS)), **read(plain)}
+    committed = read(plain.with_name(RECORDS_FILE)) if os.environ.get(RESUME_ENV) else {}
+    known = {**committed, **read(plain.with_name(STOPPED_RECORDS)), **read(plain)}
     out = {}
     for ident, cfg in configs.items():
         rec = known.get(record_id(ident))
