@@ -360,6 +360,26 @@ def test_plot_paper_vs_ours_obeys_the_rules_it_can_see(tmp_path):
     save_figure(fig, "c", tmp_path, caption="ours vs paper. " + std_caption(seeds_of(comp)))
 
 
+def test_a_series_whose_points_hold_different_seeds_says_which_and_the_stamp_counts_no_cell():
+    """FedLC quick Table 5: decide gave E = 5 two more seeds (3 of 3) beside E = 10 and 20 at 1 seed.  The key
+    said "FedAvg (1 of 3 seeds)" for the whole curve and the stamp "5 seeds (0, 1, 2, 3, 4)" (the union over
+    cells, more than any cell holds).  Now the key says some points are over 1 of 3 seeds, the seeds rule
+    passes, and the stamp lists the seeds without counting them as a cell's."""
+    from fedlib.repro.artefacts.figures import plot_paper_vs_ours, seeds_of, std_caption
+
+    comp = _comparison(3)
+    comp.loc[(comp.method == "fedavg") & (comp.beta == 0.5), ["n_seeds", "ours_std"]] = [1, float("nan")]
+    fig = plot_paper_vs_ours(comp, x="beta")
+    labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+    assert "FedAvg (some points: 1 of 3 seeds)" in labels or "fedavg (some points: 1 of 3 seeds)" in labels
+    caption = "ours vs paper. " + std_caption(seeds_of(comp))
+    assert fr.check_figure(fig, caption=caption, seeds=3)["seeds_marked"]
+    from fedlib.repro.artefacts.figure_marks import stamp_setting
+
+    stamp_setting(fig, None, {"profile": "quick", "seeds": (0, 1, 2, 3, 4)})
+    assert any(t.get_text() == "Profile: quick; seeds 0, 1, 2, 3, 4." for t in fig.texts)
+
+
 def test_lone_points_of_ours_at_one_x_are_set_apart_and_edged_and_curves_stay_in_place():
     """FedLC Table 1 on a GPU: FedAvg and FedLC ours at β = 0.5 only, their error bars one over the other among
     the paper's markers.  Each lone point is drawn larger and edged, the two either side of 0.5 (a log axis:

@@ -92,7 +92,10 @@ def _seeds_text(seeds) -> str:
     if isinstance(seeds, (int, np.integer)):
         return f"{int(seeds)} seed{'s' if int(seeds) != 1 else ''}"
     seeds = sorted(set(seeds))
-    return f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''} ({', '.join(map(str, seeds))})"
+    if len(seeds) == 1:
+        return f"1 seed ({seeds[0]})"
+    # the seeds its cells hold, together, not counted as a cell's: a decided cell may hold seeds others lack
+    return f"seeds {', '.join(map(str, seeds))}"
 
 
 def stamp_setting(fig, stamp, meta: dict) -> None:

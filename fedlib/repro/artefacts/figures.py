@@ -196,11 +196,20 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
 
     handles = [key(m) for m in shown]
     # a series of ours over fewer seeds than the caption's "std over N seeds" says so in its key
-    fewer = {}
+    fewer, mixed = {}, set()
     if seeds >= 2 and "n_seeds" in df:
-        ran_n = df[df.ours_mean.notna()].groupby(series).n_seeds.min()
-        fewer = {m: int(n) for m, n in ran_n.items() if pd.notna(n) and int(n) < seeds}
-    labels = [seeds_label(label_of(m), fewer[m], seeds) if m in fewer else label_of(m) for m in shown]
+        ran_n = df[df.ours_mean.notna()].groupby(series).n_seeds.agg(["min", "max"])
+        fewer = {m: int(r["min"]) for m, r in ran_n.iterrows() if pd.notna(r["min"]) and int(r["min"]) < seeds}
+        mixed = {m for m in fewer if int(ran_n.at[m, "max"]) > fewer[m]}  # decided points beside the profile's
+
+    def seeds_key(m):  # a series all over fewer seeds, or one with some points so (its other points have more)
+        if m not in fewer:
+            return label_of(m)
+        if m in mixed:
+            return f"{label_of(m)} (some points: {fewer[m]} of {seeds} seeds)"
+        return seeds_label(label_of(m), fewer[m], seeds)
+
+    labels = [seeds_key(m) for m in shown]
     labels = [lab if h.get_linestyle() not in ("None", "none") else f"{lab}: nothing here"
               for lab, h in zip(labels, handles)]
     for ax in axes[0]:
