@@ -154,6 +154,24 @@ def _worker_init() -> None:
     import torch
 
     torch.set_num_threads(1)  # runs train single-threaded anyway; this keeps worker start-up lean
+    die_with_parent()
+
+
+def die_with_parent() -> bool:
+    """On Linux, ask the kernel to end this process when its parent dies (``PR_SET_PDEATHSIG``): a grid's
+    worker whose notebook kernel was killed would otherwise go on training, orphaned, for hours (its result
+    lands in the store, but nothing records it).  Returns whether it was set (elsewhere: False, as before)."""
+    import ctypes
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        return libc.prctl(1, int(signal.SIGTERM), 0, 0, 0) == 0  # 1 = PR_SET_PDEATHSIG
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
