@@ -98,11 +98,11 @@ def test_a_run_given_a_gpu_gets_a_worker_process_of_its_own(ray_session, tmp_pat
         return {"status": "ok", "note": "", "pid": os.getpid(), "device": config["device"]}
 
     jobs = {str(seed): {**BASE, "device": "cpu", "seed": seed} for seed in range(2)}  # CPU runs, a GPU each
-    results = _ray(gpus_per_run=1).run(jobs, worker_pid, str(tmp_path), lambda result: None)
+    results = _ray(gpus_per_run=1).run(jobs, worker_pid, str(tmp_path), lambda job, result: None)
     # one logical GPU: the runs go one after the other, each in a fresh worker (a reused one keeps CUDA memory)
     assert len({r["pid"] for r in results.values()}) == 2
     assert {r["device"] for r in results.values()} == {"cpu"}  # a device the configuration names is kept
-    defaulted = _ray(gpus_per_run=1).run({"0": dict(BASE)}, worker_pid, str(tmp_path), lambda result: None)
+    defaulted = _ray(gpus_per_run=1).run({"0": dict(BASE)}, worker_pid, str(tmp_path), lambda job, result: None)
     assert defaulted["0"]["device"] == "cuda"  # a run given a GPU trains on it
 
 
