@@ -245,8 +245,9 @@ def test_decided_seeds_survive_a_render_from_records(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_a_table_without_decided_seeds_renders_as_before(tmp_path):
-    """A table no ``_decided.jsonl`` line names: FEDIC's committed quick table renders from its committed records
-    byte for byte (CSV and Markdown), the decided cells of its other tables notwithstanding."""
+    """A table no ``_decided.jsonl`` line names renders from its committed records byte for byte (CSV and
+    Markdown), the decided cells of its paper's other tables notwithstanding: FEDIC's Table 1 or 3 or, once decide
+    has added seeds to both, FedLC's Table 6."""
     import os
     import shutil
 
@@ -258,20 +259,25 @@ def test_a_table_without_decided_seeds_renders_as_before(tmp_path):
 
     if not have_dataset("fmnist"):
         pytest.skip("FashionMNIST not found under FEDLIB_DATA")
-    committed = FIGURES / "fedic" / "quick"
-    table = next((t for t in ("table1", "table3") if not decided_seeds(committed, t)), None)
-    if table is None:
-        pytest.skip("every candidate table of FEDIC's quick outputs holds decided seeds")
-    out = tmp_path / "fedic" / "quick"
+    # (paper, table, its notebook, its value): the first that decide has not touched, beside decided tables
+    candidates = [("fedic", "table1", "fedic/02_cifar_lt", {"value": E.table_value("table1")}),
+                  ("fedic", "table3", "fedic/04_ablation", {"value": E.table_value("table3")}),
+                  ("fedlc", "table6", "fedlc/08_ablations", {})]
+    found = next(((p, t, nb, kw) for p, t, nb, kw in candidates
+                  if not decided_seeds(FIGURES / p / "quick", t) and (FIGURES / p / "quick" / DECIDED_FILE).exists()),
+                 None)
+    assert found is not None, "every candidate table holds decided seeds: name another one here"
+    paper, table, notebook, kw = found
+    committed = FIGURES / paper / "quick"
+    out = tmp_path / paper / "quick"
     out.mkdir(parents=True)
     for name in (RECORDS_FILE, "_spread.json", DECIDED_FILE):
         if (committed / name).exists():
             shutil.copy(committed / name, out / name)
     os.environ.update({RECORDS_ENV: str(out / RECORDS_FILE), MODE_ENV: "read"})
     try:
-        reproduce_table(table, get_paper("fedic").profile("quick"), store=tmp_path / "empty", out_dir=out,
-                        progress=False, notebook="fedic/04_ablation" if table == "table3" else "fedic/02_cifar_lt",
-                        value=E.table_value(table))
+        reproduce_table(table, get_paper(paper).profile("quick"), store=tmp_path / "empty", out_dir=out,
+                        progress=False, notebook=notebook, **kw)
     finally:
         os.environ.pop(RECORDS_ENV), os.environ.pop(MODE_ENV)
     for name in (f"{table}.csv", f"{table}.md"):
