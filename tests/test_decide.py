@@ -328,3 +328,35 @@ def test_a_stopped_decide_goes_on_from_its_finished_runs_on_another_machine(tmp_
     monkeypatch.setattr(grid_module, "_run_one", lambda cfg, store_root: calls.append(cfg) or real(cfg, store_root))
     result = cli.decide([d], root=root, store=tmp_path / "store2", progress=False, claims=False, log=lambda line: None)
     assert result["done"] == [d] and len(calls) == 2 and len(read(out / RECORDS_FILE)) == 4
+
+
+def test_a_table_written_before_per_seed_values_is_planned_as_its_regeneration_from_the_records(tmp_path):
+    """A table CSV with no per-seed values (a paper table trained before ``ours_seeds``) is decided by training it
+    again with run records (issue 49): the plan is the profile's seeds of its cells, less the runs whose records
+    under the current code are committed, and it says how far the regeneration got.  A record under other code
+    does not count."""
+    from fedlib.repro.run.grid import identity
+    from fedlib.repro.run.records import RECORDS_FILE, make_record, write_compressed
+    from fedlib.repro.spec.paper import get_paper
+
+    out = _table(tmp_path, "quick", {"fedlc": {0: 70.0}, "fedrs": {0: 60.0, 1: 61.0}})
+    frame = pd.read_csv(out / "table4.csv").drop(columns=["ours_seeds"])
+    frame.to_csv(out / "table4.csv", index=False)
+    prof = get_paper("fedlc").profile("quick")
+    t = get_paper("fedlc").table("table4")
+    assert prof.seeds_for("table4") == (0, 1)
+
+    def record(row, seed, version=None):
+        cfg, _ = prof.resolve(t.config(row, "synthetic_1_1"), "table4")
+        run = {**cfg, "seed": seed}
+        rec = make_record(identity(run), run, {"status": "ok", "accuracy": 50.0})
+        return rec if version is None else {**rec, "code_version": version}
+
+    write_compressed(out / RECORDS_FILE, [record("fedlc", 0), record("fedlc", 1), record("fedrs", 0),
+                                          record("fedrs", 1, version="0" * 16)])
+    [d] = plan("fedlc", pd.DataFrame([_row(ours=10.0, sd=0.1, n=1, paper=30.0)]), tmp_path)
+    assert (d.seeds, d.recorded, d.planned, d.runs) == ((0, 1), 3, 4, 1)
+    assert "3 of these 4 runs in quick/_records.jsonl.gz" in d.why and "--resume" in d.why
+    assert "1 run left of its regeneration's 4 (3 in the committed records)" in describe(d)
+    [cell] = cli._cells(d, tmp_path, "cpu")  # decide trains exactly the run the records lack
+    assert (cell["row"], cell["column"], cell["config"]["seed"]) == ("fedrs", "synthetic_1_1", 1)

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .artefacts.decision import PLANNED_RULES, Decision, cell_seeds, describe, is_inconclusive, order, plan
+from .artefacts.decision import PLANNED_RULES, Decision, describe, held_seeds, is_inconclusive, order, plan
 
 __all__ = ["main", "select", "unplanned", "train", "declare", "render", "render_gpu", "decide"]
 
@@ -132,7 +132,7 @@ def _cells(d: Decision, root: Path, device: str) -> list[dict]:
     pp = get_paper(d.paper)
     prof = pp.profile(d.profile)
     t = pp.table(d.table)
-    held = cell_seeds(root / d.paper, pp, d.scale, d.table)
+    held, _ = held_seeds(root / d.paper, pp, d.scale, d.table, d.cells)  # a table regenerating: its records
     out = []
     for r, c in d.cells:
         cfg, note = prof.resolve(t.config(r, c), t.id)
@@ -329,7 +329,7 @@ def decide(decisions: list[Decision], *, root: Path, store, device: str = "cpu",
     return {"done": done, "skipped": skipped}
 
 
-def _print_plan(decisions: list[Decision], rest: list[dict], minutes: float | None, workers: int) -> None:
+def _print_plan(decisions: list[Decision], rest: list[dict], minutes: float | None, workers: int, root: Path) -> None:
     cpu = gpu = 0.0
     for d in decisions:
         part = f"/{d.part}" if d.part else ""
@@ -345,7 +345,13 @@ def _print_plan(decisions: list[Decision], rest: list[dict], minutes: float | No
         print(f"{u['paper']}/{u['claim']}{part} at {u['scale']}: no plan: {u['why']}")
     runs = sum(d.runs for d in decisions)
     # decisions on shared cells (a claim's parts, claims on one table) train a run once: the store has it after
-    distinct = {(d.paper, d.profile, d.table, r, c, s) for d in decisions for r, c in d.cells for s in d.seeds}
+    distinct = set()
+    for d in decisions:
+        if d.device == "cpu":
+            distinct |= {(d.paper, d.profile, d.table, x["row"], x["column"], x["config"]["seed"])
+                         for x in _cells(d, root, d.device)}
+        else:
+            distinct |= {(d.paper, d.profile, d.table, r, c, s) for r, c in d.cells for s in d.seeds}
     print(f"{len(decisions)} decisions, {runs} runs ({len(distinct)} distinct: shared cells train once): "
           f"≈ {cpu:.1f} CPU-h (one core a run; {cpu / max(1, workers):.1f} h "
           f"on {workers} worker{'s' if workers != 1 else ''}) and ≈ {gpu:.1f} GPU-h"
@@ -380,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         if not decisions and not rest:
             print("nothing inconclusive among these claims")
             return 0
-        _print_plan(decisions, rest, a.minutes, a.workers)
+        _print_plan(decisions, rest, a.minutes, a.workers, root)
         return 0
     if not decisions:
         print("nothing to decide: no inconclusive row of these claims has a plan"

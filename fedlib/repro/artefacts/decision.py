@@ -42,7 +42,8 @@ import pandas as pd
 from ..verdict.claims import seeds_to_decide
 from .decision_record import Decision, describe, order
 
-__all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "PLANNED_RULES", "MIN_SEEDS"]
+__all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "held_seeds", "recorded_seeds",
+           "PLANNED_RULES", "MIN_SEEDS"]
 
 #: Rules whose rows are planned by seeds of their cells: a gap, a row best against its rivals, an order on one seed.
 PLANNED_RULES = ("sign", "size", "best", "ranking")
@@ -96,6 +97,57 @@ def cell_seeds(root: Path, pp, scale: str, table: str) -> dict[tuple[str, str], 
             seeds = {int(s): math.nan for s in declared[:n]}
         out[(r.row, r.column)] = seeds
     return out
+
+
+def recorded_seeds(pp, profile: str, table: str, cells, records: dict) -> dict[tuple[str, str], dict[int, float]]:
+    """Of the profile's seeds of ``table``, those at which each of ``cells`` finished (ok or diverged) under the code
+    that runs now, in the profile's committed run records (``records``: :func:`fedlib.repro.run.records.read`), by
+    the store's own key rule (:func:`fedlib.repro.run.records.resumable`).  What a table whose CSV predates per-seed
+    values holds once its regeneration renders it; the values are NaN (the table's notebook reads its metric)."""
+    from ...config import Config
+    from ...store import code_version
+    from ..run.grid import identity
+    from ..run.records import FINISHED, record_id
+
+    t, prof = pp.table(table), pp.profile(profile)
+    out = {}
+    for r, c in cells:
+        cfg, _ = prof.resolve(t.config(r, c), t.id)
+        held = {}
+        for s in (prof.seeds_for(table) if cfg is not None else ()):
+            run = {**cfg, "seed": int(s)}
+            rec = records.get(record_id(identity(run)))
+            if rec and rec["result"].get("status") in FINISHED and \
+                    rec.get("code_version") == code_version(Config.from_dict(run)):
+                held[int(s)] = math.nan
+        out[(r, c)] = held
+    return out
+
+
+def _stale(seeds_of, cells) -> bool:
+    """The table CSV predates per-seed values (:func:`cell_seeds` gives its seeds NaN values)."""
+    return any(math.isnan(v) for cell in cells for v in seeds_of[cell].values())
+
+
+def held_seeds(root: Path, pp, scale: str, table: str, cells, cache: dict | None = None):
+    """``(seeds_of, progress)``: each cell's seeds as a plan counts them (:func:`cell_seeds`), and ``progress`` None;
+    where the table CSV predates per-seed values and the profile's committed run records hold runs of the cells,
+    the seeds those records hold (:func:`recorded_seeds`), and ``progress`` = (runs recorded, runs of the cells at
+    the profile's seeds): the table's regeneration with records is what decides it, and this is how far it got."""
+    from ..run.records import RECORDS_FILE, read
+
+    seeds_of = cell_seeds(root, pp, scale, table)
+    profile = _profile_of(pp, scale)
+    if scale == "GPU" or profile is None or not _stale(seeds_of, [c for c in cells if c in seeds_of]):
+        return seeds_of, None
+    cache = {} if cache is None else cache
+    if profile not in cache:
+        cache[profile] = read(root / profile / RECORDS_FILE)
+    if not cache[profile]:
+        return seeds_of, None
+    rec = recorded_seeds(pp, profile, table, cells, cache[profile])
+    planned = len(cells) * len(pp.profile(profile).seeds_for(table))
+    return {**seeds_of, **rec}, (sum(len(v) for v in rec.values()), planned)
 
 
 def _spread_estimate(root: Path, pp, profile: str, table: str, q, cells) -> tuple[float | None, str]:
@@ -302,7 +354,13 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
     decided = {} if scale == "GPU" else decided_seeds(root / profile, q.table)
     fill = _fill_seeds(cells, seeds_of, common, lambda x: declared | set(decided.get(x, ())) | set(seeds_of[x]))
     new = _new_seeds(common, tried | common, target, fill)
-    costed = _costed(pp, profile, scale, q.table, cells, seeds_of, sorted(common) + list(new), root, cache)
+    wanted = sorted(common) + list(new)
+    stale = _stale(seeds_of, cells)
+    seeds_of, progress = held_seeds(root, pp, scale, q.table, cells, cache)
+    if progress is not None:  # first the table's regeneration at its seeds, with records: it may decide the claim
+        new = wanted = tuple(pp.profile(profile).seeds_for(q.table))
+        target = max(len(new), have)
+    costed = _costed(pp, profile, scale, q.table, cells, seeds_of, wanted, root, cache)
     if costed is None:
         return None
     runs, cpu, gpu, device, sources = costed
@@ -311,14 +369,22 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
             else f"{q.method} − {q.baseline} over {len(cols)} column(s)")
     why = f"{what}{head}" + (f"; sized at sd {sd:.2f} ({source})" if sd is not None else f"; {source}")
     why += f"; cost from {', '.join(sorted(sources))}" if sources else ""
-    if any(math.isnan(v) for cell in cells for v in seeds_of[cell].values()):
+    if progress is not None:
+        why += (f"; {q.table}.csv keeps no per-seed values (written before ours_seeds): the plan is its regeneration "
+                f"at the profile's seeds {', '.join(map(str, new))} with run records, {progress[0]} of these "
+                f"{progress[1]} runs in {profile}/_records.jsonl.gz; go on with `python -m fedlib.repro.regenerate "
+                f"--profile {profile} --paper {pp.name} --resume`, then the claim is planned again from the "
+                "table's per-seed values")
+    elif stale:
         why += (f"; {q.table}.csv keeps no per-seed values (written before ours_seeds): once trained, the table "
                 "renders again from its notebook, not from this plan")
     return Decision(paper=pp.name, claim=claim.id, part=getattr(part, "name", "") or "", scale=scale,
                     profile=profile, table=q.table, rows=rows, columns=cols, have=have, target=target,
                     seeds=new, runs=runs, cpu_hours=None if cpu is None else cpu / 3600,
                     gpu_hours=(None if gpu is None else gpu / 3600) if device == "cuda" else None,
-                    device=device, sd=sd, estimate=estimate, why=why)
+                    device=device, sd=sd, estimate=estimate, why=why,
+                    recorded=None if progress is None else progress[0],
+                    planned=None if progress is None else progress[1])
 
 
 def plan(paper: str, frame: pd.DataFrame | None = None, root: str | Path | None = None) -> list[Decision]:

@@ -30,6 +30,8 @@ class Decision:
     sd: float | None  # the paired std the seeds are sized at
     estimate: bool  # sd is a planning estimate (one seed: no spread of the cell itself)
     why: str  # in words: the spread used and where each number comes from
+    recorded: int | None = None  # a table regenerating with records: its runs of these cells already recorded
+    planned: int | None = None  # ... of this many (the cells at the profile's seeds); None: not such a table
 
     @property
     def hours(self) -> float:
@@ -58,8 +60,10 @@ def describe(d: Decision) -> str:
     cost = _hours(d.gpu_hours, "GPU") if d.device == "cuda" else _hours(d.cpu_hours, "CPU")
     more = d.target - d.have
     est = " (spread: a planning estimate)" if d.estimate else ""
-    return (f"{more} more seed{'s' if more != 1 else ''} ({d.have} → {d.target}) of {where}: {d.runs} runs, "
-            f"{cost}{est}")
+    runs = f"{d.runs} runs" if d.planned is None else \
+        f"{d.runs} run{'s' if d.runs != 1 else ''} left of its regeneration's {d.planned} ({d.recorded} in the " \
+        "committed records)"
+    return f"{more} more seed{'s' if more != 1 else ''} ({d.have} → {d.target}) of {where}: {runs}, {cost}{est}"
 
 
 def order(decisions: list[Decision]) -> list[Decision]:
