@@ -445,3 +445,38 @@ def test_a_tables_figures_are_the_ones_their_sidecars_declare(tmp_path):
     assert figures_of(tmp_path, "table1") == ["partitions.png", "table1_curve.png"]
     assert figures_of(tmp_path, "table2") == ["table2_bars.png"]
     assert figures_of(tmp_path / "absent", "table1") == []
+
+
+def test_the_headline_draws_each_columns_own_seeds(tmp_path, monkeypatch):
+    """FedConcat's quick Table 1: FMNIST #C=2 holds 4 seeds (decide added 3), the other columns 1.  The figure
+    draws an error bar for that column alone (the std of its 4 per-seed gaps, paired), none on a one-seed
+    column, names each value's seeds, and never calls the panel "1 seed"."""
+    import shutil
+
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from fedlib.repro.artefacts import saving
+    from fedlib.repro.artefacts.headline import headline_figure
+
+    (tmp_path / "fedconcat" / "quick").mkdir(parents=True)
+    shutil.copy(FIGURES / "fedconcat" / "quick" / "table1.csv", tmp_path / "fedconcat" / "quick" / "table1.csv")
+    kept, save = [], saving.save_figure
+    monkeypatch.setattr(saving, "save_figure", lambda fig, *a, **kw: kept.append((fig, kw)) or save(
+        fig, *a, **{**kw, "close": False}))
+    assert headline_figure("fedconcat", tmp_path) is not None
+    [(fig, kw)] = kept
+    ax = fig.axes[0]
+    frame = pd.read_csv(tmp_path / "fedconcat" / "quick" / "table1.csv").set_index(["row", "column"])
+    seeds = {r: json.loads(frame.at[(r, "fmnist_c2"), "ours_seeds"]) for r in ("fedconcat", "fedavg")}
+    gaps = [seeds["fedconcat"][s] - seeds["fedavg"][s] for s in seeds["fedavg"]]
+    caps = [seg for coll in ax.collections for seg in coll.get_segments()
+            if len(seg) == 2 and np.isfinite(seg).all()]  # a one-seed column's NaN draws no segment
+    heights = sorted(round(float(abs(seg[1][1] - seg[0][1])) / 2, 6) for seg in caps)
+    assert heights == [round(float(np.std(gaps, ddof=1)), 6)]  # one error bar: the 4-seed column's
+    texts = [t.get_text() for t in ax.texts]
+    assert any(t.endswith("n=4") for t in texts) and sum(t.endswith("n=1") for t in texts) == 4
+    [label] = [t.get_text() for t in ax.get_legend().get_texts() if t.get_text().startswith("ours")]
+    assert label == "ours, quick (1–4 seeds: n under each value)"
+    assert "std over 4 seeds" in kw["caption"] and "1 seed" not in label
+    plt.close(fig)

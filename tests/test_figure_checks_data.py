@@ -220,3 +220,51 @@ def test_a_class_key_matches_a_scatter_coloured_by_class():
               loc="upper left", bbox_to_anchor=(1.0, 1.0))
     with pytest.raises(fd.LegendEntryEmpty, match="class 9"):
         _check(fig)
+
+
+# ------------------------------------------------------------------ the chance note: in headroom, wrapped, named
+def test_the_chance_note_covers_no_bar_and_names_every_series_though_wrapped(tmp_path):
+    """Bars up to 98 % on a 0-100 axis and several series at chance in a narrow axes: the note wraps, the axes gain
+    headroom above the data so that the note's box meets no bar, no tick reads past 100 %, and every series is
+    named as flagged though its label is cut by a line break."""
+    fig, ax = plt.subplots(figsize=(3.2, 2.6))
+    x = np.arange(4)
+    names = ["softmax + cross-entropy", "one-vs-all binary cross-entropy", "FedABC loss with both thresholds"]
+    for i, name in enumerate(names):
+        ax.bar(x + 0.25 * i, [98.0, 60.0, 3.0, 9.5], 0.25, label=name)
+    ax.set_xticks(x + 0.25, ["a", "b", "c", "d"])
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("per-class test accuracy (%)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), fontsize=7)
+    save_figure(fig, "n", tmp_path, caption="Dir(0.3)", datasets=["mnist"], seeds=[0], profile="quick")
+    fig.canvas.draw()
+    [note] = [t for t in ax.texts if t.get_text().startswith("at chance (1/10")]
+    assert "\n" in note.get_text()  # wrapped to the axes' width
+    box = note.get_window_extent()
+    assert box.x1 <= ax.get_window_extent().x1 + 1
+    bars = [p.get_window_extent() for p in ax.patches if p.get_height() > 0]
+    assert bars and not any(box.overlaps(b) for b in bars)
+    assert max(ax.get_yticks()) <= 100.0 < ax.get_ylim()[1]
+    for name in names:
+        assert fd.flagged(ax, fig, name)
+
+
+def test_a_value_well_under_chance_is_marked_at_chance_or_below(tmp_path):
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar([0, 1, 2], [3.0, 10.5, 80.0], label="local model")
+    ax.set_xticks([0, 1, 2], ["class 0", "class 1", "class 2"])
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("test accuracy (%)")
+    save_figure(fig, "b", tmp_path, caption="#C=2", datasets=["cifar10"], seeds=[0], profile="quick")
+    marks = sorted((round(t.get_position()[0]), t.get_text()) for t in ax.texts if t.get_rotation() == 90)
+    assert marks == [(0, "at chance or below"), (1, "at chance")]
+
+
+def test_the_stamp_says_which_seeds_every_cell_holds_and_which_some_do():
+    from fedlib.repro.artefacts.figure_marks import stamp_setting
+
+    fig, _ = plt.subplots()
+    stamp_setting(fig, None, {"profile": "quick", "seeds": (0, 1, 2, 3, 4), "seeds_some": [2, 3, 4]})
+    [text] = [t.get_text() for t in fig.texts]
+    assert text == ("Profile: quick; seeds 0, 1 in every cell that ran; seeds 2, 3, 4 in some cells only (added to "
+                    "decide a claim).")

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ...repro.artefacts import figures as F
 from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_empty, why_empty
-from .experiments import datasets_used
+from .experiments import curve, datasets_used
 
 __all__ = ["GROUP_COLORS", "values_view", "long_tail_counts", "table3_groups", "fig3_aux_size",
            "fig4_lambda", "fig5_alpha"]
@@ -168,6 +168,14 @@ def fig5_alpha(ctx, study):
     return fig
 
 
+def _seeds_label(counts: pd.Series) -> str:
+    """"3 seeds", or "seeds 3/1/1/1" (bar by bar, in the legend's order) where the bars of one row differ."""
+    known = counts.dropna()
+    if known.nunique() <= 1:
+        return f"{int(known.iloc[0])} seed{'s' if int(known.iloc[0]) != 1 else ''}" if len(known) else "not run"
+    return "seeds " + "/".join("–" if pd.isna(k) else str(int(k)) for k in counts)
+
+
 def table3_groups(ctx, study):
     """Table 3 (ours) by row and group (the ``table3_groups`` study): the teachers (a)-(d) and distilled
     students (e)-(h)."""
@@ -175,8 +183,16 @@ def table3_groups(ctx, study):
 
     wide, grid = study.summary.dropna(how="all"), study.grid  # the rows that ran
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    n = 1
     if wide.notna().any().any():
-        wide.plot.bar(ax=ax, rot=0)
+        long = curve(grid, ["row_label", "column_label"])  # the summary's means, with their std and seeds
+        std = long.pivot(index="row_label", columns="column_label", values="ours_std").reindex_like(wide)
+        seeds = long.pivot(index="row_label", columns="column_label", values="n_seeds").reindex_like(wide)
+        n = int(seeds.max().max())
+        wide.plot.bar(ax=ax, rot=0, yerr=std.where(seeds >= 2) if n >= 2 else None, capsize=2,
+                      error_kw={"lw": 0.8})
+        if n >= 2:  # the seeds of each row's bars, where they differ (decide added seeds to some cells)
+            ax.set_xticks(range(len(wide)), [f"{r}\n({_seeds_label(seeds.loc[r])})" for r in wide.index])
         ax.tick_params(axis="x", labelsize=7)  # eight row labels side by side
         label_empty_bars(ax, missing="not run")
         ax.set_ylabel("test accuracy (%)")
@@ -194,6 +210,7 @@ def table3_groups(ctx, study):
            "easiest, so 'few' accuracy can beat 'many' although they have the fewest training samples; on CIFAR-10-LT "
            "(the paper) the few classes are hard.")
     ctx.save_figure(fig, "table3_groups", experiment="table3", title="Table 3 (ours) by row and group",
-                    caption="Bars: ours, accuracy of all classes and of the many / medium / few groups." + few,
+                    caption="Bars: ours, mean over seeds of the accuracy of all classes and of the many / medium / "
+                            "few groups; under each row, its seeds (bar by bar, in the legend's order, where they differ). " + F.std_caption(n) + few,
                     datasets=datasets_used(grid), placeholder=not datasets_used(grid), findings=study.findings)
     return fig

@@ -232,10 +232,17 @@ def table7_curve(ctx, comp7: pd.DataFrame, grid7):
     order = {"fedavg": 0, "fedlc": 1, "fedlc+scaffold": 2, "fedlc+fedprox": 3}
     plot7 = comp7.assign(step=comp7.row.map(order), series=comp7.column_label)
     fig, ax = plt.subplots(figsize=(6, 3.4))
-    for (col, d), color in zip(plot7.groupby("series", sort=False), _palette()):
+    n = F.seeds_of(plot7)
+    for i, ((col, d), color) in enumerate(zip(plot7.groupby("series", sort=False), _palette())):
         d = d.sort_values("step")
         if d.ours_mean.notna().any():
-            ax.plot(d.step, d.ours_mean, marker="o", color=color, label=f"{col} (ours)")
+            yerr = d.ours_std.where(d.n_seeds >= 2) if n >= 2 else None  # one seed: no bar, not a 0-height cap
+            ax.errorbar(d.step, d.ours_mean, yerr=yerr, marker="o", color=color, capsize=2, label=f"{col} (ours)")
+            if n >= 2 and d.n_seeds.nunique() > 1:  # decide added seeds to some steps: each point's count
+                for x, y, k in zip(d.step, d.ours_mean, d.n_seeds):
+                    if pd.notna(y):
+                        ax.annotate(f"n={int(k)}", (x, y), xytext=(4, 4 if i % 2 else -11), textcoords="offset points", fontsize=7,
+                                    color=color)
         ax.plot(d.step, d.paper_mean, ls="--", marker="o", mfc="none", color=color, label=f"{col} (paper)")
     ax.set_xticks(list(order.values()), [F._label(m, PAPER) for m in order])
     ax.set_ylabel("test accuracy (%)")
@@ -243,5 +250,7 @@ def table7_curve(ctx, comp7: pd.DataFrame, grid7):
     ax.set_title("FedAvg → FedLC → FedLC + X" + (f" (ours run on {', '.join(used)})" if used else " (paper only)"))
     ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     ctx.save_figure(fig, "table7_curve", experiment="table7", title="Table 7 as curves: FedAvg → FedLC → FedLC + X",
-                    caption=_OURS_VS_PAPER, datasets=grid7.runs.dataset_used.dropna().unique())
+                    caption=_OURS_VS_PAPER + (" " + F.std_caption(n) + " n: the seeds of each point of ours."
+                                              if n >= 2 else ""),
+                    datasets=grid7.runs.dataset_used.dropna().unique())
     return fig

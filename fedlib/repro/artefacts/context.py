@@ -39,7 +39,7 @@ from ..run.grid import GridResult, default_store, run_grid
 from ..spec.paper import get_paper
 from ..verdict.spread import load_spread
 from ..spec.study import StudyResult
-from .tables import decided_seeds, reproduce_table
+from .tables import decided_seeds, reproduce_table, with_decided
 
 __all__ = ["Context"]
 
@@ -104,6 +104,10 @@ class Context:
             meta.setdefault("deviations", self.profile.deviations(experiment))
             if self.profile.setting(experiment, "uses_seeds", True):
                 meta.setdefault("seeds", self.seeds_of(experiment))
+                some = sorted(set(meta["seeds"]) - set(self.profile.seeds_for(experiment))) \
+                    if not isinstance(meta["seeds"], int) else []
+                if some:  # seeds decide added to some cells only: the stamp says so, not "seeds 0-4" everywhere
+                    meta.setdefault("seeds_some", some)
         meta.setdefault("deviations", [])
         if self.options:  # the notebook's own study options: named beside every output they made
             meta.setdefault("study_options", self.options)
@@ -176,7 +180,13 @@ class Context:
         mine = {o.name for o in study.options}
         options = {**{k: v for k, v in self.options.items() if k in mine}, **options}
         opts = study.options_for(self.profile, **options).bound(self.store)
-        grid = self.grid(study.cells(self.profile, opts), study.id) if study.trains else None
+        grid = None
+        if study.trains:
+            cells = study.cells(self.profile, opts)
+            if study.id in self.paper.tables:  # a study of a table's cells reads the seeds decide added to them too
+                extra = with_decided(cells, decided_seeds(self.out_dir, study.id), self.profile.seeds_for(study.id))
+                cells += [c for e in extra for c in e["added"]]
+            grid = self.grid(cells, study.id)
         summary = study.summarize(grid, opts)
         return StudyResult(study, opts, summary, study.findings(summary, opts), grid)
 

@@ -28,15 +28,17 @@ def mend(fig, datasets: Iterable[str] | None = None, *, dpi: float = 200.0) -> N
                 ax.axhline(chance, color="0.45", ls=(0, (1, 2)), lw=0.9, zorder=0.6)
             names, top = [], chance + (CHANCE_MARGIN_PP if hi > 1.5 else CHANCE_MARGIN_PP / 100)
             for label, _, artist in hits:
-                bars = _chance_bars(ax, artist, top)
+                bars = _chance_bars(ax, artist, top, chance)
                 if bars or not _point(ax, label, artist, top):
                     names += [f"{n} ({label})" if public(label) else n for n in bars] if bars else \
                         ([label] if public(label) else [])
             if names or not all(public(lab) for lab, _, _ in hits):
                 k = round(1 / (chance / (100 if hi > 1.5 else 1)))
-                ax.text(0.01, 0.99, f"at chance (1/{k} = {chance:g}): {', '.join(dict.fromkeys(names)) or 'bars'}",
-                        transform=ax.transAxes, ha="left", va="top", fontsize=7, color="firebrick", zorder=6,
-                        wrap=True, bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.7, "pad": 1})
+                names = list(dict.fromkeys(names))
+                series = list(dict.fromkeys(lab for lab, _, _ in hits if public(lab)))
+                which = ", ".join(names) if 0 < len(names) <= 6 else (  # a long list says less than the marks
+                    f"{len(names)} bars, each marked, of {', '.join(series)}" if names else "bars")
+                _note(ax, f"at chance (1/{k} = {chance:g}): {which}")
         for c, orient, p, v in short_bars(ax, fig, dpi):
             x = p.get_x() + p.get_width() / 2 if orient == "vertical" else v
             y = v if orient == "vertical" else p.get_y() + p.get_height() / 2
@@ -44,6 +46,23 @@ def mend(fig, datasets: Iterable[str] | None = None, *, dpi: float = 200.0) -> N
             kw = {"ha": "center", "va": va} if orient == "vertical" else {"ha": "left" if v >= 0 else "right",
                                                                           "va": "center"}
             ax.text(x, y, f"{v:+.2f}".replace("-", "−"), fontsize=7, color="0.15", zorder=6, clip_on=True, **kw)
+
+
+def _note(ax, text: str) -> None:
+    """``text`` at the top left of ``ax``, wrapped to the axes' width, in headroom added above the data (the
+    y limit raised by the note's height), so that it covers no bar or point."""
+    import textwrap
+
+    box = ax.get_window_extent()
+    lines = textwrap.wrap(text, width=max(24, int(box.width / ax.figure.dpi * 17)))  # about 17 chars an inch at 7 pt
+    frac = min(0.45, (len(lines) * 7 * 1.25 / 72 * ax.figure.dpi + 6) / max(box.height, 1.0))
+    lo, hi = ax.get_ylim()
+    if not ax.yaxis_inverted() and ax.get_yscale() == "linear":
+        ticks = [t for t in ax.get_yticks() if lo <= t <= hi]
+        ax.set_ylim(lo, lo + (hi - lo) / (1 - frac))
+        ax.set_yticks(ticks)  # the headroom is for the note: no tick past the data's range (an accuracy of 150 %)
+    ax.text(0.01, 0.99, "\n".join(lines), transform=ax.transAxes, ha="left", va="top", fontsize=7,
+            color="firebrick", zorder=6, linespacing=1.1)
 
 
 def _point(ax, label: str, artist, top: float) -> bool:
@@ -64,7 +83,7 @@ def _point(ax, label: str, artist, top: float) -> bool:
     return True
 
 
-def _chance_bars(ax, artist, top: float) -> list[str]:
+def _chance_bars(ax, artist, top: float, chance: float | None = None) -> list[str]:
     """Mark each bar of ``artist`` (a bar series) at or under ``top`` "at chance" over it; returns their
     tick labels (the bars' names)."""
     from matplotlib.container import BarContainer
@@ -78,8 +97,9 @@ def _chance_bars(ax, artist, top: float) -> list[str]:
         if not (math.isfinite(v) and v <= top):
             continue
         x = p.get_x() + p.get_width() / 2
-        ax.text(x, max(v, 0), "at chance", rotation=90, ha="center", va="bottom", fontsize=7, color="firebrick",
-                zorder=6)
+        below = v < top - 2 * (top - chance) if chance is not None else False  # well under chance, not at it
+        ax.text(x, max(v, 0), "at chance or below" if below else "at chance", rotation=90, ha="center",
+                va="bottom", fontsize=7, color="firebrick", zorder=6)
         near = min(ticks, key=lambda t: abs(t - x)) if ticks else None
         if near is not None and abs(near - x) <= p.get_width():
             names.append(ticks[near].replace("\n", " "))
@@ -104,8 +124,13 @@ def stamp_setting(fig, stamp, meta: dict) -> None:
     the figure when there is none."""
     profile = meta.get("profile")
     profile = getattr(profile, "name", profile)
-    parts = ([f"profile: {profile}"] if profile else []) + ([_seeds_text(meta.get("seeds"))]
-                                                           if _seeds_text(meta.get("seeds")) else [])
+    seeds, some = meta.get("seeds"), [int(x) for x in meta.get("seeds_some") or ()]
+    said = _seeds_text(seeds)
+    if said and some and not isinstance(seeds, (int, np.integer)):
+        every = [x for x in sorted(set(seeds)) if x not in some]
+        said = (f"{_seeds_text(every) if every else 'no seed'} in every cell that ran; seed{'s' if len(some) != 1 else ''} "
+                f"{', '.join(map(str, some))} in some cells only (added to decide a claim)")
+    parts = ([f"profile: {profile}"] if profile else []) + ([said] if said else [])
     if not parts:
         return
     text = "; ".join(parts) + "."

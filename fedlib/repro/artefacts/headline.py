@@ -83,8 +83,10 @@ def headline_figure(paper: str, figures_root: str | Path):
         paper_gap = [_paper_gap(table, q, c) for c in columns]
         ours = [c.get("ours", np.nan) if c["ran"] else np.nan for c in cells]
         ran = [c for c in cells if c["ran"]]
-        n = min((c["n"] for c in ran), default=1)
-        err = [c.get("std") if c["ran"] and n >= 2 and c.get("std") is not None else 0.0 for c in cells]
+        # seeds per column: decide may have added seeds to some columns only; each column's error bar is its own
+        lo, n = min((c["n"] for c in ran), default=1), max((c["n"] for c in ran), default=1)
+        # NaN where a column has one seed: no bar drawn there, not a zero-height cap
+        err = [c.get("std") if c["ran"] and c["n"] >= 2 and c.get("std") is not None else np.nan for c in cells]
         ax.bar(x - 0.2, paper_gap, 0.4, color="0.65", label="paper")
         used = sorted({f"{pp.dataset_label(c['used'])}" + (f" for {pp.dataset_label(c['dataset'])}"
                                                            if c["used"] != c["dataset"] else "") for c in ran})
@@ -92,23 +94,28 @@ def headline_figure(paper: str, figures_root: str | Path):
         at = next((c for c in ran if c["column"] in q.columns), ran[0]) if ran else None
         share = budget_share(pp, scale.split(" = ")[0], q.table, q.method, at["column"]) \
             if ran and "GPU" not in scale else (at.get("share") if ran else None)
-        label = f"ours, {scale} ({n} seed{'s' if n != 1 else ''})" if ran else "_nolegend_"  # no entry for nothing
+        seeds = f"{n} seed{'s' if n != 1 else ''}" if lo == n else f"{lo}–{n} seeds: n under each value"
+        label = f"ours, {scale} ({seeds})" if ran else "_nolegend_"  # no entry for nothing
         colour = _COLOURS[scale.split(" = ")[0]]
         ax.bar(x + 0.2, ours, 0.4, color=colour, label=label,
                yerr=err if n >= 2 and ran else None, capsize=2, error_kw={"lw": 0.8})
         if n >= 2 and ran:
             declare(ax, seeds=n)
-            seeds_text.append((scale, n, all(c["paired"] for c in ran)))
-        top = np.nanmax(np.abs(np.r_[paper_gap, ours, 1.0]) + np.r_[np.zeros(len(paper_gap)), err, 0.0])
-        ax.set_ylim(-1.15 * top, 1.15 * top)
+            seeds_text.append((scale, n, all(c["paired"] for c in ran if c["n"] >= 2), lo))
+        top = np.nanmax(np.abs(np.r_[paper_gap, ours, 1.0]) + np.r_[np.zeros(len(paper_gap)), np.nan_to_num(err), 0.0])
+        room = 1.15 if lo == n else 1.4  # two lines of text (value and n) above a bar
+        ax.set_ylim(-room * top, room * top)
         ax.set_xlim(-0.6, len(columns) - 0.4)  # every column's two slots: a bar without a value sets no limit
         for i, c in enumerate(cells):
             if paper_gap[i] == 0:
                 ax.text(x[i] - 0.2, 0, "0", ha="center", va="bottom", fontsize=7, color="0.25")
             if c["ran"]:  # the value, so that a gap near 0 is read, not missed
-                y = ours[i] + (err[i] if ours[i] >= 0 else -err[i])
-                ax.text(x[i] + 0.2, y, f"{ours[i]:+.1f}", ha="center", va="bottom" if ours[i] >= 0 else "top",
-                        fontsize=7, color=colour)
+                e = 0.0 if np.isnan(err[i]) else err[i]
+                y = ours[i] + (e if ours[i] >= 0 else -e)
+                mark = "" if lo == n else f"\nn={c['n']}" if ours[i] >= 0 else f"n={c['n']}\n"
+                text = f"{ours[i]:+.1f}{mark}" if ours[i] >= 0 else f"{mark}{ours[i]:+.1f}"
+                ax.text(x[i] + 0.2, y, text, ha="center", va="bottom" if ours[i] >= 0 else "top",
+                        fontsize=7, color=colour, linespacing=0.95)
             else:
                 # from the bottom of the axes upward, in our bar's slot: inside the axes whatever the paper's sign
                 ax.text(x[i] + 0.2, 0.03, short_reason(c.get("note"), scale), rotation=90, ha="center",
@@ -128,12 +135,12 @@ def headline_figure(paper: str, figures_root: str | Path):
     fig.suptitle(f"{pp.title}: {name}, ours against the paper's, per column of {table.id}", fontsize=9)
     fig.tight_layout()
     over = "; ".join(f"{scale}: std over {n} seeds" + (", of the per-seed differences" if paired else "")
-                     for scale, n, paired in seeds_text)
+                     + (f" where a column has them (n under each value; none on a one-seed column)" if lo < n else "")
+                     for scale, n, paired, lo in seeds_text)
     bars = (f"Error bars: the std of the difference over seeds ({over}); none where a scale has one seed. "
             if seeds_text else "No error bars: every scale that ran has one seed. ")
     caption = (f"{name} per column of {table.title} ({table.id}): the paper's gap (grey) and ours at each scale "
-               f"that ran. {bars}Columns with no value of ours say why, in place. "
-               + " ".join(dict.fromkeys(f"Error bars: std over {n} seeds." for _, n, _ in seeds_text))).strip()
+               f"that ran. {bars}Columns with no value of ours say why, in place.").strip()
     return save_figure(fig, "headline", root, title=f"{pp.title}: headline gap", caption=caption, close=True,
                        datasets=sorted(datasets), stand_in=stand_in, experiment=None, paper=paper,
                        claim=claim.id)

@@ -38,7 +38,7 @@ from .saving import save_table
 from ..verdict.spread import spread_for, table_metric
 
 __all__ = ["reproduce_table", "grid_cells", "metric_of", "cell_values", "last_rounds", "over_last_rounds",
-           "recount", "seeds_text", "parse_seeds", "decided_seeds", "DECIDED_FILE", "Value"]
+           "recount", "seeds_text", "parse_seeds", "decided_seeds", "with_decided", "DECIDED_FILE", "Value"]
 
 #: The runs ``python -m fedlib.repro.decide`` added to a profile's tables, beside their outputs
 #: (``figures/<paper>/<profile>/_decided.jsonl``): one JSON line per cell, ``{"table", "row", "column", "seeds"}``,
@@ -196,6 +196,19 @@ def decided_seeds(out_dir: str | os.PathLike | None, table: str) -> dict[tuple[s
     return out
 
 
+def with_decided(cells: list[dict], decided: dict, seeds) -> list[dict]:
+    """The cells of a table (or of a study that reads a table's cells: ``row`` and ``column`` labels) that
+    ``decided`` (:func:`decided_seeds`) gave seeds beyond ``seeds``, each with ``added``: the cell at each such
+    seed, the seed in its configuration (the grid runs it as given), so that every output reading the cells reads
+    the same seeds as the table."""
+    out = []
+    for cell in cells:
+        added = sorted({int(s) for s in decided.get((cell.get("row"), cell.get("column")), ())} - set(seeds))
+        if cell.get("config") is not None and added:
+            out.append({**cell, "added": [{**cell, "config": {**cell["config"], "seed": s}} for s in added]})
+    return out
+
+
 def grid_cells(profile: Profile, table_id: str) -> list[dict]:
     """The grid cells of a paper table under a profile: the gate's cells
     (:func:`fedlib.repro.budget.gate.table_cells`, the one table_cells) with the labels a grid carries (method)."""
@@ -235,12 +248,7 @@ def reproduce_table(table_id: str, profile: Profile, *, store: Any = None, out_d
     t = pp.table(table_id)
     cells = grid_cells(profile, t.id)
     decided = decided_seeds(out_dir, name or t.id) if decided is None else decided
-    extra = []  # a decided cell at each added seed: the seed in its configuration (the grid runs it as given)
-    for cell in cells:
-        added = sorted({int(s) for s in decided.get((cell["row"], cell["column"]), ())}
-                       - set(profile.seeds_for(t.id)))
-        if cell["config"] is not None and added:
-            extra.append({**cell, "added": [{**cell, "config": {**cell["config"], "seed": s}} for s in added]})
+    extra = with_decided(cells, decided, profile.seeds_for(t.id))
     grid = run_grid(cells + [c for e in extra for c in e["added"]], seeds=profile.seeds_for(t.id), store=store,
                     workers=profile.workers if workers is None else workers, progress=progress,
                     cpus_per_run=profile.cpus_per_run, gpus_per_run=profile.gpus_per_run,
