@@ -268,3 +268,19 @@ def test_the_stamp_says_which_seeds_every_cell_holds_and_which_some_do():
     [text] = [t.get_text() for t in fig.texts]
     assert text == ("Profile: quick; seeds 0, 1 in every cell that ran; seeds 2, 3, 4 in some cells only (added to "
                     "decide a claim).")
+
+
+def test_a_figure_of_the_papers_values_says_why_every_cell_of_ours_is_absent():
+    """The legend's one line where nothing of ours ran speaks for every cell, not the first one's note: the GPU
+    time of each (a range), and the datasets absent here."""
+    from fedlib.repro.artefacts.figures import not_run_summary
+
+    notes = ["not run: needs a GPU (est. 7 GPU-min / 20.8 CPU-h on one core per run)",
+             "not run: SVHN is absent here (no files under the data root); where present, needs a GPU (est. 10 "
+             "GPU-min / 30.5 CPU-h on one core per run)",
+             "not run: needs a GPU (est. 2.2 GPU-h / 400.0 CPU-h on one core per run)"]
+    assert not_run_summary(notes) == "not run: needs a GPU (est. 7–132 GPU-min a run); SVHN absent here"
+    assert not_run_summary(["not run: needs a GPU (est. GPU time not measured / 30.3 CPU-h on one core per run)"]) \
+        == "not run: needs a GPU (est. 30.3 CPU-h a run on one core; GPU time not measured)"
+    assert not_run_summary(["not run: grid reduced in the 'quick' profile"]) == \
+        "not run: grid reduced in the 'quick' profile"

@@ -113,7 +113,7 @@ def fig2_before_after(ctx, result, ba: pd.DataFrame):
 
 def fig3_toy(ctx, toy):
     """Fig. 3 measured: decision regions of the toy models (rows: CE, FedLC; columns: the two
-    clients' local models and FedAvg), the global optimum dashed."""
+    clients' local models and FedAvg), the global optimum's class boundaries as black lines."""
     import matplotlib.pyplot as plt
 
     xx, yy = np.meshgrid(np.linspace(-5.5, 5.5, 300), np.linspace(-5.5, 5.5, 300))
@@ -130,7 +130,8 @@ def fig3_toy(ctx, toy):
         for c, name in enumerate(row):
             ax = axes[r][c]
             ax.contourf(xx, yy, regions(name), levels=np.arange(-0.5, 4.5), cmap=cmap, alpha=0.25)
-            ax.contour(xx, yy, regions("global optimum"), levels=np.arange(0.5, 3.5), colors="k", linestyles="--",
+            # solid: where two boundaries of the argmax meet (class 0 next to class 2) their dashes would overlap
+            ax.contour(xx, yy, regions("global optimum"), levels=np.arange(0.5, 3.5), colors="k", linestyles="-",
                        linewidths=0.8)
             pts = toy.data if c == 2 else toy.data[toy.data.client == c + 1]
             ax.scatter(pts.x, pts.y, c=pts.label, cmap=cmap, s=4, vmin=-0.5, vmax=3.5)
@@ -144,7 +145,8 @@ def fig3_toy(ctx, toy):
 
     classes = sorted(int(k) for k in toy.data.label.unique())
     fig.legend([Line2D([], [], ls="none", marker="o", color=cmap(k)) for k in classes]
-               + [Line2D([], [], color="k", ls="--", lw=0.8)], [f"class {k}" for k in classes] + ["global optimum"],
+               + [Line2D([], [], color="k", ls="-", lw=0.8)], [f"class {k}" for k in classes]
+               + ["global optimum's class boundaries"],
                loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(classes) + 1, fontsize=8)
     fig.suptitle(f"Toy data: {len(classes)} classes of 2-D points, two clients with skewed class counts "
                  f"{toy.class_counts.tolist()}; columns: client 1's and client 2's local models, FedAvg's global model",
@@ -152,7 +154,8 @@ def fig3_toy(ctx, toy):
     fig.tight_layout()
     ctx.save_figure(fig, "fig3_toy_two_clients", experiment="fig3",
                     title="Fig. 3: two skewed clients — local optima, FedAvg and the global optimum (measured)",
-                    caption=f"Client class counts {toy.class_counts.tolist()}; dashed = global optimum.",
+                    caption=f"Client class counts {toy.class_counts.tolist()}; black lines = the global optimum's "
+                            "class boundaries.",
                     parameters=ctx.profile.experiment("fig3"))
     return fig
 

@@ -222,8 +222,8 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     else:
         handles.append(Line2D([], [], ls="none"))
         notes = [str(n) for n in df.get("note", pd.Series(dtype=object)).dropna() if str(n).strip()]
-        why = absent or (f"ours: {notes[0]}" if notes else "ours: none run under this profile")  # why, and its cost
-        labels.append(why if len(why) <= 110 else why[:107].rsplit(" ", 1)[0] + " …")
+        why = absent or (f"ours: {not_run_summary(notes)}" if notes else "ours: none run under this profile")
+        labels.append(why if len(why) <= 130 else why[:127].rsplit(" ", 1)[0] + " …")
     if df.paper_mean.notna().any():
         handles.append(Line2D([], [], color="0.3", ls="--", marker="o", mfc="none", lw=1))
         labels.append("paper")
@@ -236,6 +236,38 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     _figure_key(fig, handles, labels)
     fig.tight_layout()
     return fig
+
+
+def not_run_summary(notes) -> str:
+    """Why none of the cells of ``notes`` ran, in one line for every cell rather than the first cell's: the
+    datasets absent here, and the GPU the rest need with the range of its estimated time a run ("not run: needs a
+    GPU (est. 7-65 GPU-min a run); SVHN absent here")."""
+    import re
+
+    notes = [str(n) for n in notes if str(n).strip()]
+    absent = list(dict.fromkeys(m for n in notes for m in re.findall(r"([\w.-]+) is absent here", n)))
+    minutes, cpu_h = [], []  # a GPU's estimated minutes a run; else (GPU time not measured) the CPU-hours
+    for n in notes:
+        if "absent here" in n or "GPU" not in n:
+            continue
+        m, c = re.search(r"est\. ([\d.]+) GPU-(min|h)", n), re.search(r"([\d.]+) CPU-h", n)
+        if m:
+            minutes.append(float(m.group(1)) * (60 if m.group(2) == "h" else 1))
+        elif c:
+            cpu_h.append(float(c.group(1)))
+
+    def span(values, fmt):
+        lo, hi = min(values), max(values)
+        return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else f"{fmt.format(lo)}–{fmt.format(hi)}"
+
+    parts = []
+    if minutes:
+        parts.append(f"needs a GPU (est. {span(minutes, '{:.0f}')} GPU-min a run)")
+    elif cpu_h:
+        parts.append(f"needs a GPU (est. {span(cpu_h, '{:.1f}')} CPU-h a run on one core; GPU time not measured)")
+    if absent:
+        parts.append(f"{', '.join(absent)} absent here")
+    return ("not run: " + "; ".join(parts)) if parts else (notes[0] if notes else "not run")
 
 
 def _suspect(frame):
