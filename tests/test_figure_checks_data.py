@@ -284,3 +284,16 @@ def test_a_figure_of_the_papers_values_says_why_every_cell_of_ours_is_absent():
         == "not run: needs a GPU (est. 30.3 CPU-h a run on one core; GPU time not measured)"
     assert not_run_summary(["not run: grid reduced in the 'quick' profile"]) == \
         "not run: grid reduced in the 'quick' profile"
+
+
+def test_a_source_with_no_value_says_why_in_its_key():
+    import pandas as pd
+
+    from fedlib.repro.artefacts.figures import plot_effects
+
+    effects = pd.DataFrame({"dataset": ["CIFAR-10", "CIFAR-10"], "partition": ["#C=2", "Dir(0.5)"],
+                            "claim": [9.6, 12.8], "ours": [float("nan")] * 2})
+    fig = plot_effects(effects, sources=["claim", "ours"], panel="dataset", x="partition",
+                       why_none={"ours": "not run: needs a GPU (est. 7 GPU-min a run)"})
+    labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+    assert labels == ["claim", "ours: no value here (not run: needs a GPU (est. 7 GPU-min a run))"]

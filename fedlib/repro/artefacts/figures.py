@@ -11,7 +11,8 @@ from typing import Iterable
 from .figure_rules import std_caption
 from .style import PALETTE, method_colors
 
-__all__ = ["plot_paper_vs_ours", "plot_histories", "heatmap_counts", "plot_effects", "seeds_of", "std_caption"]
+__all__ = ["plot_paper_vs_ours", "plot_histories", "heatmap_counts", "plot_effects", "seeds_of", "std_caption",
+           "not_run_summary"]
 
 
 def _figure_key(fig, handles, labels) -> None:
@@ -357,10 +358,12 @@ def heatmap_counts(counts, ax=None, *, title: str = "", class_names=None, cmap: 
 
 
 def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: str = "setting", title: str = "",
-                 ylabel: str = "difference (pp)", missing: str = "n/a"):
+                 ylabel: str = "difference (pp)", missing: str = "n/a", why_none: dict | None = None):
     """Grouped bars: one panel per ``panel`` value (an effect such as FedLC −
     FedAvg), bars per ``x`` value, one bar per source column of ``effects``
-    (e.g. paper / stand-in / CIFAR-10); a missing value is labelled ``missing``, a zero "0"."""
+    (e.g. paper / stand-in / CIFAR-10); a missing value is labelled ``missing``, a zero "0".  ``why_none``:
+    ``{source: why}`` for a source with no value anywhere, said in its key ("ours: no value here (not run: needs
+    a GPU …)")."""
     import matplotlib.pyplot as plt
     import numpy as np
     import pandas as pd
@@ -395,7 +398,8 @@ def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: s
     some = {s for s in sources if (vals[s].fillna(0) != 0).any()}  # a bar of 0 draws nothing: its label says 0
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) if s in some else Line2D([], [], ls="none")
                for s in sources]
-    labels = [s if s in some else f"{s}: " + ("0 wherever measured" if vals[s].notna().any() else "no value here")
+    labels = [s if s in some else f"{s}: " + ("0 wherever measured" if vals[s].notna().any() else "no value here"
+                                              + (f" ({(why_none or {})[s]})" if s in (why_none or {}) else ""))
               for s in sources]
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(sources))
     if title:
