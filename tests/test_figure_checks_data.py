@@ -282,6 +282,8 @@ def test_a_figure_of_the_papers_values_says_why_every_cell_of_ours_is_absent():
     assert not_run_summary(notes) == "not run: needs a GPU (est. 7–132 GPU-min a run); SVHN absent here"
     assert not_run_summary(["not run: needs a GPU (est. GPU time not measured / 30.3 CPU-h on one core per run)"]) \
         == "not run: needs a GPU (est. 30.3 CPU-h a run on one core; GPU time not measured)"
+    assert not_run_summary(["not run: dataset 'svhn' is absent (expected <data root>/train_32x32.mat)"],
+                           label=str.upper) == "not run: SVHN absent here"
     assert not_run_summary(["not run: grid reduced in the 'quick' profile"]) == \
         "not run: grid reduced in the 'quick' profile"
 

@@ -158,7 +158,10 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
         used = _stand_in_labels(sub, paper)
         if not ours_here:
             declare(ax, ours=False, stand_in=[])
-            name += " (paper only)"
+            why = not_run_summary(sub["note"].dropna(), paper.dataset_label if paper is not None else None) \
+                if "note" in sub else ""
+            short = why.removeprefix("not run: ").split(" (est.")[0] if why.startswith("not run: ") else ""
+            name += f"\n(paper only; ours: {short})" if short else " (paper only)"  # why ours is absent, briefly
         elif used:
             declare(ax, stand_in=used)
             name += f"\n(run on {', '.join(used)})"
@@ -239,14 +242,16 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     return fig
 
 
-def not_run_summary(notes) -> str:
+def not_run_summary(notes, label=None) -> str:
     """Why none of the cells of ``notes`` ran, in one line for every cell rather than the first cell's: the
     datasets absent here, and the GPU the rest need with the range of its estimated time a run ("not run: needs a
-    GPU (est. 7-65 GPU-min a run); SVHN absent here")."""
+    GPU (est. 7-65 GPU-min a run); SVHN absent here").  ``label``: a dataset's name in words, for the notes that
+    give its key ("dataset 'svhn' is absent")."""
     import re
 
     notes = [str(n) for n in notes if str(n).strip()]
-    absent = list(dict.fromkeys(m for n in notes for m in re.findall(r"([\w.-]+) is absent here", n)))
+    found = [m for n in notes for m in re.findall(r"([\w.-]+) is absent here|dataset '([\w.-]+)' is absent", n)]
+    absent = list(dict.fromkeys(a or (label(b) if label is not None else b) for a, b in found))
     minutes, cpu_h = [], []  # a GPU's estimated minutes a run; else (GPU time not measured) the CPU-hours
     for n in notes:
         if "absent here" in n or "GPU" not in n:
