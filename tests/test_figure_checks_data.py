@@ -298,4 +298,4 @@ def test_a_source_with_no_value_says_why_in_its_key():
     fig = plot_effects(effects, sources=["claim", "ours"], panel="dataset", x="partition",
                        why_none={"ours": "not run: needs a GPU (est. 7 GPU-min a run)"})
     labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
-    assert labels == ["claim", "ours: no value here (not run: needs a GPU (est. 7 GPU-min a run))"]
+    assert labels == ["claim", "ours: no value here\n(not run: needs a GPU (est. 7 GPU-min a run))"]

@@ -403,10 +403,13 @@ def plot_effects(effects, *, sources: Iterable[str], panel: str = "effect", x: s
     some = {s for s in sources if (vals[s].fillna(0) != 0).any()}  # a bar of 0 draws nothing: its label says 0
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[s]) if s in some else Line2D([], [], ls="none")
                for s in sources]
+    import textwrap
+
     labels = [s if s in some else f"{s}: " + ("0 wherever measured" if vals[s].notna().any() else "no value here"
-                                              + (f" ({(why_none or {})[s]})" if s in (why_none or {}) else ""))
+                                              + ("\n" + textwrap.fill(f"({(why_none or {})[s]})", 60)
+                                                 if s in (why_none or {}) else ""))
               for s in sources]
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(sources))
+    _figure_key(fig, handles, labels)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
