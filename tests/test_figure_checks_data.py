@@ -284,6 +284,8 @@ def test_a_figure_of_the_papers_values_says_why_every_cell_of_ours_is_absent():
         == "not run: needs a GPU (est. 30.3 CPU-h a run on one core; GPU time not measured)"
     assert not_run_summary(["not run: dataset 'svhn' is absent (expected <data root>/train_32x32.mat)"],
                            label=str.upper) == "not run: SVHN absent here"
+    assert not_run_summary(["not run: SVHN is absent here", "not run: dataset 'svhn' is absent"]) == \
+        "not run: SVHN absent here"
     assert not_run_summary(["not run: grid reduced in the 'quick' profile"]) == \
         "not run: grid reduced in the 'quick' profile"
 

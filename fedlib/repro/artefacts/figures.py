@@ -251,7 +251,10 @@ def not_run_summary(notes, label=None) -> str:
 
     notes = [str(n) for n in notes if str(n).strip()]
     found = [m for n in notes for m in re.findall(r"([\w.-]+) is absent here|dataset '([\w.-]+)' is absent", n)]
-    absent = list(dict.fromkeys(a or (label(b) if label is not None else b) for a, b in found))
+    named = {}  # one name a dataset, whichever way a note gives it ("SVHN is absent here", "dataset 'svhn' …")
+    for a, b in found:
+        named.setdefault((a or b).lower(), a or (label(b) if label is not None else b))
+    absent = list(named.values())
     minutes, cpu_h = [], []  # a GPU's estimated minutes a run; else (GPU time not measured) the CPU-hours
     for n in notes:
         if "absent here" in n or "GPU" not in n:
