@@ -345,13 +345,9 @@ def _print_plan(decisions: list[Decision], rest: list[dict], minutes: float | No
         print(f"{u['paper']}/{u['claim']}{part} at {u['scale']}: no plan: {u['why']}")
     runs = sum(d.runs for d in decisions)
     # decisions on shared cells (a claim's parts, claims on one table) train a run once: the store has it after
-    distinct = set()
-    for d in decisions:
-        if d.device == "cpu":
-            distinct |= {(d.paper, d.profile, d.table, x["row"], x["column"], x["config"]["seed"])
-                         for x in _cells(d, root, d.device)}
-        else:
-            distinct |= {(d.paper, d.profile, d.table, r, c, s) for r, c in d.cells for s in d.seeds}
+    distinct = {(d.paper, d.profile, d.table, *run) for d in decisions for run in  # less the runs held already
+                ([(x["row"], x["column"], x["config"]["seed"]) for x in _cells(d, root, d.device)]
+                 if d.device == "cpu" else [(r, c, s) for r, c in d.cells for s in d.seeds])}
     print(f"{len(decisions)} decisions, {runs} runs ({len(distinct)} distinct: shared cells train once): "
           f"≈ {cpu:.1f} CPU-h (one core a run; {cpu / max(1, workers):.1f} h "
           f"on {workers} worker{'s' if workers != 1 else ''}) and ≈ {gpu:.1f} GPU-h"

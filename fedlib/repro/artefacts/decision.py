@@ -41,9 +41,10 @@ import pandas as pd
 
 from ..verdict.claims import seeds_to_decide
 from .decision_record import Decision, describe, order
+from .decision_seeds import cell_seeds, held_seeds, number, predates_seeds, profile_of, recorded_seeds
 
-__all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "held_seeds", "recorded_seeds",
-           "PLANNED_RULES", "MIN_SEEDS"]
+__all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "cell_seeds", "held_seeds",
+           "recorded_seeds", "PLANNED_RULES", "MIN_SEEDS"]
 
 #: Rules whose rows are planned by seeds of their cells: a gap, a row best against its rivals, an order on one seed.
 PLANNED_RULES = ("sign", "size", "best", "ranking")
@@ -51,103 +52,9 @@ PLANNED_RULES = ("sign", "size", "best", "ranking")
 MIN_SEEDS = 3
 
 
-def _num(x) -> float | None:
-    """A finite number, else None (a CSV's empty cell, text)."""
-    v = pd.to_numeric(pd.Series([x], dtype=object), errors="coerce").iloc[0]
-    return float(v) if pd.notna(v) and math.isfinite(v) else None
-
-
 def is_inconclusive(row: dict) -> bool:
     """A row the plan is for: its verdict (:data:`fedlib.repro.verdict.claims.VERDICTS`) is "inconclusive"."""
     return row.get("verdict") == "inconclusive"
-
-
-# ----------------------------------------------------------------------------- where the cells are
-def _profile_of(pp, scale: str) -> str | None:
-    """The profile a scale's cells are configured by: "GPU" is the paper profile's; "ladder …" has none here."""
-    if scale == "GPU":
-        return "paper"
-    return scale if scale in pp.profiles else None
-
-
-def cell_seeds(root: Path, pp, scale: str, table: str) -> dict[tuple[str, str], dict[int, float]]:
-    """Each cell's seeds (and values) at ``scale``: the table CSV's ``ours_seeds``; the GPU's runs CSV."""
-    from .tables import parse_seeds
-    from ..run.cells import gpu_folder
-
-    if scale == "GPU":
-        path = root / "paper" / gpu_folder(pp.profile("paper").gpu_precision) / f"{table}_gpu_runs.csv"
-        if not path.exists():
-            return {}
-        runs = pd.read_csv(path)
-        runs = runs[runs.get("state", "finished") == "finished"] if "state" in runs else runs
-        return {(r, c): {int(s): float(v) for s, v in zip(g.seed, g.accuracy)}
-                for (r, c), g in runs.groupby(["row", "column"])}
-    path = root / scale / f"{table}.csv"
-    if not path.exists():
-        return {}
-    frame = pd.read_csv(path)
-    declared = pp.profile(scale).seeds_for(table)
-    out = {}
-    for r in frame.itertuples():
-        seeds = parse_seeds(getattr(r, "ours_seeds", None))
-        n = int(_num(r.n_seeds) or 0)
-        if not seeds and _num(r.ours_mean) is not None and n:
-            # written before ours_seeds: its n seeds are the profile's first n (their values are not kept)
-            seeds = {int(s): math.nan for s in declared[:n]}
-        out[(r.row, r.column)] = seeds
-    return out
-
-
-def recorded_seeds(pp, profile: str, table: str, cells, records: dict) -> dict[tuple[str, str], dict[int, float]]:
-    """Of the profile's seeds of ``table``, those at which each of ``cells`` finished (ok or diverged) under the code
-    that runs now, in the profile's committed run records (``records``: :func:`fedlib.repro.run.records.read`), by
-    the store's own key rule (:func:`fedlib.repro.run.records.resumable`).  What a table whose CSV predates per-seed
-    values holds once its regeneration renders it; the values are NaN (the table's notebook reads its metric)."""
-    from ...config import Config
-    from ...store import code_version
-    from ..run.grid import identity
-    from ..run.records import FINISHED, record_id
-
-    t, prof = pp.table(table), pp.profile(profile)
-    out = {}
-    for r, c in cells:
-        cfg, _ = prof.resolve(t.config(r, c), t.id)
-        held = {}
-        for s in (prof.seeds_for(table) if cfg is not None else ()):
-            run = {**cfg, "seed": int(s)}
-            rec = records.get(record_id(identity(run)))
-            if rec and rec["result"].get("status") in FINISHED and \
-                    rec.get("code_version") == code_version(Config.from_dict(run)):
-                held[int(s)] = math.nan
-        out[(r, c)] = held
-    return out
-
-
-def _stale(seeds_of, cells) -> bool:
-    """The table CSV predates per-seed values (:func:`cell_seeds` gives its seeds NaN values)."""
-    return any(math.isnan(v) for cell in cells for v in seeds_of[cell].values())
-
-
-def held_seeds(root: Path, pp, scale: str, table: str, cells, cache: dict | None = None):
-    """``(seeds_of, progress)``: each cell's seeds as a plan counts them (:func:`cell_seeds`), and ``progress`` None;
-    where the table CSV predates per-seed values and the profile's committed run records hold runs of the cells,
-    the seeds those records hold (:func:`recorded_seeds`), and ``progress`` = (runs recorded, runs of the cells at
-    the profile's seeds): the table's regeneration with records is what decides it, and this is how far it got."""
-    from ..run.records import RECORDS_FILE, read
-
-    seeds_of = cell_seeds(root, pp, scale, table)
-    profile = _profile_of(pp, scale)
-    if scale == "GPU" or profile is None or not _stale(seeds_of, [c for c in cells if c in seeds_of]):
-        return seeds_of, None
-    cache = {} if cache is None else cache
-    if profile not in cache:
-        cache[profile] = read(root / profile / RECORDS_FILE)
-    if not cache[profile]:
-        return seeds_of, None
-    rec = recorded_seeds(pp, profile, table, cells, cache[profile])
-    planned = len(cells) * len(pp.profile(profile).seeds_for(table))
-    return {**seeds_of, **rec}, (sum(len(v) for v in rec.values()), planned)
 
 
 def _spread_estimate(root: Path, pp, profile: str, table: str, q, cells) -> tuple[float | None, str]:
@@ -157,7 +64,7 @@ def _spread_estimate(root: Path, pp, profile: str, table: str, q, cells) -> tupl
         s2s = json.loads(path.read_text()).get("seed_to_seed", {}).get("tables", {}).get(table, {})
     except (OSError, json.JSONDecodeError):
         s2s = {}
-    if _num(s2s.get("max_gain_std")) is not None:
+    if number(s2s.get("max_gain_std")) is not None:
         return float(s2s["max_gain_std"]), (f"the std of {table}'s headline gain over seeds {s2s.get('seeds')} "
                                             f"({profile}/_spread.json)")
     csv = root / profile / f"{table}.csv"
@@ -166,7 +73,7 @@ def _spread_estimate(root: Path, pp, profile: str, table: str, q, cells) -> tupl
         stds = []
         for col in cells:
             pair = frame[(frame.column == col) & frame.row.isin((q.method, q.baseline))]
-            vals = [_num(v) for v in pair.get("paper_std", [])]
+            vals = [number(v) for v in pair.get("paper_std", [])]
             if len(vals) == 2 and None not in vals:
                 stds.append(math.hypot(*vals))
         if stds:
@@ -183,7 +90,7 @@ def _run_seconds(pp, profile: str, cfg: dict, recorded: dict, seeds, gpu: bool) 
     if not gpu:
         times = [recorded[i]["result"].get("wall_time_s") for i in
                  (record_id(identity({**cfg, "seed": int(s)})) for s in seeds) if i in recorded]
-        times = [t for t in times if _num(t) is not None]
+        times = [t for t in times if number(t) is not None]
         if times:
             return sum(times) / len(times), f"{profile}/_records.jsonl.gz wall_time_s"
     cost = pp.profile("paper").cost
@@ -258,8 +165,8 @@ def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, r
 def _gap_need(row: dict, have: int, est) -> tuple[int | None, float | None, bool, str]:
     """``(seeds, sd, estimate, source)`` for a gap row: the closed form at the row's paired std, or with fewer
     than 2 seeds at the planning estimate ``est()`` (``(sd, where)``)."""
-    ours, paper, sd = _num(row.get("ours")), _num(row.get("paper")), _num(row.get("ours_std"))
-    margin = _num(row.get("margin")) or 0.0
+    ours, paper, sd = number(row.get("ours")), number(row.get("paper")), number(row.get("ours_std"))
+    margin = number(row.get("margin")) or 0.0
     paired = row.get("paired") in (True, "True", 1.0)
     source = f"the {'paired std of the per-seed gaps' if paired else 'std of the gap'} over {have} seeds (claims.csv)"
     estimate = have < 2 or sd is None
@@ -313,7 +220,7 @@ def _best_need(q, cols, rivals, seeds_of, have: int) -> tuple[int | None, tuple,
 
 def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision | None:
     q, scale = part.quantity, str(row["scale"])
-    profile = _profile_of(pp, scale)
+    profile = profile_of(pp, scale)
     rule = getattr(part, "rule", row.get("rule"))
     best = rule == "best"
     if profile is None or not (hasattr(q, "baseline") or rule in ("best", "ranking")):
@@ -355,7 +262,7 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
     fill = _fill_seeds(cells, seeds_of, common, lambda x: declared | set(decided.get(x, ())) | set(seeds_of[x]))
     new = _new_seeds(common, tried | common, target, fill)
     wanted = sorted(common) + list(new)
-    stale = _stale(seeds_of, cells)
+    stale = predates_seeds(seeds_of, cells)
     seeds_of, progress = held_seeds(root, pp, scale, q.table, cells, cache)
     if progress is not None:  # first the table's regeneration at its seeds, with records: it may decide the claim
         new = wanted = tuple(pp.profile(profile).seeds_for(q.table))

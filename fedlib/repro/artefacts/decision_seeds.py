@@ -1,0 +1,108 @@
+"""Where a plan's cells are, and the seeds each holds (:mod:`fedlib.repro.artefacts.decision` plans on them).
+
+* :func:`cell_seeds` -- each cell's seeds (and values) at a scale: the table CSV's ``ours_seeds``, the GPU's runs;
+* :func:`recorded_seeds` and :func:`held_seeds` -- for a table whose CSV predates per-seed values, the seeds the
+  committed run records hold under the current code, and how far the table's regeneration got.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["number", "profile_of", "cell_seeds", "recorded_seeds", "predates_seeds", "held_seeds"]
+
+
+def number(x) -> float | None:
+    """A finite number, else None (a CSV's empty cell, text)."""
+    v = pd.to_numeric(pd.Series([x], dtype=object), errors="coerce").iloc[0]
+    return float(v) if pd.notna(v) and math.isfinite(v) else None
+
+
+def profile_of(pp, scale: str) -> str | None:
+    """The profile a scale's cells are configured by: "GPU" is the paper profile's; "ladder …" has none here."""
+    if scale == "GPU":
+        return "paper"
+    return scale if scale in pp.profiles else None
+
+
+def cell_seeds(root: Path, pp, scale: str, table: str) -> dict[tuple[str, str], dict[int, float]]:
+    """Each cell's seeds (and values) at ``scale``: the table CSV's ``ours_seeds``; the GPU's runs CSV."""
+    from .tables import parse_seeds
+    from ..run.cells import gpu_folder
+
+    if scale == "GPU":
+        path = root / "paper" / gpu_folder(pp.profile("paper").gpu_precision) / f"{table}_gpu_runs.csv"
+        if not path.exists():
+            return {}
+        runs = pd.read_csv(path)
+        runs = runs[runs.get("state", "finished") == "finished"] if "state" in runs else runs
+        return {(r, c): {int(s): float(v) for s, v in zip(g.seed, g.accuracy)}
+                for (r, c), g in runs.groupby(["row", "column"])}
+    path = root / scale / f"{table}.csv"
+    if not path.exists():
+        return {}
+    frame = pd.read_csv(path)
+    declared = pp.profile(scale).seeds_for(table)
+    out = {}
+    for r in frame.itertuples():
+        seeds = parse_seeds(getattr(r, "ours_seeds", None))
+        n = int(number(r.n_seeds) or 0)
+        if not seeds and number(r.ours_mean) is not None and n:
+            # written before ours_seeds: its n seeds are the profile's first n (their values are not kept)
+            seeds = {int(s): math.nan for s in declared[:n]}
+        out[(r.row, r.column)] = seeds
+    return out
+
+
+def recorded_seeds(pp, profile: str, table: str, cells, records: dict) -> dict[tuple[str, str], dict[int, float]]:
+    """Of the profile's seeds of ``table``, those at which each of ``cells`` finished (ok or diverged) under the code
+    that runs now, in the profile's committed run records (``records``: :func:`fedlib.repro.run.records.read`), by
+    the store's own key rule (:func:`fedlib.repro.run.records.resumable`).  What a table whose CSV predates per-seed
+    values holds once its regeneration renders it; the values are NaN (the table's notebook reads its metric)."""
+    from ...config import Config
+    from ...store import code_version
+    from ..run.grid import identity
+    from ..run.records import FINISHED, record_id
+
+    t, prof = pp.table(table), pp.profile(profile)
+    out = {}
+    for r, c in cells:
+        cfg, _ = prof.resolve(t.config(r, c), t.id)
+        held = {}
+        for s in (prof.seeds_for(table) if cfg is not None else ()):
+            run = {**cfg, "seed": int(s)}
+            rec = records.get(record_id(identity(run)))
+            if rec and rec["result"].get("status") in FINISHED and \
+                    rec.get("code_version") == code_version(Config.from_dict(run)):
+                held[int(s)] = math.nan
+        out[(r, c)] = held
+    return out
+
+
+def predates_seeds(seeds_of, cells) -> bool:
+    """The table CSV of ``cells`` predates per-seed values (:func:`cell_seeds` gives its seeds NaN values)."""
+    return any(math.isnan(v) for cell in cells for v in seeds_of[cell].values())
+
+
+def held_seeds(root: Path, pp, scale: str, table: str, cells, cache: dict | None = None):
+    """``(seeds_of, progress)``: each cell's seeds as a plan counts them (:func:`cell_seeds`), and ``progress`` None;
+    where the table CSV predates per-seed values and the profile's committed run records hold runs of the cells,
+    the seeds those records hold (:func:`recorded_seeds`), and ``progress`` = (runs recorded, runs of the cells at
+    the profile's seeds): the table's regeneration with records is what decides it, and this is how far it got."""
+    from ..run.records import RECORDS_FILE, read
+
+    seeds_of = cell_seeds(root, pp, scale, table)
+    profile = profile_of(pp, scale)
+    if scale == "GPU" or profile is None or not predates_seeds(seeds_of, [c for c in cells if c in seeds_of]):
+        return seeds_of, None
+    cache = {} if cache is None else cache
+    if profile not in cache:
+        cache[profile] = read(root / profile / RECORDS_FILE)
+    if not cache[profile]:
+        return seeds_of, None
+    rec = recorded_seeds(pp, profile, table, cells, cache[profile])
+    planned = len(cells) * len(pp.profile(profile).seeds_for(table))
+    return {**seeds_of, **rec}, (sum(len(v) for v in rec.values()), planned)
