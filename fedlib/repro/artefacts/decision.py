@@ -263,7 +263,7 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
     new = _new_seeds(common, tried | common, target, fill)
     wanted = sorted(common) + list(new)
     stale = predates_seeds(seeds_of, cells)
-    seeds_of, progress = held_seeds(root, pp, scale, q.table, cells, cache)
+    seeds_of, progress = held_seeds(root, pp, scale, q.table, cells, cache, seeds_of)
     if progress is not None:  # first the table's regeneration at its seeds, with records: it may decide the claim
         new = wanted = tuple(pp.profile(profile).seeds_for(q.table))
         target = max(len(new), have)

@@ -87,14 +87,15 @@ def predates_seeds(seeds_of, cells) -> bool:
     return any(math.isnan(v) for cell in cells for v in seeds_of[cell].values())
 
 
-def held_seeds(root: Path, pp, scale: str, table: str, cells, cache: dict | None = None):
-    """``(seeds_of, progress)``: each cell's seeds as a plan counts them (:func:`cell_seeds`), and ``progress`` None;
+def held_seeds(root: Path, pp, scale: str, table: str, cells, cache: dict | None = None, seeds_of: dict | None = None):
+    """``(seeds_of, progress)``: each cell's seeds as a plan counts them (:func:`cell_seeds`, unless the caller read
+    them already: ``seeds_of``), and ``progress`` None;
     where the table CSV predates per-seed values and the profile's committed run records hold runs of the cells,
     the seeds those records hold (:func:`recorded_seeds`), and ``progress`` = (runs recorded, runs of the cells at
     the profile's seeds): the table's regeneration with records is what decides it, and this is how far it got."""
     from ..run.records import RECORDS_FILE, read
 
-    seeds_of = cell_seeds(root, pp, scale, table)
+    seeds_of = cell_seeds(root, pp, scale, table) if seeds_of is None else seeds_of
     profile = profile_of(pp, scale)
     if scale == "GPU" or profile is None or not predates_seeds(seeds_of, [c for c in cells if c in seeds_of]):
         return seeds_of, None
