@@ -239,6 +239,23 @@ def test_readme_block_equals_the_generated_one():
         assert (ROOT / rel).exists(), rel
 
 
+def test_the_best_scale_is_the_paper_data_then_an_interval_then_the_largest_budget():
+    """FedConcat's headline (2026-11-29): 4 seeds at 0.16 % of the budget read "reproduced" and 3 seeds at 16 %
+    "inconclusive"; the scale nearer the paper's training speaks for the claim.  A one-seed row, though larger,
+    has no interval of its own, and a stand-in never outranks the paper's data."""
+    def row(scale, n, share, verdict, own=True, part="p"):
+        return {"claim": "c", "part": part, "scale": scale, "n_seeds": n, "budget_share": share,
+                "verdict": verdict, "on_paper_data": own}
+    frame = pd.DataFrame([row("quick", 4, 0.0016, "reproduced"), row("ladder paper", 3, 0.16, "inconclusive"),
+                          row("paper", 1, 1.0, "inconclusive"), row("gpu", 5, 1.0, "reproduced", own=False),
+                          row("quick", 1, 0.01, "partly", part="q"), row("paper", 1, 0.5, "inconclusive", part="q"),
+                          row("paper", None, None, "not tested", part="r")])
+    best = ledger.best_rows(frame).set_index("part")
+    assert best.loc["p", "scale"] == "ladder paper" and best.loc["p", "verdict"] == "inconclusive"
+    assert best.loc["q", "scale"] == "paper"  # no row with an interval: the largest budget
+    assert best.loc["r", "verdict"] == "not tested" and len(best) == 3
+
+
 def test_a_figures_root_without_any_scale_of_ours_gets_no_headline_figure(tmp_path):
     from fedlib.repro.artefacts.headline import headline_figure
 

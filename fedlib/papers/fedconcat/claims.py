@@ -96,14 +96,13 @@ LEFT_OUT = (
 )
 
 WHY = (
-    "FedConcat's headline gain is seen at a small budget and not at a larger one. "
-    "At the quick scale (FMNIST #C=2, 4 seeds, 0.16 % of the paper's sample-epochs) FedConcat − FedAvg is "
-    "+7.99 pp, paired 95 % interval [+5.20, +10.79]: the paper's sign beyond the noise and its +5.40 ± 4.74 "
-    "within reach, which the decision rule calls reproduced. "
-    "On the budget ladder at the same cell (3 seeds) the gap shrinks from +17.4 to +9.0 to −2.0 pp as the budget "
-    "grows to 16 % of the paper's sample-epochs ([the ladder](figures/fedconcat/paper/budget_ladder.md), "
-    "[paper_scale.md](docs/paper_scale.md#fedconcat)). "
-    "The gain comes while FedAvg is far from converged (34.9 % at the lowest rung); by the top rung FedAvg "
-    "reaches 78.2 %, within the paper's 79.0 ± 4.7, and FedConcat 76.2 %, a paired interval of [−6.8, +2.8] pp "
-    "that holds both 0 and the paper's band. Whether the gain survives at the paper's own budget needs a GPU."
+    "FedConcat's headline gain is seen at a small budget and not decided at a larger one, and the larger one "
+    "speaks for it. On the budget ladder at the paper's cell (FMNIST #C=2, 3 seeds) FedConcat − FedAvg shrinks "
+    "from +17.4 to +9.0 to −2.0 pp as the budget grows to 16 % of the paper's sample-epochs "
+    "([the ladder](figures/fedconcat/paper/budget_ladder.md), [paper_scale.md](docs/paper_scale.md#fedconcat)). "
+    "At the top rung FedAvg reaches 78.2 %, within the paper's 79.0 ± 4.7, and FedConcat 76.2 %: a paired 95 % "
+    "interval of [−6.8, +2.8] pp that holds both 0 and the paper's +5.40 ± 4.74, so the verdict is inconclusive. "
+    "The gain of the quick scale (4 seeds, 0.16 % of the budget: +7.99 pp, paired interval [+5.20, +10.79], "
+    "which alone would read reproduced) comes while FedAvg is far from converged (34.9 % at the lowest rung). "
+    "More seeds at the top rung, or the paper's own budget on a GPU, would decide it."
 )

@@ -14,7 +14,8 @@ _T1 = tuple(f"{d}_if{f}" for d in ("cifar10", "cifar100") for f in (100, 50, 10)
 #: FEDIC − FedAvg at the smallest budget where FedAvg is well above its head classes' share (the study ``learns``,
 #: fedlib/papers/fedic/learns.py: under quick, FashionMNIST-LT IF = 100 at twice quick's rounds, 3 seeds).
 _LEARNS = Contrast("learns", {"method": "fedic", "budget": 2}, {"method": "fedavg", "budget": 2}, "cifar10",
-                   label="FEDIC − FedAvg where FedAvg learns (×2 quick's rounds)", figure="learns_budget")
+                   label="FEDIC − FedAvg where FedAvg learns (×2 quick's rounds)", figure="learns_budget",
+                   budget_of=("table1", "fedic", "cifar10_if100"))
 _LEARNS_NOTE = ("Where FedAvg learns: at quick's 8 rounds FedAvg sits at 28.7 %, barely above the 20.9 % a predictor "
                 "right only on the head classes would score; the study 'learns' takes the smallest multiple of "
                 "quick's rounds at which FedAvg clears that share by 15 pp (×2: 16 rounds, 50 %) and compares the "

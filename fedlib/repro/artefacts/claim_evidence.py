@@ -190,6 +190,18 @@ def budget_share(pp, profile: str, table: str, row: str, column: str) -> float |
     return so / sp if so is not None and sp else eo / ep if ep else None
 
 
+def scaled_share(pp, profile: str, cell: tuple, rounds) -> float | None:
+    """The budget share of a study's row that trains table cell ``cell`` = (table, row, column) as the profile
+    has it, for ``rounds`` rounds: the cell's share × ``rounds`` over the cell's own; None where unknown."""
+    table, row, column = cell
+    t = pp.table(table)
+    cfg, _ = pp.profile(profile).resolve(t.config(row, column), t.id)
+    share, rounds = budget_share(pp, profile, table, row, column), num(rounds)
+    if cfg is None or share is None or not cfg.get("rounds") or rounds is None:
+        return None
+    return share * rounds / float(cfg["rounds"])
+
+
 def not_run_note(pp, scale: str, table: str, row: str, column: str) -> str:
     """Why a profile produced no CSV for the table: its declarations (dataset, cost gate)."""
     t = pp.table(table)

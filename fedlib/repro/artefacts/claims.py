@@ -35,7 +35,8 @@ import pandas as pd
 
 from ..spec.claims import Best, Claim, Contrast, Gap, Part, Ranking
 from ..verdict import claims as rules
-from .claim_evidence import budget_share, cell_at, cell_ran, datasets, gap_cells, not_run_note, num, table_frame
+from .claim_evidence import (budget_share, cell_at, cell_ran, datasets, gap_cells, not_run_note, num, scaled_share,
+                             table_frame)
 
 __all__ = ["SCALES", "claims_of", "left_out", "evaluate", "budget_share", "gap_cells", "paper_value"]
 
@@ -321,7 +322,8 @@ def _contrast_row(pp, claim, part, scale, root: Path) -> dict | None:
     if verdict.word == "inconclusive":
         decide = _decide_text(cell["ours"], cell["std"], n, paired,
                               part.paper_value if part.paper_value is not None else 0.0, margin)
-    return _row(claim, part, scale, verdict, evidence, paper=shown, ours=cell["ours"],
+    share = scaled_share(pp, scale, q.budget_of, a.get("rounds")) if q.budget_of else None
+    return _row(claim, part, scale, verdict, evidence, paper=shown, ours=cell["ours"], budget_share=share,
                 ours_std=cell["std"], n_seeds=n, paired=paired, dataset_used=datasets(pp, cells), margin=margin,
                 decide=decide, runs=_runs_key(cells))
 

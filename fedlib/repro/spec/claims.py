@@ -110,7 +110,8 @@ class Contrast:
     """``ours_mean`` of the summary row matching ``a`` minus that of the row matching ``b`` (each a dict
     ``{column: value}``) in a study's output ``output``; ``dataset``: the dataset the paper's finding is on;
     ``label``: the quantity in words ("FEDIC − FedAvg at α = 0.01"); ``figure``: the output that draws it (its
-    PNG is the evidence beside the CSV)."""
+    PNG is the evidence beside the CSV); ``budget_of``: ``(table, row, column)``, the paper table's cell whose
+    training the study's rows repeat for their own ``rounds``, which gives the ledger its budget share."""
 
     output: str
     a: tuple[tuple[str, object], ...]
@@ -118,8 +119,11 @@ class Contrast:
     dataset: str
     label: str = ""
     figure: str = ""
+    budget_of: tuple = ()
 
     def __post_init__(self):
+        if self.budget_of and (len(self.budget_of) != 3 or not all(isinstance(x, str) for x in self.budget_of)):
+            raise ValueError(f"budget_of must be (table, row, column) or (), got {self.budget_of!r}")
         if not self.output.strip() or "/" in self.output:
             raise ValueError(f"output must name a study's summary CSV (no folder), got {self.output!r}")
         object.__setattr__(self, "a", _filters(self.a, "a"))
