@@ -87,6 +87,39 @@ def test_merge_replaces_on_a_full_regeneration_and_keeps_the_rest_on_a_partial_o
     assert records.merge(tmp_path / "new.jsonl", tmp_path / "r.gz", replace=True) == 1
 
 
+def test_a_partial_merge_refuses_to_replace_a_record_of_other_code_and_other_numbers(tmp_path):
+    """A partial regeneration retrained runs whose committed records came from older code: the tables not rerun
+    read those records, so replacing them silently mixed two code versions in one folder (2026-11-28: quick
+    tables moved by 0.01-0.35 pp on a later render).  Same numbers under new code (a carry in effect) replace."""
+    old = [{"id": "a", "code_version": "v1", "result": {"accuracy": 90.0, "key": "k1", "wall_time_s": 3.0}},
+           {"id": "b", "code_version": "v1", "result": {"accuracy": 80.0, "key": "k2", "wall_time_s": 3.0}}]
+    records.write_compressed(tmp_path / "r.gz", old)
+    before = (tmp_path / "r.gz").read_bytes()
+    same = {"id": "a", "code_version": "v2", "result": {"accuracy": 90.0, "key": "k3", "wall_time_s": 9.0}}
+    other = {"id": "b", "code_version": "v2", "result": {"accuracy": 80.5, "key": "k4", "wall_time_s": 3.0}}
+    records.append(tmp_path / "new.jsonl", [same, other])
+    with pytest.raises(records.RecordsConflict, match=r"1 record\(s\).*ids b.*--only"):
+        records.merge(tmp_path / "new.jsonl", tmp_path / "r.gz", replace=False)
+    assert (tmp_path / "r.gz").read_bytes() == before and (tmp_path / "new.jsonl").exists()
+    assert records.conflicts(records.read(tmp_path / "r.gz"), records.read(tmp_path / "new.jsonl")) == ["b"]
+    # decide trains a run again because its record is of other code: it replaces it
+    assert records.merge(tmp_path / "new.jsonl", tmp_path / "r.gz", replace=False, retrain=True) == 2
+    assert records.read(tmp_path / "r.gz")["b"]["result"]["accuracy"] == 80.5
+    # a full regeneration replaces everything; the same numbers under new code are no conflict
+    records.append(tmp_path / "new.jsonl", [{**same, "code_version": "v3"}])
+    assert records.merge(tmp_path / "new.jsonl", tmp_path / "r.gz", replace=False) == 2
+
+
+def test_fold_refuses_a_record_of_other_code_and_other_numbers(tmp_path):
+    records.write_compressed(tmp_path / records.RECORDS_FILE,
+                             [{"id": "a", "code_version": "v1", "result": {"accuracy": 90.0}}])
+    records.append(tmp_path / records.PLAIN_RECORDS, [{"id": "a", "code_version": "v2", "result": {"accuracy": 91.0}},
+                                                      {"id": "c", "code_version": "v2", "result": {"accuracy": 1.0}}])
+    with pytest.raises(records.RecordsConflict):
+        records.fold(tmp_path)
+    assert list(records.read(tmp_path / records.RECORDS_FILE)) == ["a"]
+
+
 def test_the_read_only_store_serves_what_it_holds_and_refuses_to_train(tmp_path):
     from fedlib import run
 

@@ -145,15 +145,15 @@ def _cells(d: Decision, root: Path, device: str) -> list[dict]:
 
 
 def train(d: Decision, *, root: Path, store, device: str = "cpu", workers: int = 1, progress: bool = True):
-    """Train the decision's runs into ``store`` and their records into the profile's records file; returns the
-    grid (:class:`fedlib.repro.run.grid.GridResult`; runs already in the store are read, not trained)."""
+    """Train the decision's runs into ``store``, their records into the profile's records file (one under other code
+    does not count, ``held_seeds``: it trains again, ``retrain``); returns the grid (stored runs are read)."""
     from .run.grid import run_grid
     from .run.records import RECORDS_FILE, merge
 
     out = root / d.paper / d.profile
     plain = out / ".records-decide.jsonl"
     if plain.exists():  # a stopped decide's finished runs, each line a whole record: kept, so none trains again
-        merge(plain, out / RECORDS_FILE, replace=False)
+        merge(plain, out / RECORDS_FILE, replace=False, retrain=True)
     with _records_mode(plain, "write"):
         if device != "cpu":  # as a GPU trains a table's cells (engine, precision: what the tables read back)
             from .run.cells import train_cells
@@ -165,7 +165,7 @@ def train(d: Decision, *, root: Path, store, device: str = "cpu", workers: int =
             grid = run_grid(_cells(d, root, device), seeds=None, store=store, workers=workers, progress=progress,
                             desc=f"decide {d.paper}/{d.claim} ({d.scale})")
     if plain.exists():
-        merge(plain, out / RECORDS_FILE, replace=False)
+        merge(plain, out / RECORDS_FILE, replace=False, retrain=True)
     return grid
 
 

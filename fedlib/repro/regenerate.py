@@ -56,7 +56,7 @@ from .regenerate_notebook import Watcher, environment, execute, executor_environ
 from .regenerate_reach import reach_fingerprint
 from .regenerate_record import cold_timing, earlier_timings, still_rendered
 from .run.records import (MODE_ENV, PLAIN_RECORDS, RECORDS_ENV, RECORDS_FILE, RESUME_ENV, STOPPED_RECORDS,
-                          NeedsTraining, merge, set_aside_stopped)
+                          NeedsTraining, RecordsConflict, merge, set_aside_stopped)
 
 
 __all__ = ["main", "notebooks", "select", "regenerate", "strip", "earlier_timings", "cold_timing",
@@ -200,7 +200,12 @@ def regenerate(profile: str = "quick", papers: list[str] | None = None, only: li
                     record["cold"] = cold
             except (KeyError, TypeError):  # a record of another shape: its timings are not carried
                 pass
-        kept = merge(out / PLAIN_RECORDS, out / RECORDS_FILE, replace=not only)
+        try:
+            kept = merge(out / PLAIN_RECORDS, out / RECORDS_FILE, replace=not only)
+        except RecordsConflict as err:  # the committed records stay as they were; this run's wait beside them
+            kept = None
+            failed.append(f"{name} (records)")
+            print(f"{name}: {scrub_paths(str(err))}", flush=True)
         (out / STOPPED_RECORDS).unlink(missing_ok=True)  # what it resumed from is in the records it wrote
         for var in (RECORDS_ENV, MODE_ENV):
             os.environ.pop(var, None)

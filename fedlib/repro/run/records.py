@@ -41,7 +41,7 @@ from typing import Iterable
 from ...store import Store
 
 __all__ = ["RECORDS_ENV", "MODE_ENV", "RESUME_ENV", "RECORDS_FILE", "PLAIN_RECORDS", "STOPPED_RECORDS", "FINISHED", "MissingRecords",
-           "NeedsTraining", "ReadOnlyStore", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
+           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
            "write_plain", "write_compressed"]
 
 RECORDS_ENV = "FEDLIB_RECORDS"
@@ -61,11 +61,19 @@ _DROPPED = ("elapsed_s", "from_store")
 #: The statuses of a run that ended under its own code (a "not run" or "failed" result may be the machine's
 #: doing: an absent dataset, no GPU, a killed worker), so that its record stands for training it again.
 FINISHED = ("ok", "diverged")
+#: What a record's result holds besides the run's numbers: how long it took, where, and its store key (which
+#: holds the code version).  Two records whose results differ only here are the same run's numbers.
+_CIRCUMSTANCES = ("wall_time_s", "key", "device_name")
 
 
 class MissingRecords(RuntimeError):
     """A grid asked, in ``read`` mode, for runs that have no record: the outputs cannot render without
     training them."""
+
+
+class RecordsConflict(RuntimeError):
+    """A partial regeneration's records would replace committed ones trained under another code version whose
+    numbers they do not equal: the outputs that read the committed records would no longer render from them."""
 
 
 class NeedsTraining(RuntimeError):
@@ -213,21 +221,54 @@ def set_aside_stopped(out: Path) -> int:
     return len(stopped)
 
 
+def conflicts(old: dict[str, dict], new: dict[str, dict]) -> list[str]:
+    """The ids of ``new`` records that ``old`` holds under another code version with other numbers (a retrain
+    that gives the same numbers, a carry in effect, is no conflict)."""
+    def numbers(rec):
+        return {k: v for k, v in (rec.get("result") or {}).items() if k not in _CIRCUMSTANCES}
+
+    return sorted(i for i, rec in new.items() if i in old and old[i].get("code_version") != rec.get("code_version")
+                  and numbers(old[i]) != numbers(rec))
+
+
+def _refuse(old: dict, new: dict, source: Path, target: Path) -> None:
+    clash = conflicts(old, new)
+    if clash:
+        raise RecordsConflict(
+            f"{len(clash)} record(s) of {source.name} (ids {', '.join(clash[:3])}{' …' if len(clash) > 3 else ''}) "
+            f"were trained under another code version than the committed ones in {target.name} and give other "
+            "numbers; replacing them would leave the outputs that read them at one code version and these at "
+            "another. Regenerate the whole paper under this profile (no --only), or carry the committed records "
+            f"over the change (python -m fedlib.repro.carry). {source.name} is kept.")
+
+
 def fold(folder: str | os.PathLike) -> int:
     """Fold the records of a regeneration under way in ``folder`` (its plain file, kept) into the committed
-    :data:`RECORDS_FILE` beside the records already there; the number of records it then holds."""
+    :data:`RECORDS_FILE` beside the records already there; the number of records it then holds.  Refuses
+    (:class:`RecordsConflict`) a record that would replace a committed one of other code and other numbers."""
     folder = Path(folder)
-    records = {**read(folder / RECORDS_FILE), **read(folder / STOPPED_RECORDS), **read(folder / PLAIN_RECORDS)}
+    committed = read(folder / RECORDS_FILE)
+    new = {**read(folder / STOPPED_RECORDS), **read(folder / PLAIN_RECORDS)}
+    _refuse(committed, new, folder / PLAIN_RECORDS, folder / RECORDS_FILE)
+    records = {**committed, **new}
     write_compressed(folder / RECORDS_FILE, records.values())
     return len(records)
 
 
-def merge(plain: str | os.PathLike, compressed: str | os.PathLike, *, replace: bool) -> int:
+def merge(plain: str | os.PathLike, compressed: str | os.PathLike, *, replace: bool, retrain: bool = False) -> int:
     """Fold the plain records file ``plain`` (removed afterwards) into ``compressed``: ``replace`` (a full
     regeneration of the paper) keeps only the new records, else the old ones stay beside them (a partial one,
-    ``--only``).  Returns the number of records written."""
+    ``--only``).  A partial merge refuses (:class:`RecordsConflict`, ``plain`` kept) a record that would replace
+    a committed one of other code and other numbers, unless ``retrain``: the caller trained it because the
+    committed one no longer counts (``decide``).  Returns the number of records written."""
     new = read(plain)
-    records = new if replace else {**read(compressed), **new}
+    if replace:
+        records = new
+    else:
+        old = read(compressed)
+        if not retrain:
+            _refuse(old, new, Path(plain), Path(compressed))
+        records = {**old, **new}
     write_compressed(compressed, records.values())
     Path(plain).unlink(missing_ok=True)
     return len(records)
