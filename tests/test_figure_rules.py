@@ -308,6 +308,23 @@ def test_bars_on_a_log_axis_rise_from_its_bottom():
         fr.check_figure(fig)
 
 
+def test_a_figure_of_the_papers_values_alone_stamps_no_seeds(tmp_path):
+    """A figure where nothing of ours trained (``datasets=[]``) said "seeds 0, 1, 2" under the paper's curves
+    (FedConcat paper Table 2, 2026-11-28); one that trained keeps the profile's seeds."""
+    from fedlib.repro.artefacts.context import Context
+
+    ctx = Context("smoke", notebook="fedlc/01_motivation", out_dir=tmp_path)
+    for name, datasets in (("paper_only", []), ("ours", ["fmnist"])):
+        fig, ax = plt.subplots()
+        ax.plot([1, 2], [3, 4])
+        ax.set_title("FMNIST")
+        fr.declare(ax, stand_in=[] if not datasets else ["FMNIST"])
+        ctx.save_figure(fig, name, experiment="fig1", datasets=datasets)
+        side = json.loads((tmp_path / f"{name}.json").read_text())
+        stamp = " ".join(t.get_text() for t in fig.texts)
+        assert (side["seeds"] == []) == (name == "paper_only") and ("seed" in stamp) == (name == "ours"), stamp
+
+
 def test_the_context_requires_every_data_axes_to_name_the_profiles_stand_ins(tmp_path):
     from fedlib.repro.artefacts.context import Context
 
@@ -349,6 +366,9 @@ def test_plot_paper_vs_ours_obeys_the_rules_it_can_see(tmp_path):
     fig = plot_paper_vs_ours(_comparison(1), x="beta")
     a, b = fig.axes
     assert "run on FMNIST" in a.get_title() and b.get_title() == "svhn (paper only)"
+    # a paper-only panel whose name does not say the data names the paper's (FedConcat Table 2: "#C=2")
+    renamed = plot_paper_vs_ours(_comparison(1), x="beta", panel_labels={"svhn": "#C=2"})
+    assert renamed.axes[1].get_title() == "#C=2 (paper only, svhn)"
     assert [t.get_text() for t in a.texts] == ["diverged"] and [t.get_text() for t in b.texts] == [" †"]
     assert not any(c.has_yerr for c in a.containers)  # one seed: no error bars
     assert fr.check_figure(fig, seeds=1) == {rule: True for rule in fr.RULES}

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ...repro.artefacts import figures as F
 from ...repro.artefacts.figure_rules import declare, label_empty_bars, merge_coinciding
+from ...repro.artefacts.not_run import short_reason
 from . import PAPER
 from . import reported as paper
 from .deviation_study import LOSS_NAMES
@@ -54,7 +55,10 @@ def fig1_bars(ctx, fig1: pd.DataFrame):
     ax.bar(fig1.setting, fig1.ours_mean, yerr=yerr, color=[colors[k] for k in fig1.kind], capsize=2)
     if yerr is not None:  # the error bars' seeds: the cells' (a GPU's cells may have fewer than the profile's)
         declare(ax, seeds=n)
-    label_empty_bars(ax, missing="not run")  # (it keeps the places of bars without a value inside the axes)
+    # why a bar has no value, in a few words where every such bar has the same reason (a GPU, absent data)
+    notes = fig1.get("note", pd.Series("", index=fig1.index))[fig1.ours_mean.isna()]
+    reasons = {short_reason(n, ctx.profile.name) for n in notes}
+    label_empty_bars(ax, missing=reasons.pop() if len(reasons) == 1 else "not run")  # (keeps their places in the axes)
     for i, (_, row) in enumerate(fig1.iterrows()):  # at the bar's position, whatever the frame's index
         if pd.notna(row.ours_mean):  # above the error bar's cap, where there is one
             cap = row.ours_std if yerr is not None and row.n_seeds >= 2 and pd.notna(row.ours_std) else 0.0
@@ -196,7 +200,8 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
     merge_coinciding(axes[2])  # equal rates: one legend entry "A = B"
     axes[2].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=2)
     cfg = start.config
-    fig.suptitle(f"Deviation bound on {_dataset(cfg.dataset)}")
+    fig.suptitle(f"Deviation bound on {_dataset(cfg.dataset)}: client {dev.client.iloc[0]}, seed {cfg.seed}, one "
+                 f"local epoch from FedAvg's global model after {cfg.rounds} rounds", fontsize=10)
     fig.tight_layout()
     ctx.save_figure(fig, "deviation_bound", experiment="deviation",
                     title="§3–4: deviation bound D_jr vs n_j/n_r, softmax CE and FedLC, and the measured deviation",
@@ -208,33 +213,61 @@ def deviation_bound(ctx, start, dev: pd.DataFrame):
     return fig
 
 
+def _chance_note(ax, series: dict, k: int) -> None:
+    """Name, at the top of ``ax``, each class at chance (1/k) or below in each series (``{label: Series of
+    accuracy by class}``), with its value: one note, not a mark per bar that would cover its neighbours."""
+    import textwrap
+
+    from ...repro.artefacts.figure_checks_data import CHANCE_MARGIN_PP
+
+    chance = 100 / k
+    low = {name: v[v <= chance + CHANCE_MARGIN_PP] for name, v in series.items()}
+    said = [f"{name}: " + ", ".join(f"class {c} ({x:.1f})" for c, x in v.items()) for name, v in low.items() if len(v)]
+    if said:
+        text = f"at chance (1/{k} = {chance:g} %) or below: " + "; ".join(said)
+        ax.text(0.01, 0.99, "\n".join(textwrap.wrap(text, 70)), transform=ax.transAxes, ha="left", va="top",
+                fontsize=7, color="firebrick", linespacing=1.1)
+
+
 def fig6_before_after(ctx, start, per_class: pd.DataFrame):
     """Fig. 6: per-class accuracy after the local update and after aggregation, FedAvg vs FedLC."""
     import matplotlib.pyplot as plt
 
     colors = PAPER.method_colors
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
+    k = int(per_class["class"].nunique())
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
     for ax, col, title in ((axes[0], "after_local_update", "after the local update (mean over clients)"),
                            (axes[1], "after_aggregation", "after aggregation")):
+        series = {}
         for i, m in enumerate(["fedavg", "fedlc"]):
             d = per_class[per_class.method == m]
-            ax.bar(d["class"] + (i - 0.5) * 0.4, d[col], width=0.4, color=colors[m], label=F._label(m, PAPER))
-        label_empty_bars(ax)
+            x = d["class"] + (i - 0.5) * 0.4
+            ax.bar(x, d[col], width=0.4, color=colors[m], label=F._label(m, PAPER))
+            series[F._label(m, PAPER)] = d.set_index("class")[col]
+            for xi, v in zip(x, d[col]):  # a bar too short to see: its value, upright within its own width
+                if v < 4:
+                    ax.text(xi, v + 0.5, f"{v:.1f}", rotation=90, ha="center", va="bottom", fontsize=6.5)
         d = per_class[per_class.method == "fedavg"]
         ax.plot(d["class"], d.before, "k_", ms=14, mew=2, label="global model before")
+        series["global model before"] = d.set_index("class").before
+        _chance_note(ax, series, k)
+        ax.axhline(100 / k, color="0.45", ls=(0, (1, 2)), lw=0.9, zorder=0.6)
         ax.set_xticks(sorted(per_class["class"].unique()))
+        ax.set_ylim(0, 125)  # headroom for the note: the ticks stop at 100 %
+        ax.set_yticks(range(0, 101, 20))
         ax.set(title=title, xlabel="class")
     axes[0].set_ylabel("test accuracy (%)")
     fig.legend(*axes[1].get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
                fontsize=8)
     cfg = start.config
-    fig.suptitle(f"Per-class accuracy, FedAvg vs FedLC, {_dataset(cfg.dataset)}")
+    fig.suptitle(f"Per-class accuracy, FedAvg vs FedLC, {_dataset(cfg.dataset)}: {cfg.num_clients} clients, seed "
+                 f"{cfg.seed}, one local epoch from FedAvg's global model after {cfg.rounds} rounds", fontsize=10)
     fig.tight_layout()
     ctx.save_figure(fig, "fig6_before_after_aggregation", experiment="fig6",
                     title="Fig. 6: per-class accuracy after the local update and after aggregation, FedAvg vs FedLC",
                     caption=f"Same global model (FedAvg, {cfg.rounds} rounds, accuracy "
                             f"{100 * start.final_accuracy:.1f}%) and the same data for both; {cfg.num_clients} "
-                            "clients, one local epoch.",
+                            f"clients, seed {cfg.seed}, one local epoch; dotted: chance (1/{k}).",
                     datasets=[cfg.dataset], parameters=cfg.to_dict())
     return fig
 
@@ -256,7 +289,8 @@ def fig7_tsne(ctx, start, points: pd.DataFrame, scores: pd.DataFrame):
                      f"5-NN {100 * sc.knn5_accuracy_tsne:.0f}%")
         ax.set_xticks([]), ax.set_yticks([])
         ax.legend(fontsize=7, markerscale=2, loc="upper center", bbox_to_anchor=(0.5, -0.02))
-    fig.suptitle(f"t-SNE of test features, {_dataset(start.config.dataset)}")
+    fig.suptitle(f"t-SNE of test features, {_dataset(start.config.dataset)}: client {scores.client.iloc[0]}, seed "
+                 f"{start.config.seed}, one local epoch from the same global model", fontsize=10)
     fig.tight_layout()
     ctx.save_figure(fig, "fig7_tsne", experiment="fig7",
                     title="Fig. 7: t-SNE of test features of a missing, a minority and a majority class after the "

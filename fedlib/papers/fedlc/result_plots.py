@@ -13,6 +13,7 @@ import pandas as pd
 from ...repro.artefacts import figures as F
 from ...repro.verdict.compare import add_column_param
 from ...repro.artefacts.figure_rules import declare, label_cell
+from ...repro.artefacts.not_run import short_reason
 from . import PAPER
 from ...repro.budget.gate import data_view
 from .experiments import cell_config
@@ -57,10 +58,11 @@ def calibration_bars(ctx, calib: dict, name: str = "calibration_variants_bars",
         # on a white ground above the dashed FedAvg rule, which otherwise strikes through a value near it
         ax.bar_label(ax.containers[-1], fmt="%.1f", fontsize=7, padding=2, zorder=5,
                      bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85})
+        notes = d.get("note", pd.Series("", index=d.index))
         for i, st in enumerate(d.get("status", pd.Series("ok", index=d.index))):
-            if pd.isna(d.ours_mean.iloc[i]):
-                label_cell(ax, 0, i, "diverged" if st == "diverged" else "not run", key=str(d.index[i]),
-                           ha="left", va="center")
+            if pd.isna(d.ours_mean.iloc[i]):  # why, in a few words: a GPU, an absent dataset, the profile
+                label_cell(ax, 0, i, "diverged" if st == "diverged" else
+                           short_reason(notes.iloc[i], ctx.profile.name), key=str(d.index[i]), ha="left", va="center")
         ax.axvline(d.loc[plot.label[plot.variant == "fedavg"].iloc[0], "ours_mean"], color="k", ls="--", lw=0.8,
                    label="FedAvg (ours)")
         ax.set_yticks(range(len(d)), d.index if ax is axes[0][0] else [""] * len(d))

@@ -102,6 +102,9 @@ class Context:
         if experiment is not None:
             meta.setdefault("experiment", experiment)
             meta.setdefault("deviations", self.profile.deviations(experiment))
+            ran = meta.get("datasets")
+            if ran is not None and not len(ran):  # nothing of ours trained on any dataset: no seeds to stamp
+                meta.setdefault("seeds", [])
             if self.profile.setting(experiment, "uses_seeds", True):
                 meta.setdefault("seeds", self.seeds_of(experiment))
                 some = sorted(set(meta["seeds"]) - set(self.profile.seeds_for(experiment))) \

@@ -162,7 +162,11 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
             why = not_run_summary(sub["note"].dropna(), paper.dataset_label if paper is not None else None) \
                 if "note" in sub else ""
             short = why.removeprefix("not run: ").split(" (est.")[0] if why.startswith("not run: ") else ""
-            name += f"\n(paper only; ours: {short})" if short else " (paper only)"  # why ours is absent, briefly
+            label = paper.dataset_label if paper is not None else str
+            on = ", ".join(dict.fromkeys(label(d) for d in sub["dataset"].dropna())) if "dataset" in sub else ""
+            # the data the paper's values are on (as ours names what it ran on), unless the panel's name says it
+            on = f", {on}" if on and on.lower() not in name.lower() else ""
+            name += f"\n(paper only{on}; ours: {short})" if short else f" (paper only{on})"  # why ours is absent
         elif used:
             declare(ax, stand_in=used)
             name += f"\n(run on {', '.join(used)})"

@@ -17,21 +17,12 @@ import numpy as np
 
 from .claim_evidence import table_frame
 from .claims import budget_share, claims_of, gap_cells
+from .not_run import short_reason
 
-__all__ = ["headline_figure", "short_reason"]
+__all__ = ["headline_figure"]
 
 _SCALES = ("quick", "paper", "GPU")
 _COLOURS = {"quick": "#1f77b4", "paper": "#d62728", "GPU": "#2ca02c"}
-
-
-def short_reason(note: str, scale: str) -> str:
-    """A cell's "not run" note in a few words, for a label in the figure."""
-    note = str(note or "")
-    if "absent" in note:
-        return "not run: data absent"
-    if "GPU" in note or "cuda" in note:
-        return "not run: needs a GPU"
-    return f"not run in {scale}" if scale != "GPU" else "not run on the GPU"
 
 
 def _paper_gap(table, q, column: str) -> float:
@@ -60,7 +51,7 @@ def headline_figure(paper: str, figures_root: str | Path):
     import matplotlib.pyplot as plt
 
     from ..spec.paper import get_paper
-    from .figure_rules import declare, std_caption
+    from .figure_rules import declare
     from .saving import save_figure
 
     pp = get_paper(paper)
@@ -135,7 +126,7 @@ def headline_figure(paper: str, figures_root: str | Path):
     fig.suptitle(f"{pp.title}: {name}, ours against the paper's, per column of {table.id}", fontsize=9)
     fig.tight_layout()
     over = "; ".join(f"{scale}: std over {n} seeds" + (", of the per-seed differences" if paired else "")
-                     + (f" where a column has them (n under each value; none on a one-seed column)" if lo < n else "")
+                     + (" where a column has them (n under each value; none on a one-seed column)" if lo < n else "")
                      for scale, n, paired, lo in seeds_text)
     bars = (f"Error bars: the std of the difference over seeds ({over}); none where a scale has one seed. "
             if seeds_text else "No error bars: every scale that ran has one seed. ")

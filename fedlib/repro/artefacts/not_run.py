@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["not_run_summary"]
+__all__ = ["not_run_summary", "short_reason"]
 
 
 def not_run_summary(notes, label=None) -> str:
@@ -41,3 +41,13 @@ def not_run_summary(notes, label=None) -> str:
     if absent:
         parts.append(f"{', '.join(absent)} absent here")
     return ("not run: " + "; ".join(parts)) if parts else (notes[0] if notes else "not run")
+
+
+def short_reason(note: str, scale: str) -> str:
+    """A cell's "not run" note in a few words, for a label in the figure."""
+    note = str(note or "")
+    if "absent" in note:
+        return "not run: data absent"
+    if "GPU" in note or "cuda" in note:
+        return "not run: needs a GPU"
+    return f"not run in {scale}" if scale != "GPU" else "not run on the GPU"
