@@ -128,7 +128,9 @@ def partitions(ctx, counts: dict, seed: int):
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.0))
     for ax, name in zip(axes, settings):
         if name in counts:
-            F.heatmap_counts(counts[name], ax, title=f"{name}, CIFAR-10, 5 clients")
+            spans = _spanning(counts[name], settings[name]["partition_alpha"]) \
+                if "partition_alpha" in settings[name] else ""
+            F.heatmap_counts(counts[name], ax, title=f"{name}, CIFAR-10, 5 clients{spans}")
         else:
             ax.text(0.5, 0.5, "CIFAR-10 not available: not run", ha="center", va="center")
             ax.set_axis_off()
@@ -139,6 +141,20 @@ def partitions(ctx, counts: dict, seed: int):
                     datasets=["cifar10"] if counts else [], seeds=[seed], placeholder=not counts,
                     parameters={"num_clients": 5, "seed": seed, **{k: v for k, v in settings.items()}})
     return fig
+
+
+def _spanning(counts, alpha: int) -> str:
+    """Q(α) as §5.1 cuts it (label-sorted samples in m·α equal shards, α a client) gives a client more than α
+    labels where a shard spans a label's end: said under the panel's title, or "" where none does."""
+    counts = np.asarray(counts)
+    held = (counts > 0).sum(axis=1)
+    more = held[held > alpha]
+    if not len(more):
+        return ""
+    lo, hi = int(more.min()), int(more.max())
+    size = int(counts.sum() // (len(held) * alpha))
+    return (f"\n{len(more)} of {len(held)} clients hold {lo}{'' if lo == hi else f'–{hi}'} labels: a shard of "
+            f"{size} label-sorted samples spans two")
 
 
 def profile_partitions(ctx, seed: int):
@@ -168,7 +184,8 @@ def profile_partitions(ctx, seed: int):
         try:
             exp = prepare(Config.from_dict(data_view(cfg, seed, device="cpu")))
             used = cfg["dataset"]
-            F.heatmap_counts(exp.class_counts, ax, title=f"{name}, {cfg['dataset']}, 20 clients")
+            spans = _spanning(exp.class_counts, params["partition_alpha"]) if "partition_alpha" in params else ""
+            F.heatmap_counts(exp.class_counts, ax, title=f"{name}, {cfg['dataset']}, 20 clients{spans}")
             shown.append(name)
         except DatasetNotFoundError as err:
             mark_empty(ax, shows, f"not run: {err.name} absent")
