@@ -26,6 +26,13 @@ def test_measured_cold_times_are_summed_over_the_chosen_notebooks(tmp_path):
     assert estimate_minutes("p", prof, ["01_a", "02_b", "03_c"], [tmp_path])[0] == (120 + 600 + 30) / 60
     minutes, how = estimate_minutes("p", prof, ["02_b"], [tmp_path])
     assert minutes == 10.0 and "measured" in how and "abcdef1" in how
+    # a timing carried from an earlier regeneration (``previous``) is named at its own commit, not the newest's
+    _write(tmp_path / "m", "p", "quick", {"git_commit": "abcdef123", "started": "2026-11-21T10:00:00",
+                                          "notebooks": [_nb("01_a", 120.0, 2)],
+                                          "previous": [{**_nb("02_b", 600.0, 9), "git_commit": "0123456789"}]})
+    minutes, how = estimate_minutes("p", prof, ["01_a", "02_b"], [tmp_path / "m"])
+    assert minutes == 12.0 and how == ("measured: cold regenerations at abcdef1 2026-11-21 (1 notebook), "
+                                       "0123456 (1 notebook)")
     # a notebook never measured: the profile's budget instead
     assert estimate_minutes("p", prof, ["04_new"], [tmp_path]) == (60.0, estimate_minutes("p", prof, [], [])[1])
     text = estimate_text([("p", prof, [Path("02_b.ipynb")]), ("p", prof, [Path("04_new.ipynb")])], [tmp_path])

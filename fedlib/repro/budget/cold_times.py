@@ -52,12 +52,9 @@ def estimate_minutes(paper: str, profile, notebooks: Iterable[str], roots: Itera
         cold = cold_record(run) if run else None
         if cold is None:
             continue
-        times = {n["name"]: float(n["wall_time_s"]) for n in cold.get("previous", []) + cold.get("notebooks", [])
-                 if "wall_time_s" in n}
-        if all(n in times for n in names):
-            commit = str(run.get("git_commit", ""))[:7]
-            when = str(cold.get("started", ""))[:10]
-            return sum(times[n] for n in names) / 60, f"measured: cold regeneration at {commit or '?'} {when}".strip()
+        timed = {n["name"]: n for n in cold.get("previous", []) + cold.get("notebooks", []) if "wall_time_s" in n}
+        if all(n in timed for n in names):
+            return sum(float(timed[n]["wall_time_s"]) for n in names) / 60, _measured_at(timed, names, run, cold)
     for root in roots:  # no cold record of them: the last time each ran, with how much it trained
         run = read_record(Path(root) / paper / profile.name / "_run.json")
         if not run:
@@ -72,6 +69,20 @@ def estimate_minutes(paper: str, profile, notebooks: Iterable[str], roots: Itera
     if profile.budget_minutes is not None:
         return float(profile.budget_minutes), "the profile's budget for a full regeneration; not measured"
     return None, "no measurement, no budget"
+
+
+def _measured_at(timed: dict, names: list, run: dict, cold: dict) -> str:
+    """Where the timings summed were measured: each notebook's own commit (a timing carried from an earlier
+    regeneration, ``previous``, keeps its commit), counted per commit; the date of the newest."""
+    newest = str(run.get("git_commit", ""))[:7] or "?"
+    commits = [str(timed[n].get("git_commit") or "")[:7] or newest for n in names]
+    when = str(cold.get("started", ""))[:10]
+    if len(set(commits)) <= 1:
+        return f"measured: cold regeneration at {commits[0] if commits else newest} {when}".strip()
+    counts = {c: commits.count(c) for c in dict.fromkeys(commits)}
+    said = [f"{c}{' ' + when if c == newest and when else ''} ({k} notebook{'s' if k != 1 else ''})"
+            for c, k in counts.items()]
+    return "measured: cold regenerations at " + ", ".join(said)
 
 
 def estimate(plan: list[tuple[str, object, list[Path]]], roots: Iterable[Path]) -> tuple[str, float | None]:
