@@ -34,7 +34,8 @@ _LAZY = {
     "evaluate": "fedlib.repro.artefacts.claims", "findings": "fedlib.repro.artefacts.comparison_text",
     "table_cells": "fedlib.repro.budget.gate", "add_column_param": "fedlib.repro.verdict.compare",
     "gains": "fedlib.repro.verdict.compare", "summarize": "fedlib.repro.verdict.compare",
-    "winners": "fedlib.repro.verdict.compare",
+    "winners": "fedlib.repro.verdict.compare", "plot_gaps": "fedlib.repro.artefacts.gap_curves",
+    "gap_caption": "fedlib.repro.artefacts.gap_curves",
 }
 
 __all__ = ["PaperTable", "Study", "Option", "Options", "StudyResult", *_LAZY]

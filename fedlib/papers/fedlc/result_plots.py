@@ -13,6 +13,7 @@ import pandas as pd
 from ...repro.artefacts import figures as F
 from ...repro.verdict.compare import add_column_param
 from ...repro.artefacts.figure_rules import declare, label_cell
+from ...repro.artefacts.gap_curves import gap_caption, plot_gaps
 from ...repro.artefacts.not_run import short_reason
 from . import PAPER
 from ...repro.budget.gate import data_view
@@ -202,9 +203,10 @@ def profile_partitions(ctx, seed: int):
 
 def table_curve(ctx, comparison: pd.DataFrame, grid, table_id: str, param: str, x: str, *, title: str,
                 plot_title: str, panel: str = "column_group", source: str = "column", panel_text: str | None = None,
-                **plot):
+                gaps_to: str | None = None, **plot):
     """A table as curves: accuracy against one of its parameters (``param``, shown as ``x``),
-    ours against the paper's, one panel per ``panel`` (``panel_text``: one panel with this title)."""
+    ours against the paper's, one panel per ``panel`` (``panel_text``: one panel with this title); with
+    ``gaps_to`` (a method), also each method's gap to it (``<table>_gaps``: the band of curves drawn apart)."""
     frame = add_column_param(comparison, ctx.paper.table(table_id), param, x, source=source)
     if panel_text is not None:
         frame, panel = frame.assign(panel=panel_text), "panel"
@@ -212,6 +214,13 @@ def table_curve(ctx, comparison: pd.DataFrame, grid, table_id: str, param: str, 
     ctx.save_figure(fig, f"{table_id}_curve", experiment=table_id, title=title,
                     caption=f"{_OURS_VS_PAPER} {F.std_caption(F.seeds_of(frame))}".strip(),
                     datasets=grid.runs.dataset_used.dropna().unique())
+    if gaps_to is not None:
+        base = ctx.paper.method_label(gaps_to).replace(" (ours)", "")
+        gfig, gaps = plot_gaps(frame, x=x, baseline=gaps_to, panel=panel, paper=ctx.paper,
+                               title=f"{plot_title.split(':')[0]}: each method − {base}, paper (dashed) vs ours",
+                               **{k: v for k, v in plot.items() if k in ("x_label", "x_log", "panel_labels")})
+        ctx.save_figure(gfig, f"{table_id}_gaps", experiment=table_id, title=f"{title.split(':')[0]}: gaps to {base}",
+                        caption=gap_caption(gaps, base), datasets=grid.runs.dataset_used.dropna().unique())
     return fig
 
 

@@ -13,7 +13,7 @@ from .not_run import not_run_summary
 from .style import PALETTE, method_colors
 
 __all__ = ["plot_paper_vs_ours", "plot_histories", "heatmap_counts", "plot_effects", "seeds_of", "std_caption",
-           "not_run_summary"]
+           "not_run_summary", "suspect_rows", "stand_in_labels"]
 
 
 def _figure_key(fig, handles, labels) -> None:
@@ -142,7 +142,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
                     below = ax.transData + ScaledTranslation(0, -5 / 72, fig.dpi_scale_trans)
                     label_cell(ax, getattr(r, x), y, word, key=f"{m} @ {getattr(r, x)}", color=c, va="top",
                                transform=below)
-            for r in s[_suspect(s)].itertuples():
+            for r in s[suspect_rows(s)].itertuples():
                 label_cell(ax, getattr(r, x), r.paper_mean, "suspect", key=f"{m} @ {getattr(r, x)} (paper)",
                            text=" †", color=c, ha="left", va="center")
             if m not in shown:
@@ -156,7 +156,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
                        text=textwrap.fill("not run here: " + ", ".join(label_of(m) for m in unrun), chars),
                        ha="center", va="top")
         name = (panel_labels or {}).get(pv, str(pv))
-        used = _stand_in_labels(sub, paper)
+        used = stand_in_labels(sub, paper)
         if not ours_here:
             declare(ax, ours=False, stand_in=[])
             why = not_run_summary(sub["note"].dropna(), paper.dataset_label if paper is not None else None) \
@@ -239,7 +239,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     for text in merged:
         handles.append(Line2D([], [], ls="none"))
         labels.append(text)
-    if _suspect(df).any():
+    if suspect_rows(df).any():
         handles.append(Line2D([], [], ls="none"))
         labels.append("†: a paper value flagged as a probable typo")
     _figure_key(fig, handles, labels)
@@ -247,7 +247,7 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
     return fig
 
 
-def _suspect(frame):
+def suspect_rows(frame):
     """Rows whose paper value is flagged as a probable typo (``suspect`` text, or the status)."""
     import pandas as pd
 
@@ -266,7 +266,7 @@ def seeds_of(comparison) -> int:
     return int(comparison["n_seeds"].max())
 
 
-def _stand_in_labels(frame, paper) -> list[str]:
+def stand_in_labels(frame, paper) -> list[str]:
     """The labels of the datasets ``frame``'s cells ran on in place of the paper's."""
     if not {"dataset", "dataset_used"} <= set(frame):
         return []
