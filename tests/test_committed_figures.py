@@ -19,8 +19,8 @@ from fedlib.repro.artefacts.figure_rules import RULES
 REPO = Path(__file__).resolve().parents[1]
 
 _NO_RECORDS_FEDABC = ("FedABC's paper profile was trained before run records existed: it renders again only from "
-                      "the retraining under way for issue 49, whose records hold 30 of its 156 runs (≈ 7 CPU-h in all; "
-                      "regenerate --resume goes on from them)")
+                      "the retraining under way for issue 49, whose committed records (figures/fedabc/paper/_records.jsonl.gz) "
+                      "hold part of its 156 runs (≈ 7 CPU-h in all; regenerate --resume goes on from them)")
 _NO_RECORDS_LADDER = ("FedConcat's paper ladder was trained before run records existed (its 18 runs have no record): "
                       "it renders again only from a new training (91 min cold on 2 cores)")
 #: Outputs not rendered through the current rules yet, and why (see the module docstring).
