@@ -246,7 +246,7 @@ def fig6_before_after(ctx, start, per_class: pd.DataFrame):
             series[F._label(m, PAPER)] = d.set_index("class")[col]
             for xi, v in zip(x, d[col]):  # a bar too short to see: its value, upright within its own width
                 if v < 4:
-                    ax.text(xi, v + 0.5, f"{v:.1f}", rotation=90, ha="center", va="bottom", fontsize=6.5)
+                    ax.text(xi, v + 0.5, f"{v:.1f}", rotation=90, ha="center", va="bottom", fontsize=7)
         d = per_class[per_class.method == "fedavg"]
         ax.plot(d["class"], d.before, "k_", ms=14, mew=2, label="global model before")
         series["global model before"] = d.set_index("class").before
