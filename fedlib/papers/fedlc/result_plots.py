@@ -62,8 +62,9 @@ def calibration_bars(ctx, calib: dict, name: str = "calibration_variants_bars",
         notes = d.get("note", pd.Series("", index=d.index))
         for i, st in enumerate(d.get("status", pd.Series("ok", index=d.index))):
             if pd.isna(d.ours_mean.iloc[i]):  # why, in a few words: a GPU, an absent dataset, the profile
-                label_cell(ax, 0, i, "diverged" if st == "diverged" else
-                           short_reason(notes.iloc[i], ctx.profile.name), key=str(d.index[i]), ha="left", va="center")
+                label_cell(ax, 0, i, "diverged" if st == "diverged" else "not run", key=str(d.index[i]),
+                           text=None if st == "diverged" else short_reason(notes.iloc[i], ctx.profile.name),
+                           ha="left", va="center")
         ax.axvline(d.loc[plot.label[plot.variant == "fedavg"].iloc[0], "ours_mean"], color="k", ls="--", lw=0.8,
                    label="FedAvg (ours)")
         ax.set_yticks(range(len(d)), d.index if ax is axes[0][0] else [""] * len(d))
