@@ -283,3 +283,33 @@ def test_a_stopped_regenerations_records_are_set_aside_for_the_next_one(tmp_path
     records.append(plain, [b])
     assert records.set_aside_stopped(folder) == 2
     assert not plain.exists() and set(records.read(folder / records.STOPPED_RECORDS)) == {a["id"], b["id"]}
+
+
+#: Committed folders whose records hold runs of one method and model under more than one training-code version
+#: (2026-11-29, `python -m fedlib.repro.run.records versions figures/<paper>/<profile>`): the seeds `decide` added
+#: were trained at later commits than the tables' first seeds, and no carry proved the codes equal (FedLC's quick
+#: FedAvg retrained at the current code gives 0.0-0.45 pp other values).  They leave this list when retrained
+#: whole at one code (`regenerate --profile P --paper X`) or carried; the list may only shrink.
+MIXED_CODE = {"figures/fedabc/quick", "figures/fedconcat/quick", "figures/fedic/quick", "figures/fedlc/paper",
+              "figures/fedlc/quick"}
+
+
+def test_code_versions_counts_each_method_and_models_versions():
+    cfg = {**TINY, "method": "fedavg", "model": "logreg"}
+    recs = {"a": {"config": {**cfg, "seed": 0}, "code_version": "v1"},
+            "b": {"config": {**cfg, "seed": 1}, "code_version": "v2"},
+            "c": {"config": {**cfg, "method": "fedprox", "seed": 0}, "code_version": "v3"}}
+    found = records.code_versions(recs)
+    assert sorted(found.values(), key=len) == [{"v3": 1}, {"v1": 1, "v2": 1}]
+
+
+def test_a_committed_folder_mixes_code_versions_only_where_listed():
+    import glob
+
+    folders = {os.path.relpath(os.path.dirname(p), REPO)
+               for p in glob.glob(str(REPO / "figures" / "*" / "*" / records.RECORDS_FILE))
+               if "/smoke" not in p}
+    mixed = {f for f in folders if any(len(v) > 1 for v in records.code_versions(
+        records.read(REPO / f / records.RECORDS_FILE)).values())}
+    assert mixed <= MIXED_CODE, f"records of two training codes in one folder: {sorted(mixed - MIXED_CODE)}"
+    assert not MIXED_CODE - mixed, f"one code now: take {sorted(MIXED_CODE - mixed)} off MIXED_CODE"

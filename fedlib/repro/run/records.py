@@ -41,7 +41,7 @@ from typing import Iterable
 from ...store import Store
 
 __all__ = ["RECORDS_ENV", "MODE_ENV", "RESUME_ENV", "RECORDS_FILE", "PLAIN_RECORDS", "STOPPED_RECORDS", "FINISHED", "MissingRecords",
-           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
+           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "code_versions", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
            "write_plain", "write_compressed"]
 
 RECORDS_ENV = "FEDLIB_RECORDS"
@@ -296,6 +296,20 @@ def write_compressed(path: str | os.PathLike, records: Iterable[dict]) -> None:
     os.replace(tmp, path)
 
 
+def code_versions(records: dict[str, dict]) -> dict[tuple[str, ...], dict[str, int]]:
+    """The code versions ``records`` hold per set of per-run modules (:func:`fedlib.store.run_modules`: a method
+    and its model), each with its count.  A set with two versions mixes runs of two training codes in one folder,
+    unless a carry proved them equal (``python -m fedlib.repro.carry``); one version a set is one code."""
+    from ...config import Config
+    from ...store import run_modules
+
+    out: dict[tuple[str, ...], dict[str, int]] = {}
+    for rec in records.values():
+        held = out.setdefault(run_modules(Config.from_dict(rec["config"])), {})
+        held[rec.get("code_version")] = held.get(rec.get("code_version"), 0) + 1
+    return out
+
+
 class ReadOnlyStore(Store):
     """A store that answers what it holds and refuses to train (``read`` mode): :meth:`claim`, the step before
     training a key it lacks, raises :class:`NeedsTraining`."""
@@ -312,7 +326,18 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     f = sub.add_parser("fold", help="fold a regeneration's finished runs into the committed records file")
     f.add_argument("folder", help="figures/<paper>/<profile>")
+    v = sub.add_parser("versions", help="the training-code versions a folder's records hold, per method and model")
+    v.add_argument("folder", help="figures/<paper>/<profile>")
     a = ap.parse_args(argv)
+    if a.command == "versions":
+        found = code_versions(read(Path(a.folder) / RECORDS_FILE))
+        for modules, held in sorted(found.items()):
+            name = ", ".join(Path(m).stem for m in modules) or "the core"
+            print(f"{name}: " + ", ".join(f"{v} ({k} runs)" for v, k in held.items())
+                  + (f"  <- {len(held)} codes: retrain, or carry" if len(held) > 1 else ""))
+        mixed = sum(len(h) > 1 for h in found.values())
+        print(f"{mixed} of {len(found)} method/model sets mix code versions")
+        return 1 if mixed else 0
     n = fold(a.folder)
     print(f"{Path(a.folder) / RECORDS_FILE}: {n} records")
     return 0
