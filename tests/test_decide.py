@@ -378,3 +378,19 @@ def test_a_study_of_a_tables_cells_reads_the_seeds_decide_added_to_them():
     assert all(c["config"]["rounds"] == 2 and c["row"] == "a" for c in extra["added"])
     assert cells[0]["config"] == {"method": "fedic", "rounds": 2}  # the gate's answer is never edited
     assert with_decided(cells, decided, seeds=(0, 1, 2)) == []
+
+
+def test_a_ladder_row_says_the_seeds_it_wants_at_every_rung_and_their_cost(tmp_path):
+    """A ladder's seeds are its declaration's (cpu_seeds), not a table's cells: decide cannot train them, so
+    its dry run says what to change and what the added seeds cost, from the rungs that ran (their est_cpu_min is
+    over the seeds they have)."""
+    from fedlib.repro.artefacts.decision import ladder_need
+
+    (tmp_path / "p" / "paper").mkdir(parents=True)
+    pd.DataFrame({"rung": [0, 1, 2], "est_cpu_min": [6.0, 30.0, 600.0],
+                  "runs_here": [True, True, False]}).to_csv(tmp_path / "p" / "paper" / "budget_ladder.csv", index=False)
+    row = {"scale": "ladder paper", "decide": "5 seeds (3 now) at the measured paired std 1.93"}
+    text = ladder_need("p", row, tmp_path)
+    hours = (6.0 + 30.0) / 3 * 2 / 60  # per seed over the rungs that ran, times the 2 added seeds
+    assert f"≈ {hours:.1f} CPU-h" in text and "cpu_seeds = 5" in text and "2 rungs that ran" in text
+    assert "its seeds are the ladder's" in ladder_need("p", {**row, "decide": ""}, tmp_path)

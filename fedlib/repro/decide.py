@@ -41,7 +41,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .artefacts.decision import PLANNED_RULES, Decision, describe, held_seeds, is_inconclusive, order, plan
+from .artefacts.decision import (PLANNED_RULES, Decision, describe, held_seeds, is_inconclusive, ladder_need, order,
+                                 plan)
 
 __all__ = ["main", "select", "unplanned", "train", "declare", "render", "render_gpu", "decide"]
 
@@ -81,11 +82,11 @@ def select(targets: list[str], *, everything: bool, root: Path) -> tuple[list[De
         frame = evaluate(paper, root)
         planned = [d for d in plan(paper, frame, root) if claims is None or d.claim in claims]
         decisions += planned
-        rest += [u for u in unplanned(paper, frame, planned) if claims is None or u["claim"] in claims]
+        rest += [u for u in unplanned(paper, frame, planned, root) if claims is None or u["claim"] in claims]
     return order(decisions), rest
 
 
-def unplanned(paper: str, frame: pd.DataFrame, planned: list[Decision]) -> list[dict]:
+def unplanned(paper: str, frame: pd.DataFrame, planned: list[Decision], root: Path) -> list[dict]:
     """The inconclusive rows of ``frame`` without a decision in ``planned``, each with why."""
     done = {(d.claim, d.part, d.scale) for d in planned}
     out = []
@@ -95,8 +96,7 @@ def unplanned(paper: str, frame: pd.DataFrame, planned: list[Decision]) -> list[
         if not is_inconclusive(row) or (row["claim"], part, row["scale"]) in done:
             continue
         kind = "ladder" if str(row["scale"]).startswith("ladder") else row.get("rule")
-        why = ("a ladder row: its seeds are the ladder's (fedlib.repro.budget.ladder.ladder_seeds: one on quick, "
-               "cpu_seeds of fedlib/papers/<paper>/budget.py on a CPU)" if kind == "ladder" else
+        why = (ladder_need(paper, row, root) if kind == "ladder" else
                "a ranking row over ≥ 2 seeds: τ's p-value has no closed form in the seeds; more seeds of every row"
                if kind == "ranking" else f"a {kind} row: no rule of the plan" if kind not in PLANNED_RULES else
                "its cells are not in a paper table at this scale (a figure's study, or not configured there)")

@@ -104,6 +104,8 @@ WHY = (
     "interval of [−6.8, +2.8] pp that holds both 0 and the paper's +5.40 ± 4.74, so the verdict is inconclusive. "
     "The gain of the quick scale (4 seeds, 0.16 % of the budget: +7.99 pp, paired interval [+5.20, +10.79], "
     "which alone would read reproduced) comes while FedAvg is far from converged (34.9 % at the lowest rung). "
-    "Two more seeds at the top rung would decide it at the measured spread (5 in all: ``cpu_seeds`` of "
-    "fedlib/papers/fedconcat/budget.py, ≈ 4.4 CPU-h at 133 CPU-min a seed), as would the paper's own budget on a GPU."
+    "Two more seeds at every rung would decide it at the measured spread (5 in all: ``cpu_seeds`` of "
+    "fedlib/papers/fedconcat/budget.py); the ladder's 18 runs predate run records, so that is a new training of its "
+    "30 runs, ≈ 4.1 CPU-h on one core (44 CPU-min a seed at the top rung). The paper's own budget on a GPU would "
+    "decide it too."
 )

@@ -43,7 +43,8 @@ from ..verdict.claims import seeds_to_decide
 from .decision_record import Decision, describe, order
 from .decision_seeds import cell_seeds, held_seeds, number, predates_seeds, profile_of, recorded_seeds
 
-__all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "cell_seeds", "held_seeds",
+__all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "ladder_need", "cell_seeds",
+           "held_seeds",
            "recorded_seeds", "PLANNED_RULES", "MIN_SEEDS"]
 
 #: Rules whose rows are planned by seeds of their cells: a gap, a row best against its rivals, an order on one seed.
@@ -330,3 +331,23 @@ def gpu_entries(papers=None, root: str | Path | None = None) -> list[dict]:
     decisions = [d for p in papers or all_papers() for d in plan(p, root=root) if d.device == "cuda" and d.seeds]
     return [{"kind": "cell", "paper": d.paper, "table": d.table, "rows": list(d.rows), "columns": list(d.columns),
              "seeds": list(d.seeds)} for d in order(decisions)]
+
+
+def ladder_need(paper: str, row: dict, root: str | Path) -> str:
+    """What would decide an inconclusive ladder row, in words: the seeds its gap wants at the measured paired
+    spread (the ledger's ``decide``), added at every rung that ran by raising ``cpu_seeds`` in the paper's
+    ``budget.py``, and what they cost from the ladder's ``est_cpu_min`` (its seeds' runs on one core)."""
+    import re
+
+    m = re.search(r"(\d+) seeds \((\d+) now\)", str(row.get("decide") or ""))
+    path = Path(root) / paper / str(row["scale"]).removeprefix("ladder ") / "budget_ladder.csv"
+    if m is None or not path.exists():
+        return ("a ladder row: its seeds are the ladder's (fedlib.repro.budget.ladder.ladder_seeds: one on quick, "
+                "cpu_seeds of fedlib/papers/<paper>/budget.py on a CPU)")
+    want, have = int(m.group(1)), int(m.group(2))
+    rungs = pd.read_csv(path)
+    ran = rungs[rungs.runs_here.astype(str) == "True"]
+    minutes = pd.to_numeric(ran.est_cpu_min, errors="coerce").sum() / max(have, 1) * (want - have)
+    return (f"a ladder row: {want} seeds ({have} now) at each of its {len(ran)} rungs that ran: cpu_seeds = {want} in "
+            f"fedlib/papers/{paper}/budget.py, then its ladder again with --resume (the runs its records lack); "
+            f"the {want - have} added seeds ≈ {minutes / 60:.1f} CPU-h on one core (budget_ladder.csv's est_cpu_min)")
