@@ -70,7 +70,7 @@ def regenerate(root: Path | None = None, readme: Path | None = None, figures: bo
         if figures:
             from .artefacts.headline import headline_figure
 
-            headline_figure(paper, root)
+            headline_figure(paper, root, frames[paper])
     readme = Path(readme) if readme is not None else root.parent / "README.md"
     if readme.exists() and set(frames) == set(papers()):  # a figures root outside a checkout has no README beside it
         update_readme(readme_block(frames), readme)

@@ -46,8 +46,23 @@ def _distinct(panels: list, q, columns: list) -> list:
     return out
 
 
-def headline_figure(paper: str, figures_root: str | Path):
-    """Draw and save ``paper``'s headline figure; returns the saved paths (None: no scale of ours holds its table)."""
+def _decided_elsewhere(frame, drawn: list[str]) -> list[str]:
+    """The headline's parts whose best scale (the ledger's, :func:`.claims_text.best_rows`) is not a panel of the
+    figure (a budget ladder's rung, say), each as one line: where the ledger decides it, ours and the verdict."""
+    from .claims_text import best_rows, ours_text
+
+    if frame is None:
+        return []
+    best = best_rows(frame)
+    best = best[(best.claim == "headline") & (best.verdict != "not tested") & ~best.scale.isin(drawn)]
+    return [f"{r.part or 'headline'}: the ledger decides it at {r.scale} scale ({r.dataset_used}, "
+            f"{100 * r.budget_share:.3g} % of the paper's budget): {ours_text(r)}, {r.verdict}" for r in best.itertuples()]
+
+
+def headline_figure(paper: str, figures_root: str | Path, ledger=None):
+    """Draw and save ``paper``'s headline figure; returns the saved paths (None: no scale of ours holds its table).
+    ``ledger``: the paper's claims ledger (:func:`.claims.evaluate`), to name under the panels a best scale that
+    is none of them."""
     import matplotlib.pyplot as plt
 
     from ..spec.paper import get_paper
@@ -125,6 +140,10 @@ def headline_figure(paper: str, figures_root: str | Path):
     axes[-1, 0].set_xticklabels([table.column(c).label for c in columns], rotation=35, ha="right", fontsize=7)
     fig.suptitle(f"{pp.title}: {name}, ours against the paper's, per column of {table.id}", fontsize=9)
     fig.tight_layout()
+    elsewhere = _decided_elsewhere(ledger, [s for s, _ in panels])
+    if elsewhere:  # the verdict the README gives comes from no panel here: said under them, in the figure
+        fig.text(0.01, -0.06, "\n".join(elsewhere), ha="left", va="top", fontsize=8, color="firebrick",
+                 transform=fig.transFigure)
     over = "; ".join(f"{scale}: std over {n} seeds" + (", of the per-seed differences" if paired else "")
                      + (" where a column has them (n under each value; none on a one-seed column)" if lo < n else "")
                      for scale, n, paired, lo in seeds_text)
