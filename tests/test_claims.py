@@ -497,3 +497,21 @@ def test_the_headline_draws_each_columns_own_seeds(tmp_path, monkeypatch):
     assert label == "ours, quick (1–4 seeds: n under each value)"
     assert "std over 4 seeds" in kw["caption"] and "1 seed" not in label
     plt.close(fig)
+
+
+def test_a_headline_decided_at_a_scale_the_figure_has_no_panel_for_is_named_under_it():
+    """FedConcat's headline is decided at its budget ladder's top rung, which the headline figure (one panel a
+    table scale) does not draw: the figure names it, with ours and the verdict; a drawn scale is not repeated."""
+    from fedlib.repro.artefacts.headline import _decided_elsewhere
+
+    frame = pd.DataFrame([
+        {"claim": "headline", "part": "FMNIST #C=2", "scale": "quick", "verdict": "reproduced", "ours": 7.99,
+         "ours_std": 1.75, "n_seeds": 4, "paired": True, "budget_share": 0.0016, "dataset_used": "FMNIST",
+         "on_paper_data": True},
+        {"claim": "headline", "part": "FMNIST #C=2", "scale": "ladder paper", "verdict": "inconclusive",
+         "ours": -2.02, "ours_std": 1.93, "n_seeds": 3, "paired": True, "budget_share": 0.156,
+         "dataset_used": "FMNIST", "on_paper_data": True}])
+    said = _decided_elsewhere(frame, ["quick", "paper"])
+    assert said == ["FMNIST #C=2: the ledger decides it at ladder paper scale (FMNIST, 15.6 % of the paper's "
+                    "budget): -2.02 ± 1.93 (3 seeds, paired), inconclusive"]
+    assert _decided_elsewhere(frame, ["quick", "ladder paper"]) == [] and _decided_elsewhere(None, []) == []
