@@ -15,7 +15,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from .figure_rules import declare, label_cell, std_caption
+from .figure_rules import declare, label_cell, merge_coinciding, std_caption
 from .figures import stand_in_labels, suspect_rows
 from .style import method_colors
 
@@ -86,7 +86,7 @@ def plot_gaps(comparison: pd.DataFrame, *, x: str, baseline: str, panel: str = "
     order = list(paper.method_order) if paper is not None else []
     colors = method_colors(order, list(dict.fromkeys(gaps.method)))
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False)
-    handles = {}
+    handles, names = {}, {}
     for ax, pv in zip(axes[0], panels):
         sub = gaps[gaps[panel] == pv].sort_values(x)
         ours_here = sub.ours_gap.notna().any()
@@ -97,6 +97,7 @@ def plot_gaps(comparison: pd.DataFrame, *, x: str, baseline: str, panel: str = "
                 bars = ax.errorbar(s[x], s.ours_gap, yerr=None if err.isna().all() else err, color=c, marker="o",
                                    lw=1.6, ms=4, capsize=2)
                 handles.setdefault(f"{label(m)} (ours)", bars.lines[0])
+                names[bars.lines[0]] = f"{label(m)} (ours)"
                 for r in s[s.ours_gap.isna()].itertuples():  # a point of the paper's with none of ours beside it
                     if pd.notna(r.paper_gap):
                         label_cell(ax, getattr(r, x), r.paper_gap, "not run", key=f"{m} @ {getattr(r, x)}", color=c,
@@ -104,6 +105,7 @@ def plot_gaps(comparison: pd.DataFrame, *, x: str, baseline: str, panel: str = "
             if s.paper_gap.notna().any():
                 line, = ax.plot(s[x], s.paper_gap, color=c, ls="--", marker="o", mfc="none", lw=1, ms=4)
                 handles.setdefault(f"{label(m)} (paper)", line)
+                names[line] = f"{label(m)} (paper)"
         ax.axhline(0, color="0.3", lw=0.7, zorder=0.5)
         name = (panel_labels or {}).get(pv, str(pv))
         if not ours_here:
@@ -121,16 +123,20 @@ def plot_gaps(comparison: pd.DataFrame, *, x: str, baseline: str, panel: str = "
         ticks = sorted(float(v) for v in sub[x].dropna().unique())
         ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
         ax.minorticks_off()
-    if suspect_rows(comparison).any():  # said in the key: a gap the paper's table would give is missing on purpose
-        from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D
 
-        handles["the paper's gaps from a value flagged as a probable typo (†): left out"] = Line2D([], [], ls="none")
     axes[0][0].set_ylabel(ylabel or f"method − {label(baseline)} (pp)")
-    fig.legend(list(handles.values()), list(handles), loc="upper center", bbox_to_anchor=(0.5, 0.0),
-               ncol=min(4, len(handles)), fontsize=8)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout()  # the final geometry, where lines drawn as one are found: one key entry "A = B" each
+    for ax in axes[0]:
+        where = ax.get_title().split("\n")[0]
+        for text in merge_coinciding(ax, {ln: n for ln, n in names.items() if ln.axes is ax}):
+            handles.setdefault(f"{where}: {text}", Line2D([], [], ls="none"))
+    if suspect_rows(comparison).any():  # said in the key: a gap the paper's table would give is missing on purpose
+        handles["the paper's gaps from a value flagged as a probable typo (†): left out"] = Line2D([], [], ls="none")
+    fig.legend(list(handles.values()), list(handles), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=min(4, len(handles)), fontsize=8)
     return fig, gaps
 
 
