@@ -140,7 +140,7 @@ def headline_figure(paper: str, figures_root: str | Path, ledger=None):
     axes[-1, 0].set_xticklabels([table.column(c).label for c in columns], rotation=35, ha="right", fontsize=7)
     fig.suptitle(f"{pp.title}: {name}, ours against the paper's, per column of {table.id}", fontsize=9)
     fig.tight_layout()
-    elsewhere = _decided_elsewhere(ledger, [s for s, _ in panels])
+    elsewhere = _decided_elsewhere(ledger, [x for s, _ in panels for x in s.split(" = ")])  # "paper = GPU": both
     if elsewhere:  # the verdict the README gives comes from no panel here: said under them, in the figure
         fig.text(0.01, -0.06, "\n".join(elsewhere), ha="left", va="top", fontsize=8, color="firebrick",
                  transform=fig.transFigure)
