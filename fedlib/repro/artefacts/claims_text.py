@@ -250,7 +250,8 @@ def readme_block(frames: dict[str, pd.DataFrame]) -> str:
 
     lines = [BEGIN, "## What reproduces", "", _wrap(
              "Each paper's claims, quoted, one verdict per quantity at its best scale (the paper's own data first, "
-             "then evidence over 2 or more seeds, then the largest budget): **reproduced**, **partly** (the effect beyond the "
+             "then evidence over 2 or more seeds, then the largest budget): **reproduced**, **partly** (the effect "
+             "beyond the "
              "noise, its size ruled out), **not reproduced**, **inconclusive** (the evidence ran and cannot tell; "
              "the row says what would decide it) or **not tested**. One rule decides them all: our 95 % interval "
              "over seeds, measured on the cells themselves, against no effect and the paper's value "

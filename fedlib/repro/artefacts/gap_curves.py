@@ -146,4 +146,5 @@ def gap_caption(gaps: pd.DataFrame, baseline_label: str) -> str:
     some = " where two or more pair; some points over fewer" if len(gaps) and gaps.n_seeds.min() < n else ""
     return (f"Each method − {baseline_label}. Ours (solid): the mean of the per-seed differences (a seed gives both "
             f"the same split and initialization); the paper (dashed): the difference of its printed means. "
-            + (f"{std_caption(n).rstrip('.')}, of the per-seed differences{some}." if n >= 2 else "One seed: no error bars."))
+            + (f"{std_caption(n).rstrip('.')}, of the per-seed differences{some}." if n >= 2
+               else "One seed: no error bars."))

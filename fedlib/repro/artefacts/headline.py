@@ -56,7 +56,8 @@ def _decided_elsewhere(frame, drawn: list[str]) -> list[str]:
     best = best_rows(frame)
     best = best[(best.claim == "headline") & (best.verdict != "not tested") & ~best.scale.isin(drawn)]
     return [f"{r.part or 'headline'}: the ledger decides it at {r.scale} scale ({r.dataset_used}, "
-            f"{100 * r.budget_share:.3g} % of the paper's budget): {ours_text(r)}, {r.verdict}" for r in best.itertuples()]
+            f"{100 * r.budget_share:.3g} % of the paper's budget): {ours_text(r)}, {r.verdict}"
+            for r in best.itertuples()]
 
 
 def headline_figure(paper: str, figures_root: str | Path, ledger=None):
