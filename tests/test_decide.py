@@ -4,6 +4,7 @@ two runs of a smoke table in a temporary figures root."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -394,3 +395,16 @@ def test_a_ladder_row_says_the_seeds_it_wants_at_every_rung_and_their_cost(tmp_p
     hours = (6.0 + 30.0) / 3 * 2 / 60  # per seed over the rungs that ran, times the 2 added seeds
     assert f"≈ {hours:.1f} CPU-h" in text and "cpu_seeds = 5" in text and "2 rungs that ran" in text
     assert "its seeds are the ladder's" in ladder_need("p", {**row, "decide": ""}, tmp_path)
+
+
+def test_a_regenerating_table_whose_records_hold_every_run_says_to_render_it():
+    """FedABC's paper Table 1 (2026-11-29): its CSV predates per-seed values (1 seed read) while its records hold
+    all 3 seeds of the cells a claim needs; the plan read "1 seeds … already, enough to decide it"."""
+    from fedlib.repro.artefacts.decision_record import Decision, describe
+
+    d = Decision("fedabc", "table1-best", "", "paper", "paper", "table1", ("fedabc",), ("mnist_dir0.1",), have=1,
+                 target=3, seeds=(1, 2), runs=0, cpu_hours=0.0, gpu_hours=None, device="cpu", sd=None,
+                 estimate=False, why="", recorded=108, planned=108)
+    assert describe(d) == ("3 seeds of 1 cell of table1 at paper scale: every run is in the committed records (108); "
+                           "render the table from them (regenerate --render records), then the claims")
+    assert "already, enough to decide it" in describe(dataclasses.replace(d, planned=None, recorded=None))

@@ -55,6 +55,9 @@ def describe(d: Decision) -> str:
     where = f"{cells} cell{'s' if cells != 1 else ''} of {d.table} at {d.scale} scale"
     if d.target is None:
         return f"not decidable within 50 seeds at the measured spread ({d.have} seeds of {where})"
+    if not d.runs and d.planned is not None:  # a table regenerating: its records hold every run the decision needs
+        return (f"{d.target} seeds of {where}: every run is in the committed records ({d.recorded}); render the "
+                "table from them (regenerate --render records), then the claims")
     if not d.runs:
         return f"{d.have} seeds of {where} already, enough to decide it: render the claims again"
     cost = _hours(d.gpu_hours, "GPU") if d.device == "cuda" else _hours(d.cpu_hours, "CPU")
