@@ -390,11 +390,14 @@ def test_a_ladder_row_says_the_seeds_it_wants_at_every_rung_and_their_cost(tmp_p
     (tmp_path / "p" / "paper").mkdir(parents=True)
     pd.DataFrame({"rung": [0, 1, 2], "est_cpu_min": [6.0, 30.0, 600.0],
                   "runs_here": [True, True, False]}).to_csv(tmp_path / "p" / "paper" / "budget_ladder.csv", index=False)
-    row = {"scale": "ladder paper", "decide": "5 seeds (3 now) at the measured paired std 1.93"}
+    # FedConcat's headline on its ladder: −2.02 ± 1.93 paired over 3 seeds against +5.40 ± 4.74: 5 seeds decide
+    row = {"scale": "ladder paper", "ours": -2.02, "ours_std": 1.93, "n_seeds": 3, "paired": True, "paper": 5.40,
+           "margin": 4.74}
+    assert seeds_to_decide(-2.02, 1.93, 5.40, 4.74) == 5
     text = ladder_need("p", row, tmp_path)
     hours = (6.0 + 30.0) / 3 * 2 / 60  # per seed over the rungs that ran, times the 2 added seeds
     assert f"≈ {hours:.1f} CPU-h" in text and "cpu_seeds = 5" in text and "2 rungs that ran" in text
-    assert "its seeds are the ladder's" in ladder_need("p", {**row, "decide": ""}, tmp_path)
+    assert "its seeds are the ladder's" in ladder_need("p", {**row, "n_seeds": 1}, tmp_path)  # no spread of its own
 
 
 def test_a_regenerating_table_whose_records_hold_every_run_says_to_render_it():

@@ -44,8 +44,7 @@ from .decision_record import Decision, describe, order
 from .decision_seeds import cell_seeds, held_seeds, number, predates_seeds, profile_of, recorded_seeds
 
 __all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "ladder_need", "cell_seeds",
-           "held_seeds",
-           "recorded_seeds", "PLANNED_RULES", "MIN_SEEDS"]
+           "held_seeds", "recorded_seeds", "PLANNED_RULES", "MIN_SEEDS"]
 
 #: Rules whose rows are planned by seeds of their cells: a gap, a row best against its rivals, an order on one seed.
 PLANNED_RULES = ("sign", "size", "best", "ranking")
@@ -335,16 +334,18 @@ def gpu_entries(papers=None, root: str | Path | None = None) -> list[dict]:
 
 def ladder_need(paper: str, row: dict, root: str | Path) -> str:
     """What would decide an inconclusive ladder row, in words: the seeds its gap wants at the measured paired
-    spread (the ledger's ``decide``), added at every rung that ran by raising ``cpu_seeds`` in the paper's
-    ``budget.py``, and what they cost from the ladder's ``est_cpu_min`` (its seeds' runs on one core)."""
-    import re
-
-    m = re.search(r"(\d+) seeds \((\d+) now\)", str(row.get("decide") or ""))
+    spread (:func:`fedlib.repro.verdict.claims.seeds_to_decide`, as the ledger's ``decide`` says), added at every
+    rung that ran by raising ``cpu_seeds`` in the paper's ``budget.py``, and what they cost from the ladder's
+    ``est_cpu_min`` (its seeds' runs on one core)."""
+    ours, sd, gap = number(row.get("ours")), number(row.get("ours_std")), number(row.get("paper"))
+    have = int(number(row.get("n_seeds")) or 0)
+    paired = row.get("paired") in (True, "True", 1.0)
+    want = seeds_to_decide(ours, sd, gap, number(row.get("margin")) or 0.0) \
+        if paired and have >= 2 and None not in (ours, sd, gap) else None
     path = Path(root) / paper / str(row["scale"]).removeprefix("ladder ") / "budget_ladder.csv"
-    if m is None or not path.exists():
+    if want is None or not path.exists():
         return ("a ladder row: its seeds are the ladder's (fedlib.repro.budget.ladder.ladder_seeds: one on quick, "
                 "cpu_seeds of fedlib/papers/<paper>/budget.py on a CPU)")
-    want, have = int(m.group(1)), int(m.group(2))
     rungs = pd.read_csv(path)
     ran = rungs[rungs.runs_here.astype(str) == "True"]
     minutes = pd.to_numeric(ran.est_cpu_min, errors="coerce").sum() / max(have, 1) * (want - have)
