@@ -10,29 +10,21 @@ are two or more; the paper's is the difference of its printed means.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
 from .figure_rules import declare, label_cell, merge_coinciding, std_caption
 from .figures import stand_in_labels, suspect_rows
 from .style import method_colors
+from .tables import parse_seeds
 
 __all__ = ["gap_frame", "plot_gaps", "gap_caption"]
-
-
-def _seed_values(text) -> dict[int, float]:
-    try:
-        return {int(k): float(v) for k, v in json.loads(text).items() if v is not None and np.isfinite(float(v))}
-    except (TypeError, ValueError):
-        return {}
 
 
 def _ours_gap(a: pd.Series, b: pd.Series) -> tuple[float, float, int]:
     """``(gap, std, n)`` of cell ``a`` minus cell ``b``: paired over their common seeds where both keep each seed's
     value (``ours_seeds``), else the difference of their means (std NaN, n 1 or 0 where either is missing)."""
-    sa, sb = _seed_values(a.get("ours_seeds")), _seed_values(b.get("ours_seeds"))
+    sa, sb = parse_seeds(a.get("ours_seeds")), parse_seeds(b.get("ours_seeds"))  # finite: seeds_text writes no NaN
     common = sorted(set(sa) & set(sb))
     if common:
         d = np.array([sa[s] - sb[s] for s in common])
