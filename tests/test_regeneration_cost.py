@@ -33,6 +33,8 @@ def test_measured_cold_times_are_summed_over_the_chosen_notebooks(tmp_path):
     minutes, how = estimate_minutes("p", prof, ["01_a", "02_b"], [tmp_path / "m"])
     assert minutes == 12.0 and how == ("measured: cold regenerations at abcdef1 2026-11-21 (1 notebook), "
                                        "0123456 (1 notebook)")
+    # every timing summed is an earlier one: named at its commit, without the newer record's date
+    assert estimate_minutes("p", prof, ["02_b"], [tmp_path / "m"])[1] == "measured: cold regeneration at 0123456"
     # a notebook never measured: the profile's budget instead
     assert estimate_minutes("p", prof, ["04_new"], [tmp_path]) == (60.0, estimate_minutes("p", prof, [], [])[1])
     text = estimate_text([("p", prof, [Path("02_b.ipynb")]), ("p", prof, [Path("04_new.ipynb")])], [tmp_path])

@@ -77,11 +77,12 @@ def _measured_at(timed: dict, names: list, run: dict, cold: dict) -> str:
     newest = str(run.get("git_commit", ""))[:7] or "?"
     commits = [str(timed[n].get("git_commit") or "")[:7] or newest for n in names]
     when = str(cold.get("started", ""))[:10]
+    dated = {newest: f" {when}" if when else ""}  # the record's date is its own commit's, not an earlier timing's
     if len(set(commits)) <= 1:
-        return f"measured: cold regeneration at {commits[0] if commits else newest} {when}".strip()
+        only = commits[0] if commits else newest
+        return f"measured: cold regeneration at {only}{dated.get(only, '')}"
     counts = {c: commits.count(c) for c in dict.fromkeys(commits)}
-    said = [f"{c}{' ' + when if c == newest and when else ''} ({k} notebook{'s' if k != 1 else ''})"
-            for c, k in counts.items()]
+    said = [f"{c}{dated.get(c, '')} ({k} notebook{'s' if k != 1 else ''})" for c, k in counts.items()]
     return "measured: cold regenerations at " + ", ".join(said)
 
 
