@@ -41,7 +41,8 @@ import pandas as pd
 
 from ..verdict.claims import seeds_to_decide
 from .decision_record import Decision, describe, order
-from .decision_seeds import cell_seeds, held_seeds, number, predates_seeds, profile_of, recorded_seeds
+from .claim_evidence import num
+from .decision_seeds import cell_seeds, held_seeds, predates_seeds, profile_of, recorded_seeds
 
 __all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "ladder_need", "cell_seeds",
            "held_seeds", "recorded_seeds", "PLANNED_RULES", "MIN_SEEDS"]
@@ -64,7 +65,7 @@ def _spread_estimate(root: Path, pp, profile: str, table: str, q, cells) -> tupl
         s2s = json.loads(path.read_text()).get("seed_to_seed", {}).get("tables", {}).get(table, {})
     except (OSError, json.JSONDecodeError):
         s2s = {}
-    if number(s2s.get("max_gain_std")) is not None:
+    if num(s2s.get("max_gain_std")) is not None:
         return float(s2s["max_gain_std"]), (f"the std of {table}'s headline gain over seeds {s2s.get('seeds')} "
                                             f"({profile}/_spread.json)")
     csv = root / profile / f"{table}.csv"
@@ -73,7 +74,7 @@ def _spread_estimate(root: Path, pp, profile: str, table: str, q, cells) -> tupl
         stds = []
         for col in cells:
             pair = frame[(frame.column == col) & frame.row.isin((q.method, q.baseline))]
-            vals = [number(v) for v in pair.get("paper_std", [])]
+            vals = [num(v) for v in pair.get("paper_std", [])]
             if len(vals) == 2 and None not in vals:
                 stds.append(math.hypot(*vals))
         if stds:
@@ -90,7 +91,7 @@ def _run_seconds(pp, profile: str, cfg: dict, recorded: dict, seeds, gpu: bool) 
     if not gpu:
         times = [recorded[i]["result"].get("wall_time_s") for i in
                  (record_id(identity({**cfg, "seed": int(s)})) for s in seeds) if i in recorded]
-        times = [t for t in times if number(t) is not None]
+        times = [t for t in times if num(t) is not None]
         if times:
             return sum(times) / len(times), f"{profile}/_records.jsonl.gz wall_time_s"
     cost = pp.profile("paper").cost
@@ -165,8 +166,8 @@ def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, r
 def _gap_need(row: dict, have: int, est) -> tuple[int | None, float | None, bool, str]:
     """``(seeds, sd, estimate, source)`` for a gap row: the closed form at the row's paired std, or with fewer
     than 2 seeds at the planning estimate ``est()`` (``(sd, where)``)."""
-    ours, paper, sd = number(row.get("ours")), number(row.get("paper")), number(row.get("ours_std"))
-    margin = number(row.get("margin")) or 0.0
+    ours, paper, sd = num(row.get("ours")), num(row.get("paper")), num(row.get("ours_std"))
+    margin = num(row.get("margin")) or 0.0
     paired = row.get("paired") in (True, "True", 1.0)
     source = f"the {'paired std of the per-seed gaps' if paired else 'std of the gap'} over {have} seeds (claims.csv)"
     estimate = have < 2 or sd is None
@@ -337,10 +338,10 @@ def ladder_need(paper: str, row: dict, root: str | Path) -> str:
     spread (:func:`fedlib.repro.verdict.claims.seeds_to_decide`, as the ledger's ``decide`` says), added at every
     rung that ran by raising ``cpu_seeds`` in the paper's ``budget.py``, and what they cost from the ladder's
     ``est_cpu_min`` (its seeds' runs on one core)."""
-    ours, sd, gap = number(row.get("ours")), number(row.get("ours_std")), number(row.get("paper"))
-    have = int(number(row.get("n_seeds")) or 0)
+    ours, sd, gap = num(row.get("ours")), num(row.get("ours_std")), num(row.get("paper"))
+    have = int(num(row.get("n_seeds")) or 0)
     paired = row.get("paired") in (True, "True", 1.0)
-    want = seeds_to_decide(ours, sd, gap, number(row.get("margin")) or 0.0) \
+    want = seeds_to_decide(ours, sd, gap, num(row.get("margin")) or 0.0) \
         if paired and have >= 2 and None not in (ours, sd, gap) else None
     path = Path(root) / paper / str(row["scale"]).removeprefix("ladder ") / "budget_ladder.csv"
     if want is None or not path.exists():

@@ -12,13 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["number", "profile_of", "cell_seeds", "recorded_seeds", "predates_seeds", "held_seeds"]
+from .claim_evidence import num
 
-
-def number(x) -> float | None:
-    """A finite number, else None (a CSV's empty cell, text)."""
-    v = pd.to_numeric(pd.Series([x], dtype=object), errors="coerce").iloc[0]
-    return float(v) if pd.notna(v) and math.isfinite(v) else None
+__all__ = ["profile_of", "cell_seeds", "recorded_seeds", "predates_seeds", "held_seeds"]
 
 
 def profile_of(pp, scale: str) -> str | None:
@@ -49,8 +45,8 @@ def cell_seeds(root: Path, pp, scale: str, table: str) -> dict[tuple[str, str], 
     out = {}
     for r in frame.itertuples():
         seeds = parse_seeds(getattr(r, "ours_seeds", None))
-        n = int(number(r.n_seeds) or 0)
-        if not seeds and number(r.ours_mean) is not None and n:
+        n = int(num(r.n_seeds) or 0)
+        if not seeds and num(r.ours_mean) is not None and n:
             # written before ours_seeds: its n seeds are the profile's first n (their values are not kept)
             seeds = {int(s): math.nan for s in declared[:n]}
         out[(r.row, r.column)] = seeds
