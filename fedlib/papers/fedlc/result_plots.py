@@ -277,6 +277,9 @@ def table7_curve(ctx, comp7: pd.DataFrame, grid7):
     ax.set_ylabel("test accuracy (%)")
     used = [_dataset(u) for u in grid7.runs.dataset_used.dropna().unique()]
     ax.set_title("FedAvg → FedLC → FedLC + X" + (f" (ours run on {', '.join(used)})" if used else " (paper only)"))
+    if not used:  # why nothing of ours is drawn, in the key (as the tables' curves say it)
+        notes = comp7.get("note", pd.Series(dtype=object)).dropna()
+        ax.plot([], [], ls="none", label="ours: " + F.not_run_summary(notes, PAPER.dataset_label))
     ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     ctx.save_figure(fig, "table7_curve", experiment="table7", title="Table 7 as curves: FedAvg → FedLC → FedLC + X",
                     caption=_OURS_VS_PAPER + (" " + F.std_caption(n) + " n: the seeds of each point of ours."
