@@ -47,3 +47,15 @@ def test_the_gap_figure_obeys_the_rules_and_its_caption_names_the_seeds():
     assert "std over 2 seeds" in caption
     assert "run on FMNIST" in fig.axes[0].get_title()
     assert fr.check_figure(fig, caption=caption, seeds=2) == {rule: True for rule in fr.RULES}
+
+
+def test_a_panel_of_the_papers_gaps_alone_says_why_ours_is_absent():
+    """A "paper only" panel gave no reason where the curves beside it did (FedLC paper Table 1, 2026-11-29)."""
+    ran = [_cell(m, b, {0: 50.0 + b + (m == "fedlc"), 1: 48.0 + b}, 60.0) for m in ("fedavg", "fedlc") for b in (0.1, 0.5)]
+    absent = [{**_cell(m, b, {}, 60.0 + (m == "fedlc")), "column": "svhn", "dataset": "svhn", "dataset_used": "svhn",
+               "note": "not run: SVHN is absent here (no files under the data root)"}
+              for m in ("fedavg", "fedlc") for b in (0.1, 0.5)]
+    fig, _ = plot_gaps(pd.DataFrame(ran + absent), x="beta", baseline="fedavg")
+    titles = [ax.get_title() for ax in fig.axes]
+    assert "paper only" in titles[1] and "SVHN absent here" in titles[1], titles
+    assert "paper only" not in titles[0]

@@ -39,7 +39,7 @@ from ..run.grid import GridResult, default_store, run_grid
 from ..spec.paper import get_paper
 from ..verdict.spread import load_spread
 from ..spec.study import StudyResult
-from .tables import decided_seeds, reproduce_table, with_decided
+from .tables import decided_seeds, parse_seeds, reproduce_table, with_decided
 
 __all__ = ["Context"]
 
@@ -80,6 +80,7 @@ class Context:
         self.progress = progress
         self.spread = load_spread(self.out_dir)
         self.saved: dict[str, dict] = {}
+        self._held: dict[str, tuple[list[int], list[int]]] = {}  # table -> (seeds every cell holds, any holds)
         os.environ.setdefault("FEDLIB_NOTEBOOK", notebook)
         _one_thread()
         use_style()
@@ -105,6 +106,14 @@ class Context:
             ran = meta.get("datasets")
             if ran is not None and not len(ran):  # nothing of ours trained on any dataset: no seeds to stamp
                 meta.setdefault("seeds", [])
+            every, held = self._held.get(experiment, ([], []))
+            if held and "seeds" not in meta:  # a table this context reproduced: the seeds its cells hold, not the
+                meta["seeds"] = held           # profile's (a paper table's GPU cells hold fewer than its CPU cells)
+                if set(held) - set(every):
+                    meta.setdefault("seeds_some", sorted(set(held) - set(every)))
+                    added = {x for seeds in decided_seeds(self.out_dir, experiment).values() for x in seeds}
+                    meta.setdefault("seeds_some_why", "added to decide a claim" if set(held) - set(every) <= added
+                                    else "")
             if self.profile.setting(experiment, "uses_seeds", True):
                 meta.setdefault("seeds", self.seeds_of(experiment))
                 some = sorted(set(meta["seeds"]) - set(self.profile.seeds_for(experiment))) \
@@ -157,8 +166,12 @@ class Context:
     def table(self, table_id: str, **kwargs: Any) -> tuple[pd.DataFrame, GridResult]:
         """:func:`fedlib.repro.artefacts.tables.reproduce_table` under this context (saved as ``table<N>``)."""
         kwargs.setdefault("progress", self.progress)
-        return reproduce_table(table_id, self.profile, store=self.store, out_dir=self.out_dir,
-                               notebook=self.notebook, **kwargs)
+        frame, grid = reproduce_table(table_id, self.profile, store=self.store, out_dir=self.out_dir,
+                                      notebook=self.notebook, **kwargs)
+        held = [set(parse_seeds(t)) for t in frame.get("ours_seeds", [])]
+        held = [h for h in held if h]
+        self._held[table_id] = (sorted(set.intersection(*held)), sorted(set.union(*held))) if held else ([], [])
+        return frame, grid
 
     def _check_options(self, section: str, options: dict) -> dict:
         """The notebook's ``options`` parameter (``papermill -y "options: {lambdas: [0.0, 1.0]}"``): each key an

@@ -10,11 +10,14 @@ are two or more; the paper's is the difference of its printed means.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
 from .figure_rules import declare, label_cell, merge_coinciding, std_caption
 from .figures import stand_in_labels, suspect_rows
+from .not_run import not_run_summary
 from .style import method_colors
 from .tables import parse_seeds
 
@@ -100,9 +103,11 @@ def plot_gaps(comparison: pd.DataFrame, *, x: str, baseline: str, panel: str = "
                 names[line] = f"{label(m)} (paper)"
         ax.axhline(0, color="0.3", lw=0.7, zorder=0.5)
         name = (panel_labels or {}).get(pv, str(pv))
-        if not ours_here:
+        if not ours_here:  # the paper's gaps alone: the panel says why ours is absent (its cells' notes)
             declare(ax, ours=False, stand_in=[])
-            name += " (paper only)"
+            notes = comparison.loc[comparison[panel] == pv, "note"] if "note" in comparison else []
+            why = not_run_summary(notes, label=getattr(paper, "dataset_label", None))
+            name += " (paper only)\n" + "\n".join(textwrap.wrap(why, 38))
         else:
             labels = stand_in_labels(sub[sub.ours_gap.notna()], paper)
             declare(ax, stand_in=labels, seeds=int(sub.n_seeds.max()) if sub.n_seeds.max() >= 2 else None)
