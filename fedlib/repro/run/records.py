@@ -41,7 +41,7 @@ from typing import Iterable
 from ...store import Store
 
 __all__ = ["RECORDS_ENV", "MODE_ENV", "RESUME_ENV", "RECORDS_FILE", "PLAIN_RECORDS", "STOPPED_RECORDS", "FINISHED", "MissingRecords",
-           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "code_versions", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
+           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "code_versions", "machines", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
            "write_plain", "write_compressed"]
 
 RECORDS_ENV = "FEDLIB_RECORDS"
@@ -95,11 +95,12 @@ def record_id(identity: str) -> str:
 
 
 def make_record(identity: str, config: dict, result: dict) -> dict:
-    """One run's record: ``id``, ``config`` (the resolved key content), ``code_version``, ``commit`` and the
+    """One run's record: ``id``, ``config`` (the resolved key content), ``code_version``, ``commit``, ``machine``
+    (:func:`fedlib.repro.run.machine.fingerprint`: the same code on other CPU kernels rounds otherwise) and the
     grid's ``result`` without parameters."""
     from ...config import Config
     from ...store import code_version
-    from .machine import git_commit
+    from .machine import fingerprint, git_commit
 
     try:
         cfg = Config.from_dict(config)
@@ -107,7 +108,7 @@ def make_record(identity: str, config: dict, result: dict) -> dict:
     except Exception:  # noqa: BLE001 -- an invalid configuration: its result is the failure itself
         resolved, version = config, None
     return {"id": record_id(identity), "config": resolved, "code_version": version, "commit": git_commit(),
-            "result": {k: v for k, v in result.items() if k not in _DROPPED}}
+            "machine": fingerprint(), "result": {k: v for k, v in result.items() if k not in _DROPPED}}
 
 
 def append(path: str | os.PathLike, records: Iterable[dict]) -> None:
@@ -299,14 +300,32 @@ def write_compressed(path: str | os.PathLike, records: Iterable[dict]) -> None:
 def code_versions(records: dict[str, dict]) -> dict[tuple[str, ...], dict[str, int]]:
     """The code versions ``records`` hold per set of per-run modules (:func:`fedlib.store.run_modules`: a method
     and its model), each with its count.  A set with two versions mixes runs of two training codes in one folder,
-    unless a carry proved them equal (``python -m fedlib.repro.carry``); one version a set is one code."""
+    unless a carry proved them equal (``python -m fedlib.repro.carry``); one version a set is one code.  A record
+    of a run that never trained ("not run": its dataset absent, or a GPU's) holds no number, so no code."""
     from ...config import Config
     from ...store import run_modules
 
     out: dict[tuple[str, ...], dict[str, int]] = {}
     for rec in records.values():
+        if (rec.get("result") or {}).get("status") == "not run":
+            continue
         held = out.setdefault(run_modules(Config.from_dict(rec["config"])), {})
         held[rec.get("code_version")] = held.get(rec.get("code_version"), 0) + 1
+    return out
+
+
+def machines(records: dict[str, dict]) -> dict[str, int]:
+    """How many of ``records``' trained runs each machine computed, by its CPU model, ISA and torch build (their
+    ``machine`` fingerprint); "not recorded" for records older than the field.  The same code rounds otherwise on
+    other kernels (:mod:`fedlib.repro.run.machine`), and over hundreds of steps that moves accuracies by tenths of
+    a point: a folder of several machines agrees with itself to that rounding, not bit for bit."""
+    out: dict[str, int] = {}
+    for rec in records.values():
+        if (rec.get("result") or {}).get("status") == "not run":
+            continue
+        m = rec.get("machine") or {}
+        name = f"{m.get('model', '?')}, {m.get('isa', '?')}, torch {m.get('torch', '?')}" if m else "not recorded"
+        out[name] = out.get(name, 0) + 1
     return out
 
 
@@ -337,6 +356,8 @@ def main(argv=None) -> int:
                   + (f"  <- {len(held)} codes: retrain, or carry" if len(held) > 1 else ""))
         mixed = sum(len(h) > 1 for h in found.values())
         print(f"{mixed} of {len(found)} method/model sets mix code versions")
+        print("machines: " + "; ".join(f"{m} ({k} runs)" for m, k in machines(read(Path(a.folder) / RECORDS_FILE))
+                                       .items()))
         return 1 if mixed else 0
     n = fold(a.folder)
     print(f"{Path(a.folder) / RECORDS_FILE}: {n} records")
