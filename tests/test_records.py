@@ -288,7 +288,9 @@ def test_a_stopped_regenerations_records_are_set_aside_for_the_next_one(tmp_path
 #: Committed folders whose records hold runs of one method and model under more than one training-code version
 #: (`python -m fedlib.repro.run.records versions figures/<paper>/<profile>`), that no carry proved equal.  They leave
 #: this list when retrained whole at one code (`regenerate --profile P --paper X`) or carried; it may only shrink.
-MIXED_CODE = {"figures/fedabc/quick", "figures/fedconcat/quick", "figures/fedic/quick", "figures/fedlc/quick"}
+#: Empty since 2026-11-29: the five folders it named were carried (benchmarks/carries/*-193dec5.json), and the nine
+#: records a dirty tree had trained were retrained at one code (the same numbers).
+MIXED_CODE: set[str] = set()
 
 
 def test_code_versions_counts_each_method_and_models_versions():
