@@ -328,7 +328,7 @@ def test_a_figure_of_the_papers_values_alone_stamps_no_seeds(tmp_path):
 def test_a_table_figure_stamps_the_seeds_its_cells_hold_not_the_profiles(tmp_path, monkeypatch):
     """A paper table whose GPU cells hold seeds 0 and 1 said "seeds 0, 1, 2, 3, 4" (the profile's) under its curve
     (FedLC paper Table 1, 2026-11-29). The stamp now reads the table's ``ours_seeds``: the seeds every cell that ran
-    holds, and those only some hold."""
+    holds, and how many cells hold fewer (a diverged seed left out, a GPU cell)."""
     import pandas as pd
 
     from fedlib.repro.artefacts import context as context_mod
@@ -345,9 +345,9 @@ def test_a_table_figure_stamps_the_seeds_its_cells_hold_not_the_profiles(tmp_pat
     ctx.save_figure(fig, "t", experiment="table1", datasets=["fmnist"])
     side = json.loads((tmp_path / "t.json").read_text())
     stamp = " ".join(t.get_text() for t in fig.texts)
-    assert side["seeds"] == [0, 1, 2] and side["seeds_some"] == [2], side
-    assert "seeds 0, 1 in every cell that ran; seed 2 in some cells only" in stamp, stamp
-    assert "decide" not in stamp  # seed 2 is the profile's own: nothing was added to decide a claim
+    assert side["seeds"] == [0, 1, 2] and side["seeds_fewer"] == [1, 2], side
+    assert "seeds 0, 1, 2 (1 of the 2 cells that ran holds fewer)" in stamp, stamp
+    assert "decide" not in stamp  # nothing was added to decide a claim
 
 
 def test_the_context_requires_every_data_axes_to_name_the_profiles_stand_ins(tmp_path):

@@ -80,7 +80,8 @@ class Context:
         self.progress = progress
         self.spread = load_spread(self.out_dir)
         self.saved: dict[str, dict] = {}
-        self._held: dict[str, tuple[list[int], list[int]]] = {}  # table -> (seeds every cell holds, any holds)
+        self._held: dict[str, tuple[list[int], int, int]] = {}  # table -> (seeds its cells hold, cells holding
+        # fewer of them, cells that ran)
         os.environ.setdefault("FEDLIB_NOTEBOOK", notebook)
         _one_thread()
         use_style()
@@ -106,17 +107,17 @@ class Context:
             ran = meta.get("datasets")
             if ran is not None and not len(ran):  # nothing of ours trained on any dataset: no seeds to stamp
                 meta.setdefault("seeds", [])
-            every, held = self._held.get(experiment, ([], []))
-            if held and "seeds" not in meta:  # a table this context reproduced: the seeds its cells hold, not the
-                meta["seeds"] = held           # profile's (a paper table's GPU cells hold fewer than its CPU cells)
-                if set(held) - set(every):
-                    meta.setdefault("seeds_some", sorted(set(held) - set(every)))
-                    added = {x for seeds in decided_seeds(self.out_dir, experiment).values() for x in seeds}
-                    meta.setdefault("seeds_some_why", "added to decide a claim" if set(held) - set(every) <= added
-                                    else "")
+            held, fewer, cells = self._held.get(experiment, ([], 0, 0))
+            from_table = bool(held) and "seeds" not in meta
+            if from_table:  # a table this context reproduced: the seeds its cells hold, not the profile's
+                meta["seeds"] = held
+                if fewer:  # some cells hold fewer (a diverged seed left out, a GPU cell): counted, not hidden
+                    meta.setdefault("seeds_fewer", [fewer, cells])
             if self.profile.setting(experiment, "uses_seeds", True):
                 meta.setdefault("seeds", self.seeds_of(experiment))
-                some = sorted(set(meta["seeds"]) - set(self.profile.seeds_for(experiment))) \
+                added = {x for seeds in decided_seeds(self.out_dir, experiment).values() for x in seeds} \
+                    if from_table else set(meta["seeds"]) if not isinstance(meta["seeds"], int) else set()
+                some = sorted((added & set(meta["seeds"])) - set(self.profile.seeds_for(experiment))) \
                     if not isinstance(meta["seeds"], int) else []
                 if some:  # seeds decide added to some cells only: the stamp says so, not "seeds 0-4" everywhere
                     meta.setdefault("seeds_some", some)
@@ -170,7 +171,8 @@ class Context:
                                       notebook=self.notebook, **kwargs)
         held = [set(parse_seeds(t)) for t in frame.get("ours_seeds", [])]
         held = [h for h in held if h]
-        self._held[table_id] = (sorted(set.intersection(*held)), sorted(set.union(*held))) if held else ([], [])
+        union = set.union(*held) if held else set()
+        self._held[table_id] = (sorted(union), sum(h != union for h in held), len(held))
         return frame, grid
 
     def _check_options(self, section: str, options: dict) -> dict:

@@ -128,9 +128,11 @@ def stamp_setting(fig, stamp, meta: dict) -> None:
     said = _seeds_text(seeds)
     if said and some and not isinstance(seeds, (int, np.integer)):
         every = [x for x in sorted(set(seeds)) if x not in some]
-        why = meta.get("seeds_some_why", "added to decide a claim")
         said = (f"{_seeds_text(every) if every else 'no seed'} in every cell that ran; seed{'s' if len(some) != 1 else ''} "
-                f"{', '.join(map(str, some))} in some cells only{f' ({why})' if why else ''}")
+                f"{', '.join(map(str, some))} in some cells only (added to decide a claim)")
+    elif said and meta.get("seeds_fewer"):
+        fewer, cells = meta["seeds_fewer"]
+        said += f" ({fewer} of the {cells} cells that ran hold{'s' if fewer == 1 else ''} fewer)"
     parts = ([f"profile: {profile}"] if profile else []) + ([said] if said else [])
     if not parts:
         return
