@@ -411,3 +411,26 @@ def test_a_regenerating_table_whose_records_hold_every_run_says_to_render_it():
     assert describe(d) == ("3 seeds of 1 cell of table1 at paper scale: every run is in the committed records (108); "
                            "render the table from them (regenerate --render records), then the claims")
     assert "already, enough to decide it" in describe(dataclasses.replace(d, planned=None, recorded=None))
+
+
+def test_a_seed_that_diverged_counts_as_run_so_no_plan_trains_it_again(tmp_path):
+    """FedABC paper Table 1 (2026-11-29): SCAFFOLD diverged at seeds 0 and 1 of MNIST Dir(0.1), so the cell held one
+    seed; the best rule read "1 seed" for every row and planned 2 more seeds of 36 cells (72 runs, ≈ 8.6 CPU-h) that
+    had all run. A diverged seed is a finished run: the cell holds it (NaN), and the plan asks for none."""
+    from fedlib.repro.artefacts.decision_seeds import cell_seeds, diverged_seeds
+    from fedlib.repro.spec.paper import get_paper
+
+    pp = get_paper("fedabc")
+    note = ("2 of 3 seeds diverged (seed 0: diverged: the parameters were not finite after round 51; seed 1: "
+            "diverged: the parameters were not finite after round 59): left out of the mean")
+    assert diverged_seeds(note) == {0, 1} and diverged_seeds("") == set() and diverged_seeds(float("nan")) == set()
+    (tmp_path / "quick").mkdir()
+    pd.DataFrame([{"row": "scaffold", "column": "mnist_dir0.1", "ours_mean": 95.9, "n_seeds": 1,
+                   "ours_seeds": json.dumps({"2": 95.9}), "note": note},
+                  {"row": "fedabc", "column": "mnist_dir0.1", "ours_mean": 99.1, "n_seeds": 3,
+                   "ours_seeds": json.dumps({"0": 99.0, "1": 99.1, "2": 99.2}), "note": ""}]
+                 ).to_csv(tmp_path / "quick" / "table1.csv", index=False)
+    held = cell_seeds(tmp_path, pp, "quick", "table1")
+    assert held[("fedabc", "mnist_dir0.1")] == {0: 99.0, 1: 99.1, 2: 99.2}
+    scaffold = held[("scaffold", "mnist_dir0.1")]
+    assert set(scaffold) == {0, 1, 2} and scaffold[2] == 95.9 and math.isnan(scaffold[0]) and math.isnan(scaffold[1])

@@ -155,8 +155,8 @@ def gap_cells(frame: pd.DataFrame, q: Gap | Best, columns=None, method=None, bas
         else:
             se, std = rules.difference_se(sa, na, sb, nb), rules.difference_se(sa, 1, sb, 1)
             df, diffs = rules.welch_df(sa, na, sb, nb), None
-        rec.update(ours=ours, se=se, std=std, df=df, paired=paired is not None,
-                   n=n, dataset=str(a.dataset), used=str(a.dataset_used), share=num(a.get("share")),
+        rec.update(ours=ours, se=se, std=std, df=df, paired=paired is not None, n=n,
+                   diverged=any("diverged" in str(c.get("note") or "") for c in (a, b)), dataset=str(a.dataset), used=str(a.dataset_used), share=num(a.get("share")),
                    means=(float(a.ours_mean), float(b.ours_mean)), diffs=diffs)
         out.append(rec)
     return out

@@ -186,7 +186,8 @@ def _best_row(pp, claim, part, scale, frame, evidence) -> dict:
                      if not c["ran"]), "not run")
         return _row(claim, part, scale, rules.not_tested(note), evidence, paper=paper_value(pp, part))
     verdict = rules.best_rule(states, paper_wins)
-    n = min(c["n"] for c in used)
+    # the seeds the rows ran: a cell short of seeds because some diverged holds all it will ever hold
+    n = min((c["n"] for c in used if not c.get("diverged")), default=min(c["n"] for c in used))
     covers = _covers(pp, part, cols)
     if covers:
         verdict = rules.Verdict(verdict.word, verdict.why + f"; covers {covers}")

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -49,8 +50,16 @@ def cell_seeds(root: Path, pp, scale: str, table: str) -> dict[tuple[str, str], 
         if not seeds and num(r.ours_mean) is not None and n:
             # written before ours_seeds: its n seeds are the profile's first n (their values are not kept)
             seeds = {int(s): math.nan for s in declared[:n]}
+        # a seed that diverged ran: the cell holds it (NaN), so no plan trains it again to diverge again
+        seeds.update({s: math.nan for s in diverged_seeds(getattr(r, "note", "")) if s not in seeds})
         out[(r.row, r.column)] = seeds
     return out
+
+
+def diverged_seeds(note) -> set[int]:
+    """The seeds a table cell's note says diverged ("seed 1: diverged: the parameters were not finite …"): runs
+    that finished and are left out of the cell's mean."""
+    return {int(s) for s in re.findall(r"seed (\d+): diverged", str(note or ""))}
 
 
 def recorded_seeds(pp, profile: str, table: str, cells, records: dict) -> dict[tuple[str, str], dict[int, float]]:
