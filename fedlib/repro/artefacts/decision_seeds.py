@@ -88,8 +88,9 @@ def recorded_seeds(pp, profile: str, table: str, cells, records: dict) -> dict[t
 
 
 def predates_seeds(seeds_of, cells) -> bool:
-    """The table CSV of ``cells`` predates per-seed values (:func:`cell_seeds` gives its seeds NaN values)."""
-    return any(math.isnan(v) for cell in cells for v in seeds_of[cell].values())
+    """The table CSV of ``cells`` predates per-seed values (:func:`cell_seeds` gives all of a cell's seeds NaN values;
+    a cell some of whose seeds diverged has NaN beside the values of the others)."""
+    return any(seeds_of[cell] and all(math.isnan(v) for v in seeds_of[cell].values()) for cell in cells)
 
 
 def held_seeds(root: Path, pp, scale: str, table: str, cells, cache: dict | None = None, seeds_of: dict | None = None):
