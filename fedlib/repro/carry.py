@@ -24,7 +24,10 @@ A **carry** is the evidence that it changes no number, kept as data in ``benchma
 
 What a carry does not prove: that a code path the tiny CPU run never takes (CUDA-only branches, another
 precision, a stage the tiny configuration skips) is unchanged.  The record lists the paths it trained, and a
-reviewer reads the diff between the two commits beside it.
+reviewer reads the diff between the two commits beside it.  Nor does it say on which machine a carried run or
+record was computed: the same code rounds otherwise on other CPU kernels, so a record trained elsewhere keeps that
+machine's numbers (``docs/regenerating.md``, "One code, several machines"; records name their machine since
+2026-11-29).
 
     python -m fedlib.repro.carry --from ed092fa --store .fedlib-store     # check the stale runs, write the record
     python -m fedlib.repro.carry --apply --store .fedlib-store            # copy them under their current keys
