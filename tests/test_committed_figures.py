@@ -18,9 +18,10 @@ from fedlib.repro.artefacts.figure_rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
 
-_NO_RECORDS_FEDABC = ("FedABC's paper profile was trained before run records existed: it renders again only from "
-                      "the retraining under way for issue 49, whose committed records (figures/fedabc/paper/_records.jsonl.gz) "
-                      "hold Table 1 whole and part of Table 2 (134 of 156 runs; regenerate --resume goes on from them)")
+_NO_RECORDS_FEDABC = ("FedABC's paper profile was trained before run records existed. The retraining for issue 49 "
+                      "holds Tables 1-2 whole (figures/fedabc/paper/_records.jsonl.gz, 156 runs), not the runs of the "
+                      "sensitivity study (48) and the ladder's lower rungs (18 of 24): those render again only from "
+                      "their training (regenerate --profile paper --paper fedabc --only 06 --only 07 --resume)")
 _NO_RECORDS_LADDER = ("FedConcat's paper ladder was trained before run records existed (its 18 runs have no record): "
                       "it renders again only from a new training (91 min cold on 2 cores)")
 #: Outputs not rendered through the current rules yet, and why (see the module docstring).
@@ -31,7 +32,6 @@ _SPREAD = ("a seed-to-seed spread measured at e8c6462 from a dirty tree (a measu
 NOT_YET_RENDERED: dict[str, str] = {
     "figures/fedabc/paper/budget_ladder_gap.json": _NO_RECORDS_FEDABC,
     "figures/fedabc/paper/sensitivity.json": _NO_RECORDS_FEDABC,
-    "figures/fedabc/paper/table2_curves.json": _NO_RECORDS_FEDABC,
     "figures/fedconcat/paper/budget_ladder_gap.json": _NO_RECORDS_LADDER,
     "figures/fedlc/paper/gpu/table1_gpu_curves.json": _GPU,
     "figures/fedlc/quick/_spread.json": _SPREAD,
