@@ -515,3 +515,12 @@ def test_a_headline_decided_at_a_scale_the_figure_has_no_panel_for_is_named_unde
     assert said == ["FMNIST #C=2: the ledger decides it at ladder paper scale (FMNIST, 15.6 % of the paper's "
                     "budget): -2.02 ± 1.93 (3 seeds, paired), inconclusive"]
     assert _decided_elsewhere(frame, ["quick", "ladder paper"]) == [] and _decided_elsewhere(None, []) == []
+
+
+def test_a_direction_reproduced_says_whether_its_size_falls_short_or_is_exceeded():
+    """FedABC paper Table 2 (2026-11-29): +23.79 ± 1.25 against the paper's +20.42 read "its size is not reached"."""
+    from fedlib.repro.verdict.claims import gap_rule
+
+    beyond, short = gap_rule(23.79, 1.25, 20.42, n_seeds=3), gap_rule(0.76, 0.16, 20.42, n_seeds=3)
+    assert beyond.word == short.word == "reproduced"
+    assert beyond.why.endswith("its size is exceeded)") and short.why.endswith("its size is not reached)")

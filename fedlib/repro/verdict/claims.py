@@ -230,8 +230,8 @@ def gap_rule(ours: float, z: float | None, paper: float | None, margin: float = 
         if iv.reaches_paper:
             return Verdict("reproduced", f"{head}: the paper's sign beyond the noise, its size within reach")
         if quoted == "direction":
-            return Verdict("reproduced", f"{head}: the paper's sign beyond the noise (a direction; its size "
-                                         "is not reached)")
+            size = "is exceeded" if abs(ours) > abs(paper) else "is not reached"  # beyond the paper's, or short
+            return Verdict("reproduced", f"{head}: the paper's sign beyond the noise (a direction; its size {size})")
         return Verdict("partly", f"{head}: the paper's sign beyond the noise, its size ruled out")
     if not iv.reaches_paper:
         return Verdict("not reproduced", f"{head}: no effect beyond the noise, and the paper's value ruled out")
