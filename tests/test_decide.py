@@ -417,7 +417,8 @@ def test_a_seed_that_diverged_counts_as_run_so_no_plan_trains_it_again(tmp_path)
     """FedABC paper Table 1 (2026-11-29): SCAFFOLD diverged at seeds 0 and 1 of MNIST Dir(0.1), so the cell held one
     seed; the best rule read "1 seed" for every row and planned 2 more seeds of 36 cells (72 runs, ≈ 8.6 CPU-h) that
     had all run. A diverged seed is a finished run: the cell holds it (NaN), and the plan asks for none."""
-    from fedlib.repro.artefacts.decision_seeds import cell_seeds, diverged_seeds
+    from fedlib.repro.artefacts.claim_evidence import diverged_seeds
+    from fedlib.repro.artefacts.decision_seeds import cell_seeds
     from fedlib.repro.spec.paper import get_paper
 
     pp = get_paper("fedabc")

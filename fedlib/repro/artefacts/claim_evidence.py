@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -101,6 +102,12 @@ def cell_at(frame: pd.DataFrame, row: str, col: str):
     return None if hit.empty else hit.iloc[0]
 
 
+def diverged_seeds(note) -> set[int]:
+    """The seeds a table cell's note says diverged ("seed 1: diverged: the parameters were not finite …"): runs
+    that finished and are left out of the cell's mean."""
+    return {int(s) for s in re.findall(r"seed (\d+): diverged", str(note or ""))}
+
+
 def cell_ran(cell) -> bool:
     return cell is not None and num(cell.ours_mean) is not None
 
@@ -156,7 +163,8 @@ def gap_cells(frame: pd.DataFrame, q: Gap | Best, columns=None, method=None, bas
             se, std = rules.difference_se(sa, na, sb, nb), rules.difference_se(sa, 1, sb, 1)
             df, diffs = rules.welch_df(sa, na, sb, nb), None
         rec.update(ours=ours, se=se, std=std, df=df, paired=paired is not None, n=n,
-                   diverged=any("diverged" in str(c.get("note") or "") for c in (a, b)), dataset=str(a.dataset), used=str(a.dataset_used), share=num(a.get("share")),
+                   diverged=any(diverged_seeds(c.get("note")) for c in (a, b)), dataset=str(a.dataset),
+                   used=str(a.dataset_used), share=num(a.get("share")),
                    means=(float(a.ours_mean), float(b.ours_mean)), diffs=diffs)
         out.append(rec)
     return out

@@ -8,12 +8,11 @@
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import pandas as pd
 
-from .claim_evidence import num
+from .claim_evidence import diverged_seeds, num
 
 __all__ = ["profile_of", "cell_seeds", "recorded_seeds", "predates_seeds", "held_seeds"]
 
@@ -54,12 +53,6 @@ def cell_seeds(root: Path, pp, scale: str, table: str) -> dict[tuple[str, str], 
         seeds.update({s: math.nan for s in diverged_seeds(getattr(r, "note", "")) if s not in seeds})
         out[(r.row, r.column)] = seeds
     return out
-
-
-def diverged_seeds(note) -> set[int]:
-    """The seeds a table cell's note says diverged ("seed 1: diverged: the parameters were not finite …"): runs
-    that finished and are left out of the cell's mean."""
-    return {int(s) for s in re.findall(r"seed (\d+): diverged", str(note or ""))}
 
 
 def recorded_seeds(pp, profile: str, table: str, cells, records: dict) -> dict[tuple[str, str], dict[int, float]]:

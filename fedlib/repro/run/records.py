@@ -297,6 +297,11 @@ def write_compressed(path: str | os.PathLike, records: Iterable[dict]) -> None:
     os.replace(tmp, path)
 
 
+def _trained(records: dict[str, dict]) -> list[dict]:
+    """The records of runs that trained: a "not run" record (its dataset absent, or a GPU's) holds no number."""
+    return [rec for rec in records.values() if (rec.get("result") or {}).get("status") != "not run"]
+
+
 def code_versions(records: dict[str, dict]) -> dict[tuple[str, ...], dict[str, int]]:
     """The code versions ``records`` hold per set of per-run modules (:func:`fedlib.store.run_modules`: a method
     and its model), each with its count.  A set with two versions mixes runs of two training codes in one folder,
@@ -306,9 +311,7 @@ def code_versions(records: dict[str, dict]) -> dict[tuple[str, ...], dict[str, i
     from ...store import run_modules
 
     out: dict[tuple[str, ...], dict[str, int]] = {}
-    for rec in records.values():
-        if (rec.get("result") or {}).get("status") == "not run":
-            continue
+    for rec in _trained(records):
         held = out.setdefault(run_modules(Config.from_dict(rec["config"])), {})
         held[rec.get("code_version")] = held.get(rec.get("code_version"), 0) + 1
     return out
@@ -320,9 +323,7 @@ def machines(records: dict[str, dict]) -> dict[str, int]:
     other kernels (:mod:`fedlib.repro.run.machine`), and over hundreds of steps that moves accuracies by tenths of
     a point: a folder of several machines agrees with itself to that rounding, not bit for bit."""
     out: dict[str, int] = {}
-    for rec in records.values():
-        if (rec.get("result") or {}).get("status") == "not run":
-            continue
+    for rec in _trained(records):
         m = rec.get("machine") or {}
         name = f"{m.get('model', '?')}, {m.get('isa', '?')}, torch {m.get('torch', '?')}" if m else "not recorded"
         out[name] = out.get(name, 0) + 1
@@ -349,15 +350,15 @@ def main(argv=None) -> int:
     v.add_argument("folder", help="figures/<paper>/<profile>")
     a = ap.parse_args(argv)
     if a.command == "versions":
-        found = code_versions(read(Path(a.folder) / RECORDS_FILE))
+        held_records = read(Path(a.folder) / RECORDS_FILE)
+        found = code_versions(held_records)
         for modules, held in sorted(found.items()):
             name = ", ".join(Path(m).stem for m in modules) or "the core"
             print(f"{name}: " + ", ".join(f"{v} ({k} runs)" for v, k in held.items())
                   + (f"  <- {len(held)} codes: retrain, or carry" if len(held) > 1 else ""))
         mixed = sum(len(h) > 1 for h in found.values())
         print(f"{mixed} of {len(found)} method/model sets mix code versions")
-        print("machines: " + "; ".join(f"{m} ({k} runs)" for m, k in machines(read(Path(a.folder) / RECORDS_FILE))
-                                       .items()))
+        print("machines: " + "; ".join(f"{m} ({k} runs)" for m, k in machines(held_records).items()))
         return 1 if mixed else 0
     n = fold(a.folder)
     print(f"{Path(a.folder) / RECORDS_FILE}: {n} records")
