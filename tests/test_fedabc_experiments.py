@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import fedlib
-from fedlib.repro.budget.gate import table_cells as gate_table_cells
+from fedlib.repro.budget.gate import decide, table_cells as gate_table_cells
 from fedlib.config import Config, ConfigError
 from fedlib.papers.fedabc import PAPER
 from fedlib.papers.fedabc import experiments as E
@@ -76,7 +76,7 @@ def test_a_validation_run_trains_on_the_kept_part_and_scores_the_held_out_part()
 def test_per_dataset_overrides_apply_to_their_dataset_and_are_listed_with_its_paper_value():
     quick = PAPER.profile("quick")
     for ds in ("mnist", "cifar10"):
-        cfg, _ = E.cell_config(quick, "fedavg", ds, 0.3, "table1")
+        cfg, _ = decide(quick, paper.TABLE1.config("fedavg", E.column_key(ds, 0.3)), "table1")
         for key, value in quick.per_dataset.get(quick.dataset(ds), {}).items():
             assert cfg[key] == value, (ds, key)
     devs = quick.deviations("table1")

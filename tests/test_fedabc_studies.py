@@ -22,7 +22,7 @@ from fedlib.papers.fedabc import reported as paper
 from fedlib.papers.fedabc.deviations import DEFAULTS
 from fedlib.papers.fedabc.studies import heterogeneity, motivation, sensitivity
 from fedlib.repro.artefacts.context import Context
-from fedlib.repro.budget.gate import table_cells as gate_table_cells
+from fedlib.repro.budget.gate import decide, table_cells as gate_table_cells
 from fedlib.repro.run.grid import GridResult
 from fedlib.simulation import evaluate, prepare
 
@@ -107,16 +107,16 @@ def test_fig2_reads_table1s_fedavg_and_fedabc_cells_with_the_profiles_first_seed
 
 
 def test_fig2_summary_asks_the_gate_for_each_model_once_with_its_own_values(monkeypatch):
-    """Fig. 2's summary asks the gate (``cell_config``) for every model's cell with the model's own values and
-    the seed as ``then`` values, never editing the answer: a call's keywords reach it (a method given twice
-    would raise here); where the gate runs nothing, the summary is empty."""
+    """Fig. 2's summary asks the gate (``decide``) for every model's Table 1 cell with the model's own values
+    and the seed as ``then`` values, never editing the answer (the method is the cell's, not a ``then``
+    value); where the gate runs nothing, the summary is empty."""
     calls = []
 
-    def gate(profile, method, dataset, beta, experiment, **extra):
-        calls.append((method, experiment, extra))
+    def gate(profile, base, experiment=None, *, then=None):
+        calls.append((base["method"], experiment, dict(then or {})))
         return None, "not run"
 
-    monkeypatch.setattr(motivation, "cell_config", gate)
+    monkeypatch.setattr(motivation, "decide", gate)
     quick = PAPER.profile("quick")
     out = motivation.build_summary(None, PAPER.study("fig2").options_for(quick))
     assert out["per_class"].empty and calls
@@ -175,7 +175,7 @@ def test_fig5_shares_table1s_fedabc_runs_and_changes_only_the_four_parameters():
             if cell["variant"] == "fedabc_wi" and cell["config"] is not None:
                 base = dict(cell["config"])
                 assert {k: base.pop(k) for k in FEDABC_WI} == FEDABC_WI
-                ref = E.cell_config(p, "fedabc", cell["dataset"], cell["beta"], "fig5")[0]
+                ref = decide(p, paper.TABLE1.config("fedabc", E.column_key(cell["dataset"], cell["beta"])), "fig5")[0]
                 assert base == {k: v for k, v in ref.items() if k not in FEDABC_WI}
 
 
@@ -259,6 +259,6 @@ def test_profile_values_quoted_in_the_notebooks_prose_match_the_profiles():
     seeds = re.search(r"\((\d+) in `paper`\)", _markdown("03_pfl_accuracy.ipynb"))
     assert seeds and int(seeds.group(1)) == len(PAPER.profile("paper").seeds)
     clients = re.search(r"fedlib uses (\d+) \(notes §2\)", _markdown("02_heterogeneity.ipynb"))
-    cfg, _ = E.cell_config(PAPER.profile("paper"), "fedavg", "mnist", 0.3, "fig4")
+    cfg, _ = decide(PAPER.profile("paper"), paper.TABLE1.config("fedavg", E.column_key("mnist", 0.3)), "fig4")
     assert clients and int(clients.group(1)) == cfg["num_clients"]
     assert "γ = 2 from focal loss" in _markdown("06_sensitivity.ipynb") and DEFAULTS["fedabc_gamma"] == 2

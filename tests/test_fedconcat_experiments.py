@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
-from fedlib.repro.budget.gate import table_cells as gate_table_cells
+from fedlib.repro.budget.gate import decide, table_cells as gate_table_cells
 from fedlib import run
 from fedlib.algorithms import fedconcat as fc
 from fedlib.repro.artefacts.tables import grid_cells
@@ -253,7 +253,7 @@ def test_fig1_runs_in_the_paper_profile_where_its_tables_cell_needs_a_gpu(monkey
     """The paper profile's Fig. 1 stopped with 'not run in this profile': it took Table 1's cell, which a CPU
     cannot afford (120 rounds of E = 10), though Fig. 1 trains one round of two clients."""
     monkeypatch.setenv("FEDLIB_DEVICE", "cpu")
-    assert CE.cell_config("paper", "cifar10_c2", "fedavg") is None
+    assert decide(PAPER.profile("paper"), paper.TABLE1.config("fedavg", "cifar10_c2"), "table1")[0] is None
     acc, info = F1.fig1_two_clients(PAPER.profile("paper"), "cifar10_c2", 10, 0)
     cfg = info["config"]
     assert (cfg["dataset"], cfg["rounds"], cfg["local_epochs"], cfg["num_clients"]) == ("cifar10", 1, 10, 40)
@@ -277,7 +277,7 @@ def test_fig4_model_is_five_fresh_encoders_and_one_linear_layer():
 def test_fig4_rounds_by_hand():
     m, e, d = _simple_cnn_sizes(3, 32)
     big = 5 * e + 5 * d * 10 + 10
-    cfg = CE.cell_config("quick", "cifar10_c2", "fedavg")
+    cfg, _ = decide(PAPER.profile("quick"), paper.TABLE1.config("fedavg", "cifar10_c2"), "table1")
     total = _budget_by_hand(m, e, d, 5, 6, 60)
     assert FA.fig4_rounds(cfg, "concat5_simple_cnn", "rounds") == round(total) == cfg["rounds"]
     assert FA.fig4_rounds(cfg, "concat5_simple_cnn", "communication") == max(1, round(total * m / big)) == 3
@@ -303,7 +303,7 @@ def test_the_notebooks_share_table_1s_runs(profile):
                 {k: v for k, v in t1[(c["method"], c["column"])].items() if k not in ("model", "rounds")}
     for column in prof.setting("clusters", "columns"):
         for m in ("fedconcat", "fedconcat_id"):
-            assert CE.cell_config(prof, column, m) == t1[(m, column)]
+            assert decide(prof, paper.TABLE1.config(m, column), "table1")[0] == t1[(m, column)]
 
 
 def test_communication_curves_by_hand():

@@ -20,8 +20,10 @@ A companion has the same modules in every paper:
 * ``budget`` -- the paper profile's cost model from measured unit costs (``COST``, read by
   :func:`fedlib.repro.budget.gate.decide`: which cells a CPU affords, the rest "not run: needs a GPU") and its
   budget ladder;
-* modules of its own, named after concepts (a study's build functions, its plots, its cell
-  configuration ``cell_config``): none over 400 lines.
+* modules of its own, named after concepts (a study's build functions, its plots): none over 400 lines.
+  A study's cell is a table's cell (``TABLE1.config(row, column)``) or the paper's setting with the
+  study's parameters (``PAPER.base(dataset, **params)``), handed to the gate
+  (:func:`fedlib.repro.budget.gate.decide`) with what the cell fixes after the profile as ``then``.
 
 Its notebooks are ``notebooks/<name>/NN_<section>.ipynb`` (a parameters cell, calls into the companion,
 a table or a figure; at most 40 code lines), each declared as a ``View`` in its ``__init__``, and its outputs

@@ -1,11 +1,11 @@
 """Tables 1 and 2 under a profile: their cells, FedABC's setting, and its gains per column.
 
 Tables 1 and 2 are the same runs read through two metrics (Eq. 7 and Eq. 8); the studies (Fig. 2,
-Fig. 4, Fig. 5, the sensitivity study: :mod:`.studies`) reuse Table 1's cells through
-:func:`cell_config`, so the store shares their runs.
+Fig. 4, Fig. 5, the sensitivity study: :mod:`.studies`) hand Table 1's cells
+(``TABLE1.config(method, column_key(dataset, β))``) to the gate (:func:`fedlib.repro.budget.gate.decide`),
+their own values as its ``then``, so the store shares their runs.
 
-* :func:`cell_config` -- a Table 1/2 cell (method × dataset × Dir(β)) under a profile, through
-  :func:`fedlib.repro.budget.gate.decide`; :func:`fedabc_setting` -- the four reconstructed
+* :func:`column_key` -- a Table 1/2 column's key; :func:`fedabc_setting` -- the four reconstructed
   hyperparameters a profile uses.
 * :func:`gain_table` -- FedABC − FedAvg and FedABC − FedRoD per column.  The claims of "Results and
   analysis" are declared in :mod:`.claims` and decided by :mod:`fedlib.repro.artefacts.claims`.
@@ -13,7 +13,6 @@ Fig. 4, Fig. 5, the sensitivity study: :mod:`.studies`) reuse Table 1's cells th
 
 from __future__ import annotations
 
-from typing import Any
 
 import pandas as pd
 
@@ -22,7 +21,7 @@ from ...repro.spec.profiles import Profile
 from . import PAPER
 from . import reported as paper
 
-__all__ = ["HYPERPARAMETERS", "column_key", "cell_config", "fedabc_setting", "gain_table"]
+__all__ = ["HYPERPARAMETERS", "column_key", "fedabc_setting", "gain_table"]
 
 #: FedABC's four hyperparameters (blank in the paper): parameter -> symbol.
 HYPERPARAMETERS = {"fedabc_tau_pos": "τ_pos", "fedabc_tau_neg_present": "τ_neg^P",
@@ -34,21 +33,11 @@ def column_key(dataset: str, beta: float) -> str:
     return f"{dataset}_dir{float(beta)}"
 
 
-def cell_config(profile: "Profile | str | None", method: str, dataset: str, beta: float, experiment: str,
-                **extra: Any) -> tuple[dict | None, str]:
-    """The configuration of Table 1's (= Table 2's) cell ``method`` × ``dataset`` Dir(β) under
-    ``profile``, with ``experiment``'s overrides and then ``extra`` on top (``extra`` wins: a
-    study's own values, passed to the gate as ``then``); ``(None, why)`` when it is not run.  An experiment with the table's
-    overrides gets exactly the table's cell, so the store shares the run."""
-    return decide(PAPER.profile(profile), paper.TABLE1.config(method, column_key(dataset, beta)), experiment,
-                  then=extra)
-
-
 def fedabc_setting(profile: "Profile | str | None", dataset: str = "mnist") -> dict[str, float]:
     """The four hyperparameters of the profile's FedABC cells on ``dataset`` (its Dir(0.1) column)."""
     from ...config import Config
 
-    cfg, _ = cell_config(profile, "fedabc", dataset, paper.BETAS[0], "table1")
+    cfg, _ = decide(PAPER.profile(profile), paper.TABLE1.config("fedabc", column_key(dataset, paper.BETAS[0])), "table1")
     if cfg is None:
         return {}
     full = Config.from_dict(data_view(cfg, 0))

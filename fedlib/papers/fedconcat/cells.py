@@ -1,21 +1,19 @@
 """Table 1's cells as FedConcat's studies use them, and the kind of study that reads its profile.
 
 Every study of this companion trains Table 1's configurations (or one of them with one setting
-changed), so the store shares the runs between notebooks: :func:`cell_config` is the one way a
-study asks for a cell, through :func:`fedlib.repro.budget.gate.decide` (trained here, from a GPU's stored
-runs, or "not run" with its reason).
+changed), so the store shares the runs between notebooks: a study hands Table 1's cell
+(``TABLE1.config(method, column)``) to the gate, :func:`fedlib.repro.budget.gate.decide`, with what it
+changes as the gate's ``then`` (trained here, from a GPU's stored runs, or "not run" with its reason).
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from . import PAPER
 from . import reported as paper
-from ...repro.budget.gate import decide
 from ...repro.spec.profiles import Profile
 
-__all__ = ["BASELINES", "FEDCONCAT", "partition_label", "cell_config", "table1_cells", "load_runs",
+__all__ = ["BASELINES", "FEDCONCAT", "partition_label", "table1_cells", "load_runs",
            "model_params"]
 
 #: The baselines of Tables 1-2 (trained for the round budget; FedConcat and Centralized are not).
@@ -28,15 +26,6 @@ def partition_label(column: str) -> str:
     """``"fmnist_dir0.1"`` -> ``"Dir(0.1)"``, ``"n100_cifar10_c2"`` -> ``"#C=2"``."""
     kind = column.rsplit("_", 1)[-1]
     return f"#C={kind[1:]}" if kind.startswith("c") else f"Dir({kind[3:]})"
-
-
-def cell_config(profile: Profile | str | None, column: str, method: str, experiment: str = "table1",
-                **extra: Any) -> dict | None:
-    """Table 1's configuration of the row ``method`` in ``column`` under the profile, as the gate
-    decides it for ``experiment`` (None: not run here), with ``extra`` on top (the gate's ``then``); without ``extra`` it
-    is exactly the table's cell, so the store shares the run."""
-    cfg, _ = decide(PAPER.profile(profile), paper.TABLE1.config(method, column), experiment, then=extra)
-    return cfg
 
 
 def table1_cells(profile: Profile, columns: Sequence[str]) -> list[dict]:

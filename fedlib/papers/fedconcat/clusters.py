@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from . import reported as paper
-from .cells import cell_config, load_runs, partition_label
+from .cells import load_runs, partition_label
+from ...repro.budget.gate import decide
 
 __all__ = ["cluster_view", "cluster_agreement"]
 
@@ -66,7 +67,8 @@ def cluster_agreement(view: pd.DataFrame, reference_clusters: Sequence[int] | No
 # ------------------------------------------------------------------ the clusters study (.studies)
 def _cluster_cells(profile, opts) -> list[dict]:
     """Table 1's FedConcat(-ID) runs in the study's columns."""
-    return [{"column": c, "method": m, "config": cell_config(profile, c, m)} for c in opts.columns for m in opts.methods]
+    return [{"column": c, "method": m, "config": decide(profile, paper.TABLE1.config(m, c), "table1")[0]}
+            for c in opts.columns for m in opts.methods]
 
 
 def _cluster_summary(grid, opts) -> dict:
@@ -106,8 +108,8 @@ def _fig3_cells(profile, opts) -> list[dict]:
     cells = []
     for column in opts.columns:
         for clustering, label in _GROUPINGS:
-            cfg = cell_config(profile, column, "fedconcat",
-                              **({} if clustering == "kmeans" else {"fedconcat_clustering": "random"}))
+            cfg, _ = decide(profile, paper.TABLE1.config("fedconcat", column), "table1",
+                            then={} if clustering == "kmeans" else {"fedconcat_clustering": "random"})
             cells.append({"column": column, "partition": partition_label(column), "clustering": label,
                           "method": "fedconcat", "config": cfg, "note": "" if cfg else "not run in this profile"})
     return cells

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from . import reported as paper
-from .cells import cell_config
 from ...repro.budget.gate import data_view, decide
 from ...repro.spec.profiles import Profile
 
@@ -48,7 +47,7 @@ def fig1_two_clients(profile: Profile, column: str, local_epochs: int, seed: int
     from ...config import Config
     from ...simulation import evaluate, prepare, single_thread, train_locally
 
-    cfg = cell_config(profile, column, "fedavg")
+    cfg, _ = decide(profile, paper.TABLE1.config("fedavg", column), "table1")
     if cfg is None and not profile.setting("fig1", "trains", True):  # the table's cell needs a GPU; two clients do not
         cfg, _ = decide(profile, paper.TABLE1.config("fedavg", column), "fig1")
     if cfg is None:

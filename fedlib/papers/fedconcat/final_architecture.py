@@ -16,7 +16,8 @@ import pandas as pd
 
 from . import reported as paper
 from .analysis import budget_of, rounds_for_model
-from .cells import cell_config, model_params
+from .cells import model_params
+from ...repro.budget.gate import decide
 
 __all__ = ["ONE_MODEL", "FINAL", "fig4_rounds", "communication_curves"]
 
@@ -66,13 +67,14 @@ def _cells(profile, opts) -> list[dict]:
     for ``opts.budget``, and FedConcat (Table 1's run), in ``opts.column``."""
     cells = []
     for method in opts.methods:
-        one = cell_config(profile, opts.column, method)
-        big = None if one is None else cell_config(profile, opts.column, method, model=opts.model,
-                                                   rounds=fig4_rounds(one, opts.model, opts.budget))
+        table1 = paper.TABLE1.config(method, opts.column)
+        one, _ = decide(profile, table1, "table1")
+        big = None if one is None else decide(profile, table1, "table1", then={
+            "model": opts.model, "rounds": fig4_rounds(one, opts.model, opts.budget)})[0]
         cells.append({"method": method, "architecture": ONE_MODEL, "config": one})
         cells.append({"method": method, "architecture": FINAL, "config": big})
     cells.append({"method": "fedconcat", "architecture": "FedConcat",
-                  "config": cell_config(profile, opts.column, "fedconcat")})
+                  "config": decide(profile, paper.TABLE1.config("fedconcat", opts.column), "table1")[0]})
     return [{**c, "column": opts.column, "note": "" if c["config"] else "not run in this profile"} for c in cells]
 
 

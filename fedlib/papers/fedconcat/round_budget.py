@@ -15,7 +15,8 @@ import pandas as pd
 
 from . import reported as paper
 from .analysis import budget_of, model_sizes
-from .cells import BASELINES, FEDCONCAT, cell_config
+from .cells import BASELINES, FEDCONCAT
+from ...repro.budget.gate import decide
 from ...repro.spec.profiles import Profile
 
 __all__ = ["budget_table", "budget_variants", "accuracy_at_rounds", "budget_sensitivity", "ranking_summary",
@@ -121,7 +122,7 @@ def budget_configs(profile: Profile, grid, columns: Sequence[str]) -> dict[str, 
     that configuration (its K, T_e, T_c and model set the budget).  On a CPU the paper profile's Table 1
     baselines need a GPU: then none."""
     ran = set(grid.ok().column)
-    configs = {c: cell_config(profile, c, "fedavg") for c in columns if c in ran}
+    configs = {c: decide(profile, paper.TABLE1.config("fedavg", c), "table1")[0] for c in columns if c in ran}
     return {c: cfg for c, cfg in configs.items() if cfg is not None}
 
 

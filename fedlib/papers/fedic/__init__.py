@@ -5,7 +5,7 @@ Calibrated Distillation", ICME 2022.
   mapping of Table 3's rows to FEDIC's switches (inferred);
 * :mod:`.deviations` -- every place fedlib's reproduction departs from the paper or follows its code;
 * :mod:`.profiles` -- ``paper``, ``quick``, ``smoke``;
-* :mod:`.experiments` -- what each table cell reads, the one configuration of a study's cell (``cell_config``);
+* :mod:`.experiments` -- what each table cell reads, the long tail of a study's cell (``CIFAR10_LT``);
 * :mod:`.studies` -- ``STUDIES``: the long-tailed data, Table 3 by group and Figs. 3-5, with their typed options;
 * :mod:`.plots` -- the notebooks' figures and shown tables;
 * :mod:`.budget` -- the paper profile's cost model and the budget ladder.

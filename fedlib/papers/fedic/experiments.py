@@ -1,8 +1,9 @@
 """What FEDIC's tables and studies read, and the one configuration of a cell outside the tables.
 
 * :func:`table_value` -- the run value each cell of Tables 1-3 reads (groups, teachers);
-* :func:`cell_config` -- the paper's CIFAR-10-LT (IF = 100) setting with a study's parameters, through
-  the gate (:func:`fedlib.repro.budget.gate.decide`), so runs shared between a table and a figure run once;
+* :data:`CIFAR10_LT` -- the paper's CIFAR-10-LT (IF = 100): a study's cell is
+  ``PAPER.base("cifar10", **CIFAR10_LT, **params)``, handed to the gate
+  (:func:`fedlib.repro.budget.gate.decide`), so runs shared between a table and a figure run once;
 * :data:`FIG3_CURVES` -- Fig. 3's curves: FedAvg, FT and FEDIC;
 * :func:`curve` -- a study's runs, each read at its cell's ``metric``, averaged over seeds;
 * :func:`datasets_used`, :func:`gain_lines` -- what a grid trained on; FEDIC's gains in Table 1.
@@ -18,11 +19,9 @@ from typing import Any
 import pandas as pd
 
 from ...repro.run.grid import GridResult, aggregate
-from ...repro.budget.gate import decide
-from ...repro.spec.profiles import Profile
 from . import reported as paper
 
-__all__ = ["table_value", "cell_config", "FIG3_CURVES", "curve", "datasets_used", "gain_lines"]
+__all__ = ["table_value", "CIFAR10_LT", "FIG3_CURVES", "curve", "datasets_used", "gain_lines"]
 
 
 def table_value(table_id: str) -> Any:
@@ -32,12 +31,8 @@ def table_value(table_id: str) -> Any:
     return {"table1": "accuracy", "table2": dict(paper.GROUP_COLUMNS), "table3": paper.table3_metric}[table_id]
 
 
-def cell_config(profile: Profile, experiment: str, *, then: dict | None = None, **params) -> tuple[dict | None, str]:
-    """``(config, note)``: the paper's CIFAR-10-LT (IF = 100) setting with ``params``, as ``profile``
-    runs it for ``experiment`` (None and the reason where it is not run here); ``then``: values the
-    cell fixes after the profile's (a pinned seed), given to the gate."""
-    base = {**paper.SETUP, "dataset": "cifar10", "long_tail_if": 100.0, **params}
-    return decide(profile, base, experiment, then=then)
+#: The long tail of the paper's studies, CIFAR-10-LT with imbalance factor 100 (on CIFAR-10).
+CIFAR10_LT: dict[str, Any] = {"long_tail_if": 100.0}
 
 
 #: Fig. 3's curves: FedAvg; FT, the global model fine-tuned on D_aux (the teacher of FEDIC with LA off:

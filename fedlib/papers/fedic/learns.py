@@ -17,7 +17,7 @@ that has hardly learnt.  This study measures the budget at which FedAvg has lear
    ``margin_pp`` above the head share.  None: FedAvg never learns within the sweep, and nothing is compared.
 4. **The comparison**: FEDIC and FedAvg at the chosen budget over ``compare_seeds`` (paired by seed).
 
-Every cell goes through :func:`.experiments.cell_config` (the gate) with the rounds scaled, so the ×1 runs are
+Every cell goes through the gate (:func:`fedlib.repro.budget.gate.decide`) with the rounds scaled, so the ×1 runs are
 Table 1's own and the ``paper`` profile's cells are "not run: needs a GPU" on a CPU.  The sweep trains (or is
 read from the store or the run records) while the cells are built, because the comparison's cells depend on it;
 without a store (a plan, a test of the cells) the comparison is listed at the largest multiple, the cost's
@@ -50,7 +50,9 @@ import pandas as pd
 
 from ...repro import Option, Study
 from . import reported as paper
-from .experiments import cell_config, curve
+from . import PAPER
+from .experiments import CIFAR10_LT, curve
+from ...repro.budget.gate import decide
 
 __all__ = ["LEARNS", "head_classes", "head_share", "choose_budget", "learns_figure"]
 
@@ -92,7 +94,8 @@ def _scaled(profile, multiple: int):
 
 
 def _cell(profile, multiple: int, method: str, seed: int, stage: str) -> dict:
-    cfg, note = cell_config(_scaled(profile, multiple), _EXPERIMENT, then={"seed": int(seed)}, method=method)
+    cfg, note = decide(_scaled(profile, multiple), PAPER.base("cifar10", **CIFAR10_LT, method=method), _EXPERIMENT,
+                       then={"seed": int(seed)})
     rounds = _scaled(profile, multiple).image["rounds"]
     return {"method": method, "budget": int(multiple), "rounds": int(rounds), "stage": stage, "metric": "accuracy",
             "config": cfg, "note": note}

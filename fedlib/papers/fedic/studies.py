@@ -7,7 +7,7 @@
 * ``learns`` (07) -- FEDIC − FedAvg at the budget where FedAvg learns (issue 49): :mod:`.learns`.
 
 Every cell is the paper's CIFAR-10-LT (IF = 100) setting with the study's parameters, through
-:func:`.experiments.cell_config` (the gate), so runs shared with a table run once.  The paper gives the
+the gate (:func:`fedlib.repro.budget.gate.decide`), so runs shared with a table run once.  The paper gives the
 figures' axis values only in its images: the options' defaults (the ``paper`` profile's values) are
 fedlib's choices, each with its source.
 """
@@ -21,9 +21,10 @@ import pandas as pd
 
 from ...repro import Option, Study
 from ...repro.artefacts.figure_checks_data import CHANCE_MARGIN_PP
-from ...repro.budget.gate import data_view, table_cells
+from ...repro.budget.gate import data_view, decide, table_cells
+from . import PAPER
 from . import reported as paper
-from .experiments import FIG3_CURVES, cell_config, curve
+from .experiments import CIFAR10_LT, FIG3_CURVES, curve
 from .learns import LEARNS
 
 __all__ = ["STUDIES"]
@@ -50,7 +51,7 @@ def _long_tail_summary(grid, opts) -> dict:
     from ...simulation import prepare
 
     profile = opts.profile
-    cfg, note = cell_config(profile, "long_tail", method="fedic")
+    cfg, note = decide(profile, PAPER.base("cifar10", **CIFAR10_LT, method="fedic"), "long_tail")
     if cfg is None:
         raise ValueError(note)
     seed = profile.seeds[0] if opts.seed is None else opts.seed
@@ -165,7 +166,8 @@ def _fig3_cells(profile, opts) -> list[dict]:
                 if name == "FedAvg" and ulb != opts.ulb_sizes[0]:
                     continue
                 extra = {} if name == "FedAvg" else {"server_unlabeled_size": int(ulb)}
-                cfg, note = cell_config(profile, "fig3", server_aux_per_class=int(aux), **params, **extra)
+                base = PAPER.base("cifar10", **CIFAR10_LT, server_aux_per_class=int(aux), **params, **extra)
+                cfg, note = decide(profile, base, "fig3")
                 cells.append({"curve": name, "aux_per_class": int(aux),
                               "ulb": "all" if not ulb or name == "FedAvg" else int(ulb), "metric": metric,
                               "config": cfg, "note": note})
@@ -189,7 +191,7 @@ def _fig4_cells(profile, opts) -> list[dict]:
     """FEDIC at each λ of Eq. 9."""
     cells = []
     for lam in opts.lambdas:
-        cfg, note = cell_config(profile, "fig4", method="fedic", fedic_lambda=float(lam))
+        cfg, note = decide(profile, PAPER.base("cifar10", **CIFAR10_LT, method="fedic", fedic_lambda=float(lam)), "fig4")
         cells.append({"curve": "FEDIC", "lambda": float(lam), "metric": "accuracy", "config": cfg, "note": note})
     return cells
 
@@ -211,7 +213,7 @@ def _fig5_cells(profile, opts) -> list[dict]:
     cells = []
     for m in opts.methods:
         for a in opts.alphas:
-            cfg, note = cell_config(profile, "fig5", method=m, partition_beta=float(a))
+            cfg, note = decide(profile, PAPER.base("cifar10", **CIFAR10_LT, method=m, partition_beta=float(a)), "fig5")
             cells.append({"curve": paper.METHOD_LABELS.get(m, m), "method": m, "alpha": float(a),
                           "metric": "accuracy", "config": cfg, "note": note})
     return cells

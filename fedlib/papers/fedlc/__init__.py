@@ -7,7 +7,7 @@ Calibration", ICML 2022.
 * :mod:`.studies` -- every figure and analysis that is not a table, as declared studies (``ctx.study``);
   their build functions by concept: :mod:`.label_skew` (Figs. 1, 4, 5), :mod:`.toy` (Fig. 3),
   :mod:`.local_models` (Figs. 2, 6, 7), :mod:`.deviation_study`, :mod:`.calibration` (§4),
-  :mod:`.synthetic`, :mod:`.stand_in`; :mod:`.experiments` -- their configurations (one ``cell_config``);
+  :mod:`.synthetic`, :mod:`.stand_in`; :mod:`.experiments` -- their skew settings and trained global model;
 * :mod:`.plots`, :mod:`.result_plots` -- the figures;
 * :mod:`.analysis` -- the deviation bound D_jr (Definition 3, Theorems 1 and 3) measured during training
   (:mod:`.statistics`, :mod:`.deviation_bound`, :mod:`.local_update`).

@@ -14,7 +14,9 @@ import pandas as pd
 
 from ...config import Config
 from ...repro.run.grid import diverged_lines
-from .experiments import cell_config, skew_label
+from . import PAPER
+from .experiments import setting_params, skew_label
+from ...repro.budget.gate import decide
 
 __all__ = ["CALIBRATION_VARIANTS", "CALIBRATION_LABELS"]
 
@@ -54,7 +56,7 @@ def variant_cells(profile, opts, *, variants: dict | None = None, labels: dict =
     cells = []
     for key in opts.settings:
         for name in (*baselines, *variants):
-            cfg, note = cell_config(profile, "calibration", key, **_params(name, variants))
+            cfg, note = decide(profile, PAPER.base(**setting_params(key), **_params(name, variants)), "calibration")
             tau = cfg.get("tau", Config.tau) if cfg and cfg["method"] == "fedlc" else float("nan")
             cells.append({"setting": skew_label(key), "column": key, "variant": name,
                           "label": labels[name], "tau": tau, "config": cfg, "note": note})
@@ -104,11 +106,12 @@ def tau_cells(profile, opts) -> list[dict]:
     cells = []
     for name in opts.tau_variants:
         for tau in opts.taus:
-            cfg, note = cell_config(profile, "calibration", opts.tau_setting, tau=float(tau), **_params(name))
+            cfg, note = decide(profile, PAPER.base(**setting_params(opts.tau_setting), tau=float(tau), **_params(name)),
+                               "calibration")
             cells.append({"variant": name, "label": CALIBRATION_LABELS[name], "tau": float(tau), "config": cfg,
                           "note": note})
     for name in BASELINES:
-        cfg, note = cell_config(profile, "calibration", opts.tau_setting, **_params(name))
+        cfg, note = decide(profile, PAPER.base(**setting_params(opts.tau_setting), **_params(name)), "calibration")
         cells.append({"variant": name, "label": CALIBRATION_LABELS[name], "tau": float("nan"), "config": cfg,
                       "note": note})
     return cells

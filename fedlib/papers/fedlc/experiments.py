@@ -1,12 +1,12 @@
-"""The configurations of FedLC's experiments: one :func:`cell_config`, through the gate.
+"""The settings of FedLC's experiments, and the trained global model its analysis studies start from.
 
-Every cell a study of this companion runs (:mod:`.studies`) gets its configuration here:
-the paper's setup (:data:`.reported.SETUP`, §5.2), a skew setting (``"cifar10_beta0.1"`` =
-D(β=0.1) on CIFAR-10, ``"cifar10_alpha2"`` = Q(α=2), ``"cifar10_iid"``) or a table's own cell,
-the study's parameters, and then :func:`fedlib.repro.budget.gate.decide` -- the one place that says
-whether the profile trains it here, reads it from a GPU's stored runs, or does not run it (and why).
+Every cell a study of this companion runs (:mod:`.studies`) is the paper's setup (§5.2) on a skew
+setting (``"cifar10_beta0.1"`` = D(β=0.1) on CIFAR-10, ``"cifar10_alpha2"`` = Q(α=2),
+``"cifar10_iid"``), ``PAPER.base(**setting_params(key), **study_params)``, or a table's own cell, handed
+to :func:`fedlib.repro.budget.gate.decide` -- the one place that says whether the profile trains it
+here, reads it from a GPU's stored runs, or does not run it (and why).
 
-* :func:`cell_config` -- ``(config | None, note)`` of one cell;
+* :func:`setting_params` / :func:`skew_params` -- a skew setting's dataset and partition;
 * :func:`trained_cell` / :func:`trained_model` -- the "well-trained" FedAvg global model the
   analysis studies start from (Figs. 2, 6, 7 and the deviation bound);
 * :func:`skew_label` -- ``"cifar10_beta0.1"`` -> ``"D(β=0.1)"``;
@@ -14,16 +14,14 @@ whether the profile trains it here, reads it from a GPU's stored runs, or does n
 
 from __future__ import annotations
 
-from typing import Any
 
 import pandas as pd
 
 from . import PAPER
-from . import reported as paper
 from ...repro.budget.gate import decide
 from ...repro.spec.profiles import Profile
 
-__all__ = ["cell_config", "trained_cell", "trained_model", "skew_label", "skew_params", "not_run_frame",
+__all__ = ["setting_params", "trained_cell", "trained_model", "skew_label", "skew_params", "not_run_frame",
            "save_not_run"]
 
 
@@ -47,17 +45,10 @@ def skew_label(key: str) -> str:
     return f"D(β={p['partition_beta']:g})" if p["partition"] == "dirichlet" else f"Q(α={p['partition_alpha']})"
 
 
-def cell_config(profile: Profile | str | None, experiment: str, setting: str | None = None, *,
-                base: dict | None = None, then: dict | None = None, **params: Any) -> tuple[dict | None, str]:
-    """``(config, note)`` of one cell of ``experiment`` under ``profile`` (:func:`fedlib.repro.budget.gate.decide`).
-
-    The paper's configuration is ``base`` (a table's own cell) or the paper's setup with the skew of
-    ``setting`` (its dataset and partition), updated with ``params``; ``then``: the values the cell
-    fixes after the profile's (its rounds, a pinned seed), given to the gate."""
-    prof = PAPER.profile(profile)
-    if base is None:
-        base = {**paper.SETUP, **({"dataset": setting.split("_", 1)[0], **skew_params(setting)} if setting else {})}
-    return decide(prof, {**base, **params}, experiment, then=then)
+def setting_params(key: str) -> dict:
+    """``"cifar10_beta0.1"`` -> its dataset and skew, ``{"dataset": "cifar10", "partition": "dirichlet",
+    "partition_beta": 0.1}``: the cell's parameters for ``PAPER.base``."""
+    return {"dataset": key.split("_", 1)[0], **skew_params(key)}
 
 
 def trained_cell(profile: Profile | str | None, experiment: str, opts) -> dict:
@@ -65,10 +56,10 @@ def trained_cell(profile: Profile | str | None, experiment: str, opts) -> dict:
     ``num_clients`` and D(``partition_beta``) skew, trained for ``rounds`` (or ``pretrain_rounds``),
     with the experiment's first seed.  ``config`` is None where the profile does not run it."""
     prof = PAPER.profile(profile)
-    cfg, note = cell_config(prof, experiment, dataset=opts.dataset, method="fedavg", num_clients=opts.num_clients,
-                            partition="dirichlet", partition_beta=opts.partition_beta,
-                            then={"rounds": int(opts.get("pretrain_rounds", opts.get("rounds"))),
-                                  "seed": int(prof.seeds_for(experiment)[0])})
+    base = PAPER.base(opts.dataset, method="fedavg", num_clients=opts.num_clients, partition="dirichlet",
+                      partition_beta=opts.partition_beta)
+    cfg, note = decide(prof, base, experiment, then={"rounds": int(opts.get("pretrain_rounds", opts.get("rounds"))),
+                                                     "seed": int(prof.seeds_for(experiment)[0])})
     return {"model": "FedAvg global model", "config": cfg, "note": note}
 
 

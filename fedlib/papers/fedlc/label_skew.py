@@ -12,8 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import PAPER
 from . import reported as paper
-from .experiments import cell_config, skew_label
+from .experiments import setting_params, skew_label
+from ...repro.budget.gate import decide
 
 __all__ = ["FIG4_SETTINGS", "fig4_counts"]
 
@@ -25,7 +27,7 @@ def fig1_cells(profile, opts) -> list[dict]:
         + [f"cifar10_alpha{a}" for a in opts.alphas] + [f"cifar10_beta{b}" for b in opts.betas]
     cells = []
     for i, key in enumerate(keys):
-        cfg, note = cell_config(profile, "fig1", key, method="fedavg")
+        cfg, note = decide(profile, PAPER.base(**setting_params(key), method="fedavg"), "fig1")
         kind = "IID" if key.endswith("iid") else ("Q(α)" if "alpha" in key else "D(β)")
         cells.append({"setting": skew_label(key), "kind": kind, "order": i, "config": cfg, "note": note})
     return cells
@@ -88,7 +90,8 @@ def fig5_cells(profile, opts) -> list[dict]:
     cells = []
     for key in opts.settings:
         for m in ("fedrs", "fedlc"):
-            cfg, note = cell_config(profile, "fig5", key, method=m, num_clients=opts.num_clients)
+            cfg, note = decide(profile, PAPER.base(**setting_params(key), method=m, num_clients=opts.num_clients),
+                               "fig5")
             cells.append({"setting": skew_label(key), "method": m, "config": cfg, "note": note})
     return cells
 

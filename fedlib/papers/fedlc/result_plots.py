@@ -16,8 +16,7 @@ from ...repro.artefacts.figure_rules import declare, label_cell
 from ...repro.artefacts.gap_curves import gap_caption, plot_gaps
 from ...repro.artefacts.not_run import short_reason
 from . import PAPER
-from ...repro.budget.gate import data_view
-from .experiments import cell_config
+from ...repro.budget.gate import data_view, decide
 from .label_skew import FIG4_SETTINGS
 from .plots import _dataset, _palette, _std
 from .stand_in import ON_CIFAR10, STAND_IN
@@ -176,8 +175,7 @@ def profile_partitions(ctx, seed: int):
     used, shown, absent = None, [], []
     for ax, (name, params) in zip(axes, cases.items()):
         table_id = "table2" if params["partition"] == "shards" else "table1"
-        cfg, note = cell_config(ungated(ctx.profile), table_id,
-                                base={"dataset": "cifar10", "num_clients": 20, **params})
+        cfg, note = decide(ungated(ctx.profile), {"dataset": "cifar10", "num_clients": 20, **params}, table_id)
         shows = f"samples per class and client of {name}, 20 clients"
         if cfg is None:
             mark_empty(ax, shows, note)

@@ -16,7 +16,8 @@ import pandas as pd
 
 from . import PAPER
 from . import reported as paper
-from .experiments import cell_config, skew_label, skew_params
+from .experiments import skew_label, skew_params
+from ...repro.budget.gate import decide
 from ...repro.spec.profiles import Profile
 
 __all__ = ["STAND_IN", "ON_CIFAR10", "stand_in_cells", "stand_in_comparison", "stand_in_findings"]
@@ -44,11 +45,10 @@ def stand_in_cells(profile, opts) -> list[dict]:
         iid = skew["partition"] == "iid"
         source = "fig1" if iid else ("table1" if skew["partition"] == "dirichlet" else "table2")
         for method in ("fedavg",) if iid else opts.methods:
-            base = ({**paper.SETUP, "dataset": "cifar10", **skew, "method": method} if iid
-                    else paper.table(source).config(method, key))
-            stand_in, _ = cell_config(prof, source, base=base)
+            base = PAPER.base("cifar10", **skew, method=method) if iid else paper.table(source).config(method, key)
+            stand_in, _ = decide(prof, base, source)
             # the same cell on CIFAR-10 itself, with the profile's reductions and the experiment's overrides
-            on_cifar10, _ = cell_config(prof, source, base=base, then={"dataset": "cifar10", **overrides})
+            on_cifar10, _ = decide(prof, base, source, then={"dataset": "cifar10", **overrides})
             for trained_on, cfg in ((STAND_IN, stand_in), (ON_CIFAR10, on_cifar10)):
                 cells.append({"setting": skew_label(key), "column": key, "source": source, "method": method,
                               "trained_on": trained_on, "config": cfg, "note": ""})

@@ -68,6 +68,16 @@ class Paper:
         check_paper(self)
         return self
 
+    def base(self, dataset: str | None = None, /, **params: Any) -> dict:
+        """The paper's configuration of a cell that is not a table's: its common setting (:attr:`setup`)
+        on ``dataset`` (None: the setting's own), with ``params`` on top.  A study hands it, or a table's
+        cell (:meth:`fedlib.repro.spec.reported.PaperTable.config`), to the gate
+        (:func:`fedlib.repro.budget.gate.decide`), which decides once what trains:
+
+        >>> cfg, note = decide(profile, PAPER.base("cifar10", method="fedavg"), "fig1")  # doctest: +SKIP
+        """
+        return {**self.setup, **({} if dataset is None else {"dataset": dataset}), **params}
+
     def views_of(self, notebooks) -> list:
         """The declared :class:`View` s of the notebooks named (file stems), in declaration order."""
         stems = {notebooks} if isinstance(notebooks, str) else set(notebooks)

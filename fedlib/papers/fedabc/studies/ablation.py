@@ -10,7 +10,9 @@ import pandas as pd
 
 from ....algorithms.fedabc import FEDABC_WI
 from .. import PAPER
-from ..experiments import cell_config
+from ....repro.budget.gate import decide
+from ..experiments import column_key
+from ..reported import TABLE1
 
 __all__ = ["VARIANTS"]
 
@@ -24,7 +26,7 @@ def build_cells(profile, opts) -> list[dict]:
     for ds in opts.datasets:
         for beta in opts.betas:
             for variant, extra in VARIANTS.items():
-                cfg, note = cell_config(profile, "fedabc", ds, beta, "fig5", **extra)
+                cfg, note = decide(profile, TABLE1.config("fedabc", column_key(ds, beta)), "fig5", then=extra)
                 cells.append({"dataset": ds, "beta": float(beta), "variant": variant, "config": cfg, "note": note})
     return cells
 

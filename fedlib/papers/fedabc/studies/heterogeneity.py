@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 
 from .. import PAPER
-from ....repro.budget.gate import data_view
-from ..experiments import cell_config
+from ....repro.budget.gate import data_view, decide
+from ..experiments import column_key
+from ..reported import TABLE1
 
 __all__ = ["partition_counts", "heterogeneity_stats"]
 
@@ -25,7 +26,7 @@ def partition_counts(profile, dataset: str, betas, seed: int) -> pd.DataFrame:
 
     rows = []
     for beta in betas:
-        cfg, _ = cell_config(profile, "fedavg", dataset, beta, "fig4")
+        cfg, _ = decide(profile, TABLE1.config("fedavg", column_key(dataset, beta)), "fig4")
         if cfg is None:
             return pd.DataFrame(columns=_COUNTS)
         counts = prepare(Config.from_dict(data_view(cfg, seed, personal_eval_every=0))).class_counts

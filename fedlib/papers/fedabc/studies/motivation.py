@@ -12,7 +12,9 @@ import pandas as pd
 
 from ....algorithms.fedabc import FEDABC_WI
 from ....repro.spec.class_roles import ROLES, roles
-from ..experiments import cell_config
+from ....repro.budget.gate import decide
+from ..experiments import column_key
+from ..reported import TABLE1
 
 __all__ = ["FIG2_MODELS", "ROLES", "skewed_client", "role_summary"]
 
@@ -62,7 +64,8 @@ def build_cells(profile, opts) -> list[dict]:
     seed = int(profile.seeds_for("fig2")[0])
     cells = []
     for label, params in _models("personalized model").items():
-        cfg, note = cell_config(profile, params["method"], opts.dataset, opts.beta, "table1", seed=seed)
+        cfg, note = decide(profile, TABLE1.config(params["method"], column_key(opts.dataset, opts.beta)), "table1",
+                              then={"seed": seed})
         cells.append({"model": label, "config": cfg, "note": note})
     return cells
 
@@ -92,7 +95,8 @@ def build_summary(grid, opts) -> dict:
             own = {**{k: v for k, v in params.items() if k != "method"}, "seed": seed}
             if panel == "local training" and opts.local_epochs is not None:
                 own["local_epochs"] = opts.local_epochs
-            cfg, _ = cell_config(profile, params["method"], opts.dataset, opts.beta, "table1", **own)
+            cfg, _ = decide(profile, TABLE1.config(params["method"], column_key(opts.dataset, opts.beta)), "table1",
+                            then=own)
             if cfg is None:
                 return {"per_class": pd.DataFrame(columns=_COLUMNS), "roles": pd.DataFrame(), "client": {}}
             exp = prepare(Config.from_dict(cfg))

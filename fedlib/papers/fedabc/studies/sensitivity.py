@@ -13,7 +13,9 @@ import numpy as np
 import pandas as pd
 
 from ....algorithms.fedabc import FEDABC_WI
-from ..experiments import HYPERPARAMETERS, cell_config, fedabc_setting
+from ....repro.budget.gate import decide
+from ..experiments import HYPERPARAMETERS, column_key, fedabc_setting
+from ..reported import TABLE1
 
 __all__ = ["OFF", "describe", "choice_frame"]
 
@@ -36,7 +38,8 @@ def build_cells(profile, opts) -> list[dict]:
 
     def add(factor, value, label, **params):
         method = params.pop("method", "fedabc")
-        cfg, note = cell_config(profile, method, opts.dataset, opts.beta, "sensitivity", **held, **params)
+        cfg, note = decide(profile, TABLE1.config(method, column_key(opts.dataset, opts.beta)), "sensitivity",
+                           then={**held, **params})
         cells.append({"factor": factor, "value": value, "label": label, "config": cfg, "note": note})
 
     add("setting", math.nan, "center " + describe(center), **center)
