@@ -193,10 +193,13 @@ def profile_partitions(ctx, seed: int):
     fig.tight_layout()
     ctx.save_figure(fig, "fig4_partitions_profile", experiment="table1",
                     title=f"Partitions used by the '{ctx.profile.name}' profile's runs (Tables 1-2 setting)",
-                    caption="Samples per class and client" + (f" of {', '.join(shown)}, as trained on by this "
-                                                                     "profile" if shown else "") +
+                    caption="Samples per class and client" + (f" of {', '.join(shown)}, as this profile "
+                                                                     f"configures them (one draw, seed {int(seed)}: "
+                                                                     "a partition is drawn, not trained)"
+                                                                     if shown else "") +
                             (f"; {', '.join(absent)}: not run by this profile" if absent else "") + ".",
-                    datasets=[used] if used else [], placeholder=used is None)
+                    datasets=[used] if used else [], placeholder=used is None,
+                    seeds=[int(seed)] if shown else [])  # one partition draw: its seed, not the table's
     return fig
 
 
