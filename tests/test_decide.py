@@ -109,6 +109,32 @@ def test_best_row_plans_the_seeds_of_its_undecided_column(tmp_path):
     assert "undecided columns" in d.why
 
 
+def test_a_best_row_whose_method_diverged_plans_seeds_until_enough_converge(tmp_path):
+    """FedABC paper Table 2 (2026-11-29): SCAFFOLD as printed diverged at seeds 0 and 1 of MNIST Dir(0.1), so every
+    paired gap there held one value.  The plan skipped a gap with a NaN, found no gap undecided, and said "every
+    column decided: render the claims again" beside a verdict that named the column undecided.  A column whose
+    pairs have fewer than 2 converged seeds is undecided; at 1 converged in 3, 9 seeds give 3 converged pairs."""
+    from fedlib.repro.artefacts.claims import claims_of
+
+    claim = next(c for c in claims_of("fedlc") if c.id == "table1-best")
+    q = claim.quantity
+    col, rivals = q.columns[0], q.rivals or ("fedavg", "fedprox")
+    note = ("2 of 3 seeds diverged (seed 0: diverged: the parameters were not finite after round 5; seed 1: "
+            "diverged: the parameters were not finite after round 7): left out of the mean")
+    out = tmp_path / "fedlc" / "quick"
+    out.mkdir(parents=True)
+    rows = [{"table": q.table, "row": q.method, "column": col, "ours_mean": 80.0, "n_seeds": 1,
+             "ours_seeds": json.dumps({"2": 80.0}), "status": "ok", "note": note}]
+    rows += [{"table": q.table, "row": r, "column": col, "ours_mean": 71.0, "n_seeds": 3,
+              "ours_seeds": json.dumps({"0": 70.0, "1": 71.0, "2": 72.0}), "status": "ok", "note": ""} for r in rivals]
+    pd.DataFrame(rows).to_csv(out / f"{q.table}.csv", index=False)
+    row = _row(claim="table1-best", rule="best", ours="0 of 1", paper="1 of 1", n=3) | {"part": claim.parts[0].name}
+    [d] = plan("fedlc", pd.DataFrame([row]), tmp_path)
+    assert d.columns == (col,) and d.have == 3 and d.target == 9, d
+    assert d.seeds == tuple(range(3, 9)) and d.runs == len(d.rows) * 6
+    assert "converged" in d.why and "render the claims again" not in d.why
+
+
 def test_dry_run_prints_every_inconclusive_row(capsys):
     from fedlib.repro.artefacts.claims import evaluate
 

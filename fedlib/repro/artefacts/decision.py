@@ -190,32 +190,39 @@ def _best_need(q, cols, rivals, seeds_of, have: int) -> tuple[int | None, tuple,
 
     if have < 2:
         return MIN_SEEDS, cols, None, "one seed: no interval of any gap; plan 3 seeds of every row to measure them"
-    needs, undecided, sds = [], [], []
+    needs, undecided, sds, diverging = [], [], [], []
     for c in cols:
         gaps = []  # (mean, its interval holds 0, seeds to exclude 0) per rival, paired by seed
+        short = []  # seeds for MIN_SEEDS converged pairs, per rival with < 2 (a diverged seed is NaN): None if none
         for r in rivals:
             a, b = seeds_of[(q.method, c)], seeds_of[(r, c)]
-            d = pd.Series([a[k] - b[k] for k in sorted(set(a) & set(b))])
-            if len(d) < 2 or d.isna().any():
+            ran = sorted(set(a) & set(b))
+            d = pd.Series([a[k] - b[k] for k in ran]).dropna()
+            if len(d) < 2:  # too few converged pairs for an interval: more seeds, at the rate they converge
+                short.append(math.ceil(MIN_SEEDS * len(ran) / len(d)) if len(d) else None)
                 continue
             z = float(t.ppf(0.975, len(d) - 1)) * d.std() / math.sqrt(len(d))
             gaps.append((d.mean(), abs(d.mean()) <= z, seeds_to_decide(d.mean(), d.std(), d.mean())))
             sds.append(float(d.std()))
-        if any(g < 0 and not holds for g, holds, _ in gaps) or not any(holds for _, holds, _ in gaps):
+        if any(g < 0 and not holds for g, holds, _ in gaps) or not (short or any(holds for _, holds, _ in gaps)):
             continue  # beaten beyond the noise already, or every interval above 0: decided
         # beaten once one rival ahead of it leaves 0 behind; best once every rival's interval lies above 0
         beaten = [n for g, _, n in gaps if g < 0 and n is not None]
-        best = [n for _, _, n in gaps] if all(g > 0 for g, _, _ in gaps) else [None]
+        best = [n for _, _, n in gaps] + short if all(g > 0 for g, _, _ in gaps) else [None]
         undecided.append(c)
+        if short:
+            diverging.append(c)
         ways = [min(beaten)] if beaten else []
         ways += [] if None in best else [max(best)]
         needs.append(min(ways) if ways else None)
     known = [n for n in needs if n is not None]
     if not undecided:
         return have, (), None, "every column decided: render the claims again"
+    converge = (f"; in {', '.join(diverging)} fewer than 2 seeds of a pair converged (a diverged seed holds no "
+                f"value): seeds for {MIN_SEEDS} converged pairs at the rate seen") if diverging else ""
     return (max(known) if known else None), tuple(undecided), (max(sds) if sds else None), (
         f"undecided columns {', '.join(undecided)}: the paired gaps to the rivals whose interval holds 0, over "
-        f"{have} seeds (the table CSV's ours_seeds); seeds to exclude 0 per column: "
+        f"{have} seeds (the table CSV's ours_seeds){converge}; seeds to exclude 0 per column: "
         f"{', '.join('—' if n is None else str(n) for n in needs)}")
 
 
