@@ -28,7 +28,7 @@ _NO_RECORDS_LADDER = ("FedConcat's paper ladder was trained before run records e
 _GPU = ("FedLC's GPU learning curves are drawn from the GPU runs' stored histories (fedlib.repro.run.cells.record), "
         "which this CPU's store does not hold: they render again at the next lease")
 _SPREAD = ("a seed-to-seed spread measured at e8c6462 from a dirty tree (a measurement, not a rendered figure): "
-           "python -m fedlib.repro.verdict.seeds fedlc --profile quick --seeds 0,1,2 --write measures it again")
+           "python -m fedlib.repro.measure_spread fedlc --profile quick --seeds 0,1,2 --write measures it again")
 NOT_YET_RENDERED: dict[str, str] = {
     "figures/fedabc/paper/budget_ladder_gap.json": _NO_RECORDS_FEDABC,
     "figures/fedabc/paper/sensitivity.json": _NO_RECORDS_FEDABC,

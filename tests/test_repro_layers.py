@@ -23,7 +23,6 @@ KNOWN_UP = {
     ("run/gpu_precision.py", "artefacts"): "the GPU cells CLI saves its tables (artefacts.saving)",
     ("run/cell_jobs.py", "budget"): "the GPU cells CLI asks the gate (budget.gate) which cells it trains",
     ("run/cell_progress.py", "budget"): "the GPU cells CLI prices its runs (budget.costs)",
-    ("verdict/seeds.py", "artefacts"): "seeds.py trains the seeds a table lacks: it belongs in artefacts",
 }
 def _layer(parts: tuple[str, ...]) -> str:
     return parts[0] if len(parts) > 1 and parts[0] in LAYERS else TOP
@@ -83,3 +82,33 @@ def test_the_layer_check_sees_an_upward_import():
     assert _target_layer("fedlib.repro.artefacts.style", ["method_colors"]) == "artefacts"
     assert _layer(("spec", "paper.py")) == "spec" and _layer(("decide.py",)) == TOP
     assert _target_layer("fedlib.repro", ["run"]) == "run" and _target_layer("fedlib.repro.claims", ["x"]) == TOP
+
+
+#: What training imports: a module that imports one of these trains (or can).
+TRAINS = ("fedlib.api", "fedlib.simulation", "fedlib.engine", "fedlib.experiment", "fedlib.repro.run")
+
+
+def _verdict_training_imports(root: Path) -> list[str]:
+    found = []
+    for path in sorted((root / "verdict").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                target = ("fedlib.repro.verdict." if node.level == 1 else "fedlib.repro." if node.level == 2
+                          else "fedlib." if node.level == 3 else "") + (node.module or "")
+            elif isinstance(node, ast.Import):
+                target = node.names[0].name
+            else:
+                continue
+            if target.startswith(TRAINS):
+                found.append(f"{path.relative_to(root)}:{node.lineno} imports {target}")
+    return found
+
+
+def test_verdicts_are_pure_no_module_under_verdict_trains(tmp_path):
+    """Issue 50: a verdict reads runs, it never makes them.  The command that trains seeds to measure a spread
+    is the entry module ``fedlib.repro.measure_spread``; ``verdict/seeds.py`` keeps the pure reading."""
+    found = _verdict_training_imports(REPRO)
+    assert not found, "verdict/ imports what trains (move the training to an entry module):\n" + "\n".join(found)
+    (tmp_path / "verdict").mkdir()
+    (tmp_path / "verdict" / "bad.py").write_text("from ..run.grid import run_grid\n")
+    assert _verdict_training_imports(tmp_path) == ["verdict/bad.py:1 imports fedlib.repro.run.grid"]

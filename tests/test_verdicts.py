@@ -194,7 +194,7 @@ def test_seed_spread_of_the_headline_cells_by_hand():
 def test_measure_seed_spread_runs_the_headline_cells_with_each_seed(tmp_path):
     import fedlib
     from fedlib.repro.artefacts.tables import grid_cells
-    from fedlib.repro.verdict.seeds import main, measure_seed_spread
+    from fedlib.repro.measure_spread import main, measure_seed_spread
 
     prof = all_papers()["fedlc"].profile("smoke")  # Table 4: Synthetic(1,1), FedAvg and FedLC, 2 rounds
     got = measure_seed_spread("fedlc", "smoke", (0, 1), tables=["table4"], out_dir=tmp_path, store=False,
@@ -350,7 +350,7 @@ def test_recount_a_saved_table_and_the_index_says_what_changed(tmp_path):
     text = (tmp_path / "figures" / "fedlc" / "README.md").read_text()  # the paper's page holds the per-table detail
     assert ("* Table 1: best method agrees 1/1 → 0/1 (1 spread not measured; 1/1 at face value); headline gain sign "
             "agrees 1/1 → 0/1 (1 spread not measured; 1/1 at face value); within std 1 → 0; outside std 1 → 0")in text
-    assert "python -m fedlib.repro.verdict.seeds fedlc --profile quick --seeds 0,1,2 --write" in text
+    assert "python -m fedlib.repro.measure_spread fedlc --profile quick --seeds 0,1,2 --write" in text
     # a measured cross-machine spread of this table decides them
     (folder / "_spread.json").write_text(json.dumps({"tables": {"table1": {"max_abs_delta": 0.2}}}))
     s = recount(folder / "table1.csv", fedlc_paper.table("table1"), fedlc_paper)

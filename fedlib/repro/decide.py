@@ -202,7 +202,7 @@ def declare(d: Decision, grid, *, root: Path) -> int:
 
 def _metric(out: Path, table: str, pp):
     """The metric the table's cells read (its sidecar's ``parameters.value``, as
-    :func:`fedlib.repro.verdict.seeds.measure_seed_spread` reads it)."""
+    :func:`fedlib.repro.measure_spread.measure_seed_spread` reads it)."""
     from .artefacts.tables import metric_of
 
     try:

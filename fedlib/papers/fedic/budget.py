@@ -50,7 +50,7 @@ most 60 CPU-min: rungs (rounds, E) = (1, 1), (2, 1), (4, 2), the paper's (200, 1
 paper's single run); FEDIC ≈ 858, 1,657 and 3,474 s, FedAvg 112, 167 and 494 s: ≈ 113 CPU-min, ≈ 1 h on 2
 workers.  The CPU reaches 0.4 % of the paper's client sample-epochs; a GPU (``--device cuda``) runs every
 rung from quick's scale.  With one seed the finding's tolerance is 6.4 pp: twice the largest std of FEDIC
-− FedAvg over seeds 0-2 measured at quick (3.20 pp, ``python -m fedlib.repro.verdict.seeds fedic --profile quick``).
+− FedAvg over seeds 0-2 measured at quick (3.20 pp, ``python -m fedlib.repro.measure_spread fedic --profile quick``).
 """
 
 _RESNET8 = UnitCost(s_per_sample_epoch=1.12e-2, fixed_s=57.8,

@@ -32,7 +32,7 @@ _LEGEND = [
     "*Undecided*: that verdict would flip within our run-to-run spread (the largest measured of: std over seeds, "
     "the table's seed-to-seed spread, its cross-machine spread).",
     "*Spread not measured*: no run-to-run spread was measured for the cell, so the verdict is not decided (a spread "
-    "of 0 is never assumed; measure one with `python -m fedlib.repro.verdict.seeds <paper> --write`).",
+    "of 0 is never assumed; measure one with `python -m fedlib.repro.measure_spread <paper> --write`).",
     "*No std*: the paper prints none for the cell, so it is never within or outside; a paper's page says how many "
     "of those lie within our measured spread of the paper's printed value: a check at our precision, not a verdict.",
     "*± not over seeds*: the paper's ± is another spread (e.g. over its last rounds), shown but not judged.",

@@ -233,7 +233,7 @@ def _table_rows(paper: str, profile: str, entry: dict, pp, rel: str) -> list[str
         which = ", ".join(f"{t} ({n} of {r} cells run)" for t, n, r in unmeasured)
         lines += [f"No run-to-run spread is measured for {which} in this profile: those verdicts say \"spread not "
                   f"measured\" instead of deciding.  To measure the seed-to-seed spread of the headline cells: "
-                  f"`python -m fedlib.repro.verdict.seeds {paper} --profile {profile.split('-')[0]} --seeds 0,1,2 "
+                  f"`python -m fedlib.repro.measure_spread {paper} --profile {profile.split('-')[0]} --seeds 0,1,2 "
                   "--write`.", ""]
     for label, key in (("within the paper's std", "within"), ("outside the paper's std", "outside"),
                        ("undecided", "undecided")):

@@ -9,7 +9,7 @@ was, it says "spread not measured".  Three spreads are measured:
 * **seed-to-seed** spread of a table, measured on its headline comparison
   (the paper's method and baseline in every column, 3 seeds by default)::
 
-      python -m fedlib.repro.verdict.seeds fedabc --profile quick --seeds 0,1,2 --write
+      python -m fedlib.repro.measure_spread fedabc --profile quick --seeds 0,1,2 --write
 
   which runs those cells (store-backed: a cell already in the store is not
   trained again) and records, per table, the std over seeds of every headline
@@ -49,8 +49,8 @@ import pandas as pd
 __all__ = ["Spread", "table_spread", "folder_spread", "record", "record_seed_spread", "load_spread", "spread_for",
            "table_metric", "main", "SEED_COMMAND"]
 
-#: The command that measures a paper's seed-to-seed spread (:mod:`fedlib.repro.verdict.seeds`).
-SEED_COMMAND = "python -m fedlib.repro.verdict.seeds {paper} --profile {profile} --seeds 0,1,2 --write"
+#: The command that measures a paper's seed-to-seed spread (:mod:`fedlib.repro.measure_spread`).
+SEED_COMMAND = "python -m fedlib.repro.measure_spread {paper} --profile {profile} --seeds 0,1,2 --write"
 
 
 @dataclass(frozen=True)
