@@ -8,6 +8,8 @@ findings) and returns it; :func:`values_view` shows a figure study's values as a
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from ...repro.artefacts import figures as F
@@ -15,7 +17,7 @@ from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_e
 from .experiments import curve, datasets_used
 
 __all__ = ["GROUP_COLORS", "values_view", "long_tail_counts", "table3_groups", "fig3_aux_size",
-           "fig4_lambda", "fig5_alpha"]
+           "fig4_lambda", "fig5_alpha", "head_share_line"]
 
 #: Colours of the many / medium / few class groups.
 GROUP_COLORS = {"many": "tab:blue", "medium": "tab:orange", "few": "tab:red"}
@@ -61,6 +63,26 @@ def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
     return n
+
+
+def head_share_line(ctx, ax) -> str:
+    """The accuracy of a model right on the long-tailed training set's head classes alone
+    (:func:`.learns.head_of`, the classes holding half its samples, on the balanced test set) as a dotted line in
+    ``ax``, labelled in place: a model near it has learned little beyond the head classes, as a series near 1/K has
+    learned nothing, and a gain over it is a gain over that.  Returns the caption's sentence ("" where the split
+    is not drawn here: the cell does not run under this profile, or its dataset is absent)."""
+    from .learns import LEARNS, head_of
+
+    head = head_of(ctx.profile, LEARNS.options_for(ctx.profile))
+    share = head["share"]
+    if math.isnan(share):
+        return ""
+    classes = ", ".join(map(str, head["classes"]))
+    ax.axhline(share, color="0.35", ls=":", lw=1.0, zorder=0.6)
+    ax.annotate(f"head classes only: {share:.1f} %", xy=(0.33, share), xycoords=("axes fraction", "data"),
+                xytext=(0, 2), textcoords="offset points", ha="center", va="bottom", fontsize=7, color="0.3")
+    return (f"Dotted: the accuracy of a model right on the head classes {classes} of our long-tailed training set "
+            f"alone ({share:.1f} %); a model near it has learned little beyond them.")
 
 
 def values_view(frame: pd.DataFrame, x: str):

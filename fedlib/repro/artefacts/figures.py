@@ -6,6 +6,7 @@ Each draws in the shared style (:mod:`fedlib.repro.artefacts.style`) and obeys t
 
 from __future__ import annotations
 
+import textwrap
 from typing import Iterable
 
 from .figure_rules import std_caption
@@ -148,8 +149,6 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
             if m not in shown:
                 shown.append(m)
         if unrun:
-            import textwrap
-
             # wrapped to its panel's width (matplotlib's wrap takes the figure's: neighbours' notes ran together)
             chars = max(20, int(fig.get_figwidth() / len(panels) * 72 / (7 * 0.6)))
             label_cell(ax, 0.5, -0.38, "not run", key=", ".join(unrun) + " (every cell)", transform=ax.transAxes,
@@ -174,7 +173,9 @@ def plot_paper_vs_ours(comparison, *, x: str, panel: str = "column", x_label: st
             declare(ax, stand_in=[])
         if ours_here:
             declare(ax, seeds=seeds)
-        ax.set_title(name)
+        # wrapped to its panel's width: a long "paper only; ours: …" ran into its neighbour's title
+        width = max(20, int(fig.get_figwidth() / len(panels) * 72 / (ax.title.get_fontsize() * 0.6)))
+        ax.set_title("\n".join(textwrap.fill(line, width) for line in name.split("\n")))
         ax.set_xlabel(x_label or x)
         if x_log:
             ax.set_xscale("log")
