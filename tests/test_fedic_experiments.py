@@ -118,6 +118,12 @@ def test_gain_lines_subtract_the_baseline_per_column_ours_and_the_papers():
         {"row": "fedic", "column": "c2", "column_label": "IF=10", "ours_mean": math.nan, "paper_mean": 65.5},
         {"row": "fedavg", "column": "c2", "column_label": "IF=10", "ours_mean": math.nan, "paper_mean": 59.97}])
     assert E.gain_lines(comp, "fedic", ("fedavg", "feddf")) == ["IF=100: fedic − fedavg = +20.00 (paper +10.99)"]
+    # a baseline less than the margin above the head classes' share is said to have learned little beyond them
+    [near] = E.gain_lines(comp, "fedic", ("fedavg",), head={"share": 40.0, "classes": "0, 1", "margin_pp": 15.0})
+    assert near.startswith("IF=100: fedic − fedavg = +20.00 (paper +10.99); our fedavg is at 50.0 %, not 15 pp above")
+    assert "40.0 % that the head classes 0, 1 alone give" in near
+    far = E.gain_lines(comp, "fedic", ("fedavg",), head={"share": 40.0, "classes": "0, 1", "margin_pp": 5.0})
+    assert far == ["IF=100: fedic − fedavg = +20.00 (paper +10.99)"]  # 50 % is more than 5 pp above 40 %
 
 
 def test_the_long_tailed_data_follow_the_papers_recipe():

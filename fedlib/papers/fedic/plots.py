@@ -17,7 +17,7 @@ from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_e
 from .experiments import curve, datasets_used
 
 __all__ = ["GROUP_COLORS", "values_view", "long_tail_counts", "table3_groups", "fig3_aux_size",
-           "fig4_lambda", "fig5_alpha", "head_share_line"]
+           "fig4_lambda", "fig5_alpha", "head_share", "head_share_line"]
 
 #: Colours of the many / medium / few class groups.
 GROUP_COLORS = {"many": "tab:blue", "medium": "tab:orange", "few": "tab:red"}
@@ -65,24 +65,33 @@ def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "
     return n
 
 
-def head_share_line(ctx, ax) -> str:
-    """The accuracy of a model right on the long-tailed training set's head classes alone
-    (:func:`.learns.head_of`, the classes holding half its samples, on the balanced test set) as a dotted line in
-    ``ax``, labelled in place: a model near it has learned little beyond the head classes, as a series near 1/K has
-    learned nothing, and a gain over it is a gain over that.  Returns the caption's sentence ("" where the split
-    is not drawn here: the cell does not run under this profile, or its dataset is absent)."""
+def head_share(ctx) -> dict | None:
+    """The accuracy of a model right on the long-tailed training set's head classes alone (:func:`.learns.head_of`:
+    the classes holding half its samples, on the balanced test set), under ``ctx``'s profile: ``share`` (%),
+    ``classes`` ("0, 1") and ``margin_pp``, how far above it the learns study counts a model as learnt.  A model
+    near it has learned little beyond the head classes, as a series near 1/K has learned nothing.  None where the
+    split is not drawn here (the cell does not run under this profile, or its dataset is absent)."""
     from .learns import LEARNS, head_of
 
-    head = head_of(ctx.profile, LEARNS.options_for(ctx.profile))
-    share = head["share"]
-    if math.isnan(share):
+    opts = LEARNS.options_for(ctx.profile)
+    head = head_of(ctx.profile, opts)
+    if math.isnan(head["share"]):
+        return None
+    return {"share": float(head["share"]), "classes": ", ".join(map(str, head["classes"])),
+            "margin_pp": float(opts.margin_pp)}
+
+
+def head_share_line(ax, head: dict | None) -> str:
+    """:func:`head_share` as a dotted line in ``ax``, labelled in place; returns the caption's sentence ("" and
+    nothing drawn for None)."""
+    if head is None:
         return ""
-    classes = ", ".join(map(str, head["classes"]))
-    ax.axhline(share, color="0.35", ls=":", lw=1.0, zorder=0.6)
-    ax.annotate(f"head classes only: {share:.1f} %", xy=(0.33, share), xycoords=("axes fraction", "data"),
-                xytext=(0, 2), textcoords="offset points", ha="center", va="bottom", fontsize=7, color="0.3")
-    return (f"Dotted: the accuracy of a model right on the head classes {classes} of our long-tailed training set "
-            f"alone ({share:.1f} %); a model near it has learned little beyond them.")
+    ax.axhline(head["share"], color="0.35", ls=":", lw=1.0, zorder=0.6)
+    ax.annotate(f"head classes only: {head['share']:.1f} %", xy=(0.33, head["share"]),
+                xycoords=("axes fraction", "data"), xytext=(0, 2), textcoords="offset points", ha="center",
+                va="bottom", fontsize=7, color="0.3")
+    return (f"Dotted: the accuracy of a model right on the head classes {head['classes']} of our long-tailed "
+            f"training set alone ({head['share']:.1f} %); a model near it has learned little beyond them.")
 
 
 def values_view(frame: pd.DataFrame, x: str):
