@@ -14,7 +14,7 @@ from ....repro.budget.gate import decide
 from ..experiments import column_key
 from ..reported import TABLE1
 
-__all__ = ["VARIANTS"]
+__all__ = ["VARIANTS", "values"]
 
 #: The two bars of each pair: variant -> what it changes in FedABC's cell.
 VARIANTS = {"fedabc": {}, "fedabc_wi": FEDABC_WI}
@@ -27,8 +27,17 @@ def build_cells(profile, opts) -> list[dict]:
         for beta in opts.betas:
             for variant, extra in VARIANTS.items():
                 cfg, note = decide(profile, TABLE1.config("fedabc", column_key(ds, beta)), "fig5", then=extra)
-                cells.append({"dataset": ds, "beta": float(beta), "variant": variant, "config": cfg, "note": note})
+                rounds = cfg["rounds"] if cfg else TABLE1.config("fedabc", column_key(ds, beta))["rounds"]
+                cells.append({"dataset": ds, "beta": float(beta), "variant": variant, "rounds": int(rounds),
+                              "config": cfg, "note": note})
     return cells
+
+
+def values(grid) -> pd.DataFrame:
+    """Each bar of Fig. 5 as a row (dataset, Dir(β), variant, the rounds it trained), with its mean, std and
+    per-seed values of the PFL accuracy (:func:`fedlib.repro.run.grid.aggregate`): the points the claim on the
+    imbalance training (``fig5-ablation``, :mod:`..claims`) reads, paired by seed."""
+    return grid.aggregate(["dataset", "beta", "variant", "rounds"], value="personalized_accuracy")
 
 
 def build_summary(grid, opts) -> pd.DataFrame:
