@@ -319,6 +319,60 @@ def test_save_table_writes_csv_markdown_and_sidecar(tmp_path):
     assert json.loads(paths["json"].read_text())["kind"] == "table"
 
 
+def test_an_unchanged_artefact_is_not_written_again_and_a_changed_one_is(tmp_path):
+    """Issue 50: rendering one paper never rewrites another's outputs.  A figure or table whose bytes and sidecar
+    (but for when, at which commit and on which CPU it was made) equal those on disk is left as it is, its sidecar
+    keeping the commit that made it; a changed one is written again, and a sidecar of uncommitted code is never
+    kept.  (The claims step drew every paper's headline again with a new commit and time on each run.)"""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fedlib.repro.artefacts.provenance import git_commit
+    from fedlib.repro.artefacts.saving import save_figure, save_table
+    from fedlib.repro.artefacts.style import use_style
+
+    use_style()
+
+    def figure(y):
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, y], label="x")
+        return fig
+
+    def made_at(path, commit):  # the sidecar as another commit, at another time, wrote it
+        side = json.loads(path.read_text())
+        side.update(git_commit=commit, created="2020-01-01T00:00:00+00:00")
+        path.write_text(json.dumps(side, indent=1, sort_keys=True) + "\n")
+
+    kw = dict(caption="cap", profile="smoke", datasets=["fmnist"], seeds=[0])
+    paths = save_figure(figure(1), "demo", tmp_path, **kw)
+    made_at(paths["json"], "abc1234")
+    before = {p: p.read_bytes() for p in paths.values()}
+    assert save_figure(figure(1), "demo", tmp_path, **kw) == paths
+    assert {p: p.read_bytes() for p in paths.values()} == before  # the same figure: nothing written
+    save_figure(figure(2), "demo", tmp_path, **kw)
+    assert paths["png"].read_bytes() != before[paths["png"]]
+    assert json.loads(paths["json"].read_text())["git_commit"] == git_commit()
+    made_at(paths["json"], "abc1234")
+    save_figure(figure(2), "demo", tmp_path, **{**kw, "caption": "another caption"})  # the sidecar differs
+    assert json.loads(paths["json"].read_text())["caption"] == "another caption"
+
+    frame = pd.DataFrame({"a": [1.0, 2.5]})
+    tpaths = save_table(frame, "t", tmp_path, title="T", profile="smoke")
+    made_at(tpaths["json"], "abc1234")
+    kept = {p: p.read_bytes() for p in tpaths.values()}
+    save_table(frame, "t", tmp_path, title="T", profile="smoke")
+    assert {p: p.read_bytes() for p in tpaths.values()} == kept
+    save_table(frame.assign(a=[1.0, 2.6]), "t", tmp_path, title="T", profile="smoke")
+    assert pd.read_csv(tpaths["csv"]).a.tolist() == [1.0, 2.6]
+    assert json.loads(tpaths["json"].read_text())["git_commit"] == git_commit()
+    made_at(tpaths["json"], "abc1234-dirty")
+    save_table(frame.assign(a=[1.0, 2.6]), "t", tmp_path, title="T", profile="smoke")
+    assert json.loads(tpaths["json"].read_text())["git_commit"] == git_commit()  # -dirty is never kept
+    plt.close("all")
+
+
 def test_a_figure_may_not_take_the_name_of_a_table_saved_in_the_same_run(tmp_path):
     import matplotlib
 

@@ -14,6 +14,7 @@ replaces a real one.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -23,12 +24,39 @@ from typing import Any
 from .provenance import provenance, scrub_paths
 from .style import RC
 
-__all__ = ["save_figure", "save_table", "frame_to_markdown", "read_sidecar", "is_placeholder"]
+__all__ = ["save_figure", "save_table", "frame_to_markdown", "read_sidecar", "is_placeholder", "unchanged", "VOLATILE"]
+
+
+def _sidecar_text(body: dict) -> str:
+    return scrub_paths(json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False)) + "\n"
 
 
 def _write_sidecar(path: Path, body: dict) -> Path:
-    path.write_text(scrub_paths(json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False)) + "\n")
+    path.write_text(_sidecar_text(body))
     return path
+
+
+#: Sidecar keys that say when, at which commit and on which CPU an artefact was made, not what it is.
+VOLATILE = ("created", "git_commit", "cpu")
+
+
+def unchanged(sidecar: Path, body: dict, files: dict[str, bytes], kept: tuple[str, ...] = ()) -> bool:
+    """The artefact on disk is this one: its ``files`` (name -> bytes) hold these bytes, the files ``kept``
+    exist, and its sidecar holds ``body`` but for :data:`VOLATILE`.  Then a render rewrites nothing, and the
+    sidecar keeps the commit that first made it: rendering one paper (or one notebook) leaves every output it
+    did not change as it is.  A sidecar from uncommitted code (``-dirty``) is never kept."""
+    try:
+        old = json.loads(sidecar.read_text())
+    except (OSError, ValueError):
+        return False
+    if str(old.get("git_commit", "")).endswith("-dirty"):
+        return False
+    new = json.loads(_sidecar_text(body))
+    if {k: v for k, v in old.items() if k not in VOLATILE} != {k: v for k, v in new.items() if k not in VOLATILE}:
+        return False
+    folder = sidecar.parent
+    return all((folder / n).is_file() and (folder / n).read_bytes() == data for n, data in files.items()) and \
+        all((folder / n).is_file() for n in kept)
 
 
 def read_sidecar(path: str | os.PathLike) -> dict:
@@ -118,9 +146,11 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
     if blank:  # a figure of nothing is not drawn: its sidecar (and the paper's page) says what would be there, and why
         for suffix in ("pdf", "png"):
             (out / f"{name}.{suffix}").unlink(missing_ok=True)
-    with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
-        for suffix, path in paths.items():
-            fig.savefig(path, bbox_inches="tight", **({"dpi": RC["savefig.dpi"]} if suffix == "png" else {}))
+    png = b""
+    if not blank:  # the raster first: an unchanged figure (same pixels, same sidecar) is not written again
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", bbox_inches="tight", dpi=RC["savefig.dpi"])
+        png = buffer.getvalue()
     body = provenance(**meta)
     body.update({"name": name, "kind": "figure", "title": title, "caption": caption, "placeholder": placeholder,
                  "files": {k: p.name for k, p in paths.items()}, "figure_checks": checks})
@@ -129,7 +159,13 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
         body["not_rendered"] = " ".join(" ".join(t.split()) for t in said if t.strip()) or "nothing of ours ran"
     if waive:
         body["figure_waivers"] = dict(waive)
-    paths["json"] = _write_sidecar(sidecar, body)
+    if not unchanged(sidecar, body, {f"{name}.png": png} if png else {}, (f"{name}.pdf",) if png else ()):
+        if png:
+            paths["png"].write_bytes(png)
+            with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
+                fig.savefig(paths["pdf"], bbox_inches="tight")
+        _write_sidecar(sidecar, body)
+    paths["json"] = sidecar
     if close:
         import matplotlib.pyplot as plt
 
@@ -166,12 +202,16 @@ def save_table(frame, name: str, out_dir: str | os.PathLike | None = None, *, ti
     if placeholder and _existing_is_real(sidecar):
         return None
     paths = {"csv": out / f"{name}.csv", "md": out / f"{name}.md"}
-    frame.to_csv(paths["csv"], index=False)
+    csv = frame.to_csv(index=False).encode()
     body_md = markdown if markdown is not None else frame_to_markdown(frame, floatfmt)
     head = (f"**{title}**\n\n" if title else "") + (f"{caption}\n\n" if caption else "")
-    paths["md"].write_text(head + body_md)
+    md = (head + body_md).encode()
     body = provenance(**meta)
     body.update({"name": name, "kind": "table", "title": title, "caption": caption, "placeholder": placeholder,
                  "files": {k: p.name for k, p in paths.items()}})
-    paths["json"] = _write_sidecar(sidecar, body)
+    if not unchanged(sidecar, body, {paths["csv"].name: csv, paths["md"].name: md}):  # else: as it is on disk
+        paths["csv"].write_bytes(csv)
+        paths["md"].write_bytes(md)
+        _write_sidecar(sidecar, body)
+    paths["json"] = sidecar
     return paths
