@@ -321,7 +321,7 @@ def test_save_table_writes_csv_markdown_and_sidecar(tmp_path):
 
 def test_an_unchanged_artefact_is_not_written_again_and_a_changed_one_is(tmp_path):
     """Issue 50: rendering one paper never rewrites another's outputs.  A figure or table whose bytes and sidecar
-    (but for when, at which commit and on which CPU it was made) equal those on disk is left as it is, its sidecar
+    (but for when, at which commit, on which CPU and how fast it was made) equal those on disk is left as it is, its sidecar
     keeping the commit that made it; a changed one is written again, and a sidecar of uncommitted code is never
     kept.  (The claims step drew every paper's headline again with a new commit and time on each run.)"""
     import matplotlib

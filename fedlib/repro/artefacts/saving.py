@@ -36,8 +36,8 @@ def _write_sidecar(path: Path, body: dict) -> Path:
     return path
 
 
-#: Sidecar keys that say when, at which commit and on which CPU an artefact was made, not what it is.
-VOLATILE = ("created", "git_commit", "cpu")
+#: Sidecar keys that say when, at which commit, on which CPU and how fast an artefact was made, not what it is.
+VOLATILE = ("created", "git_commit", "cpu", "wall_time_s")
 
 
 def unchanged(sidecar: Path, body: dict, files: dict[str, bytes], kept: tuple[str, ...] = ()) -> bool:
