@@ -182,7 +182,7 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     ax2.set_xscale("log")
     rung_ticks(ax2, x)
     ax2.set_xlabel("client sample-epochs per run")
-    ax2.set_ylabel(f"{spec.metric.replace('_', ' ')} (%); dotted: paper")
+    ax2.set_ylabel(f"{spec.metric.replace('_', ' ')} (%)\ndotted: paper")  # one line ran into the title
     for n, sel in (fewer.items() if most >= 2 else ()):  # the means over fewer seeds, named at their rung (a
         # marker of their own would hide one method's under the other's where the two are close)
         for v in x[sel & ran]:
