@@ -197,4 +197,9 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    legend = ax1.get_legend()
+    if legend is not None:  # under the x label, wherever the ticks put it (staggered ticks pushed it onto the key)
+        fig.canvas.draw()
+        below = ax1.transAxes.inverted().transform((0, ax1.xaxis.label.get_window_extent().y0))[1]
+        legend.set_bbox_to_anchor((0.5, below - 0.03), transform=ax1.transAxes)
     return fig
