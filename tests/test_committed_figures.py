@@ -3,8 +3,8 @@ rule: no sidecar's git_commit ends in -dirty, and every PNG's sidecar records ea
 figure_rules.RULES and figure_checks_data.DATA_RULES in its figure_checks.
 
 :data:`NOT_YET_RENDERED` names the outputs that cannot be rendered again yet, each with why: they were trained
-before run records existed, so only training them again renders them (issue 49 retrains FedABC's paper tables;
-FedConcat's paper ladder is 91 min cold).  The list may only shrink: a listed output that now passes is an
+before run records existed, so only training them again renders them (FedConcat's paper ladder
+is 91 min cold).  The list may only shrink: a listed output that now passes is an
 error, so that it leaves the list."""
 
 import json
@@ -18,10 +18,6 @@ from fedlib.repro.artefacts.figure_rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
 
-_NO_RECORDS_FEDABC = ("FedABC's paper profile was trained before run records existed. The retraining for issue 49 "
-                      "holds Tables 1-2 whole (figures/fedabc/paper/_records.jsonl.gz, 156 runs), not the runs of the "
-                      "sensitivity study (48) and the ladder's lower rungs (18 of 24): those render again only from "
-                      "their training (regenerate --profile paper --paper fedabc --only 06 --only 07 --resume)")
 _NO_RECORDS_LADDER = ("FedConcat's paper ladder was trained before run records existed (its 18 runs have no record): "
                       "it renders again only from a new training (91 min cold on 2 cores)")
 #: Outputs not rendered through the current rules yet, and why (see the module docstring).
@@ -30,8 +26,6 @@ _GPU = ("FedLC's GPU learning curves are drawn from the GPU runs' stored histori
 _SPREAD = ("a seed-to-seed spread measured at e8c6462 from a dirty tree (a measurement, not a rendered figure): "
            "python -m fedlib.repro.measure_spread fedlc --profile quick --seeds 0,1,2 --write measures it again")
 NOT_YET_RENDERED: dict[str, str] = {
-    "figures/fedabc/paper/budget_ladder_gap.json": _NO_RECORDS_FEDABC,
-    "figures/fedabc/paper/sensitivity.json": _NO_RECORDS_FEDABC,
     "figures/fedconcat/paper/budget_ladder_gap.json": _NO_RECORDS_LADDER,
     "figures/fedlc/paper/gpu/table1_gpu_curves.json": _GPU,
     "figures/fedlc/quick/_spread.json": _SPREAD,
