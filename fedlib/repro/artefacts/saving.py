@@ -31,18 +31,13 @@ def _sidecar_text(body: dict) -> str:
     return scrub_paths(json.dumps(body, indent=1, sort_keys=True, ensure_ascii=False)) + "\n"
 
 
-def _write_sidecar(path: Path, body: dict) -> Path:
-    path.write_text(_sidecar_text(body))
-    return path
-
-
 #: Sidecar keys that say when, at which commit, on which CPU and how fast an artefact was made, not what it is.
 VOLATILE = ("created", "git_commit", "cpu", "wall_time_s")
 
 
-def unchanged(sidecar: Path, body: dict, files: dict[str, bytes], kept: tuple[str, ...] = ()) -> bool:
+def unchanged(sidecar: Path, text: str, files: dict[str, bytes], kept: tuple[str, ...] = ()) -> bool:
     """The artefact on disk is this one: its ``files`` (name -> bytes) hold these bytes, the files ``kept``
-    exist, and its sidecar holds ``body`` but for :data:`VOLATILE`.  Then a render rewrites nothing, and the
+    exist, and its sidecar holds ``text`` (:func:`_sidecar_text` of its body) but for :data:`VOLATILE`.  Then a render rewrites nothing, and the
     sidecar keeps the commit that first made it: rendering one paper (or one notebook) leaves every output it
     did not change as it is.  A sidecar from uncommitted code (``-dirty``) is never kept."""
     try:
@@ -51,7 +46,7 @@ def unchanged(sidecar: Path, body: dict, files: dict[str, bytes], kept: tuple[st
         return False
     if str(old.get("git_commit", "")).endswith("-dirty"):
         return False
-    new = json.loads(_sidecar_text(body))
+    new = json.loads(text)
     if {k: v for k, v in old.items() if k not in VOLATILE} != {k: v for k, v in new.items() if k not in VOLATILE}:
         return False
     folder = sidecar.parent
@@ -159,12 +154,13 @@ def save_figure(fig, name: str, out_dir: str | os.PathLike | None = None, *, tit
         body["not_rendered"] = " ".join(" ".join(t.split()) for t in said if t.strip()) or "nothing of ours ran"
     if waive:
         body["figure_waivers"] = dict(waive)
-    if not unchanged(sidecar, body, {f"{name}.png": png} if png else {}, (f"{name}.pdf",) if png else ()):
+    text = _sidecar_text(body)
+    if not unchanged(sidecar, text, {f"{name}.png": png} if png else {}, (f"{name}.pdf",) if png else ()):
         if png:
             paths["png"].write_bytes(png)
             with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42}):
                 fig.savefig(paths["pdf"], bbox_inches="tight")
-        _write_sidecar(sidecar, body)
+        sidecar.write_text(text)
     paths["json"] = sidecar
     if close:
         import matplotlib.pyplot as plt
@@ -209,9 +205,10 @@ def save_table(frame, name: str, out_dir: str | os.PathLike | None = None, *, ti
     body = provenance(**meta)
     body.update({"name": name, "kind": "table", "title": title, "caption": caption, "placeholder": placeholder,
                  "files": {k: p.name for k, p in paths.items()}})
-    if not unchanged(sidecar, body, {paths["csv"].name: csv, paths["md"].name: md}):  # else: as it is on disk
+    text = _sidecar_text(body)
+    if not unchanged(sidecar, text, {paths["csv"].name: csv, paths["md"].name: md}):  # else: as it is on disk
         paths["csv"].write_bytes(csv)
         paths["md"].write_bytes(md)
-        _write_sidecar(sidecar, body)
+        sidecar.write_text(text)
     paths["json"] = sidecar
     return paths

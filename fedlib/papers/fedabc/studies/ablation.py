@@ -26,8 +26,9 @@ def build_cells(profile, opts) -> list[dict]:
     for ds in opts.datasets:
         for beta in opts.betas:
             for variant, extra in VARIANTS.items():
-                cfg, note = decide(profile, TABLE1.config("fedabc", column_key(ds, beta)), "fig5", then=extra)
-                rounds = cfg["rounds"] if cfg else TABLE1.config("fedabc", column_key(ds, beta))["rounds"]
+                table1 = TABLE1.config("fedabc", column_key(ds, beta))
+                cfg, note = decide(profile, table1, "fig5", then=extra)
+                rounds = (cfg or table1)["rounds"]
                 cells.append({"dataset": ds, "beta": float(beta), "variant": variant, "rounds": int(rounds),
                               "config": cfg, "note": note})
     return cells
