@@ -461,3 +461,46 @@ def test_a_seed_that_diverged_counts_as_run_so_no_plan_trains_it_again(tmp_path)
     assert held[("fedabc", "mnist_dir0.1")] == {0: 99.0, 1: 99.1, 2: 99.2}
     scaffold = held[("scaffold", "mnist_dir0.1")]
     assert set(scaffold) == {0, 1, 2} and scaffold[2] == 95.9 and math.isnan(scaffold[0]) and math.isnan(scaffold[1])
+
+
+def test_a_study_row_says_the_seeds_it_wants_of_its_study_and_their_cost(tmp_path):
+    """A figure's finding (a Contrast over a study's summary) has no table cells to add seeds to: its seeds are the
+    profile's for the study's experiment. The plan names the study, the seeds (the closed form at the row's paired
+    std, at least 3 with one seed), every cell × the added seeds, their recorded cost and the notebook to run."""
+    from fedlib.repro.artefacts.claims import claims_of
+    from fedlib.repro.artefacts.decision import part_of
+    from fedlib.repro.artefacts.decision_declared import study_need
+    from fedlib.repro.run.grid import identity
+    from fedlib.repro.run.records import RECORDS_FILE, record_id
+    from fedlib.repro.spec.paper import get_paper
+
+    pp = get_paper("fedabc")
+    claim = next(c for c in claims_of("fedabc") if c.id == "fig5-ablation")
+    part = part_of(claim, "Dir(0.1)")
+    out = tmp_path / "fedabc" / "quick"
+    out.mkdir(parents=True)
+    (out / f"{part.quantity.output}.json").write_text(json.dumps({"experiment": "fig5",
+                                                                   "notebook": "fedabc/05_ablation"}))
+    prof = pp.profile("quick")
+    held = prof.seeds_for("fig5")
+    cells = [c["config"] for c in pp.study("fig5").cells(prof) if c.get("config") is not None]
+    # every cell recorded at every held seed with 60 s: the added seeds cost 1 min a run
+    lines = [json.dumps({"id": record_id(identity({**cfg, "seed": s})), "result": {"wall_time_s": 60.0}})
+             for cfg in cells for s in held]
+    import gzip
+
+    (out / RECORDS_FILE).write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    row = {"scale": "quick", "ours": 0.22, "ours_std": 0.23, "n_seeds": len(held), "paired": True, "margin": 0.0}
+    want = seeds_to_decide(0.22, 0.23, 0.0, 0.0)
+    assert want > len(held)
+    text = study_need(pp, part, row, tmp_path)
+    added = want - len(held)
+    assert f"{want} seeds ({len(held)} now" in text and f"{len(cells) * added} runs" in text, text
+    assert f"≈ {len(cells) * added} CPU-min" in text and "--only 05_ablation --resume" in text, text
+    assert f"['seeds'] = {tuple(range(want))}" in text, text
+    one = study_need(pp, part, {**row, "n_seeds": 1, "ours_std": None, "paired": False}, tmp_path)
+    assert "3 seeds (1 now; no spread of the cells themselves (1 seed)" in one, one
+    # a row of a table's gap, or a scale that is no profile, is not a study's
+    assert study_need(pp, part_of(next(c for c in claims_of("fedabc") if c.id == "headline"), None), row,
+                      tmp_path) is None
+    assert study_need(pp, part, {**row, "scale": "ladder quick"}, tmp_path) is None

@@ -26,6 +26,9 @@ Decisions that need a GPU train only with ``--device cuda`` (as :func:`fedlib.re
 trains a table's cells; a GPU-scale one renders its runs table again, :func:`render_gpu`); on a CPU they are
 skipped, and the GPU lease queue takes them in the same order (``order = "plan"`` in
 ``fedlib/papers/lease_queue.toml``; :func:`fedlib.repro.artefacts.decision.gpu_entries`).
+
+Rows it cannot train are listed with what would decide them (:mod:`fedlib.repro.artefacts.decision_declared`):
+a ladder's (its ``cpu_seeds``) and a figure's study (its profile's seeds for the experiment).
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .artefacts.decision import (PLANNED_RULES, Decision, describe, held_seeds, is_inconclusive, ladder_need, order,
-                                 plan)
+from .artefacts.decision import Decision, describe, held_seeds, order, plan
+from .artefacts.decision_declared import unplanned
 
 __all__ = ["main", "select", "unplanned", "train", "declare", "render", "render_gpu", "decide"]
 
@@ -84,24 +87,6 @@ def select(targets: list[str], *, everything: bool, root: Path) -> tuple[list[De
         decisions += planned
         rest += [u for u in unplanned(paper, frame, planned, root) if claims is None or u["claim"] in claims]
     return order(decisions), rest
-
-
-def unplanned(paper: str, frame: pd.DataFrame, planned: list[Decision], root: Path) -> list[dict]:
-    """The inconclusive rows of ``frame`` without a decision in ``planned``, each with why."""
-    done = {(d.claim, d.part, d.scale) for d in planned}
-    out = []
-    for row in frame.to_dict("records"):
-        part = row.get("part")
-        part = "" if not isinstance(part, str) else part
-        if not is_inconclusive(row) or (row["claim"], part, row["scale"]) in done:
-            continue
-        kind = "ladder" if str(row["scale"]).startswith("ladder") else row.get("rule")
-        why = (ladder_need(paper, row, root) if kind == "ladder" else
-               "a ranking row over ≥ 2 seeds: τ's p-value has no closed form in the seeds; more seeds of every row"
-               if kind == "ranking" else f"a {kind} row: no rule of the plan" if kind not in PLANNED_RULES else
-               "its cells are not in a paper table at this scale (a figure's study, or not configured there)")
-        out.append({"paper": paper, "claim": row["claim"], "part": part, "scale": row["scale"], "why": why})
-    return out
 
 
 @contextlib.contextmanager

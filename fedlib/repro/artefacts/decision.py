@@ -45,7 +45,8 @@ from .claim_evidence import num
 from .decision_seeds import cell_seeds, held_seeds, predates_seeds, profile_of, recorded_seeds
 
 __all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "ladder_need", "cell_seeds",
-           "held_seeds", "recorded_seeds", "PLANNED_RULES", "MIN_SEEDS"]
+           "held_seeds", "recorded_seeds", "PLANNED_RULES", "MIN_SEEDS",
+           "part_of", "run_seconds"]
 
 #: Rules whose rows are planned by seeds of their cells: a gap, a row best against its rivals, an order on one seed.
 PLANNED_RULES = ("sign", "size", "best", "ranking")
@@ -82,7 +83,7 @@ def _spread_estimate(root: Path, pp, profile: str, table: str, q, cells) -> tupl
     return None, "no spread measured or reported"
 
 
-def _run_seconds(pp, profile: str, cfg: dict, recorded: dict, seeds, gpu: bool) -> tuple[float | None, str]:
+def run_seconds(pp, profile: str, cfg: dict, recorded: dict, seeds, gpu: bool) -> tuple[float | None, str]:
     """One run's seconds: the cell's recorded wall time at another seed (``recorded``: the profile's run
     records), else the paper profile's cost model; and the source in words."""
     from ..run.grid import identity
@@ -107,7 +108,7 @@ def _parts(claim):
     return getattr(claim, "parts", None) or (claim,)
 
 
-def _part_of(claim, name) -> object:
+def part_of(claim, name) -> object:
     name = "" if name is None or (isinstance(name, float) and math.isnan(name)) else str(name)
     parts = _parts(claim)
     return next((p for p in parts if getattr(p, "name", "") == name), parts[0])
@@ -153,11 +154,11 @@ def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, r
         runs += len(lack)
         needs_gpu = scale == "GPU" or (prof.cost is not None and not prof.cost.fits_cpu(cfg))
         device = "cuda" if needs_gpu else device
-        sec, src = _run_seconds(pp, profile, cfg, cache[profile], seeds_of[(r, c)], gpu=False)
+        sec, src = run_seconds(pp, profile, cfg, cache[profile], seeds_of[(r, c)], gpu=False)
         cpu = None if sec is None or cpu is None else cpu + sec * len(lack)
         sources.add(src)
         if needs_gpu:
-            gsec, gsrc = _run_seconds(pp, profile, cfg, {}, (), gpu=True)
+            gsec, gsrc = run_seconds(pp, profile, cfg, {}, (), gpu=True)
             gpu = None if gsec is None or gpu is None else gpu + gsec * len(lack)
             sources.add(f"GPU: {gsrc}")
     return runs, cpu, gpu, device, sources
@@ -320,7 +321,7 @@ def plan(paper: str, frame: pd.DataFrame | None = None, root: str | Path | None 
         if not is_inconclusive(row) or row.get("claim") not in claims:
             continue
         claim = claims[row["claim"]]
-        part = _part_of(claim, row.get("part"))
+        part = part_of(claim, row.get("part"))
         if getattr(part, "rule", row.get("rule")) not in PLANNED_RULES:
             continue
         d = _decide_row(pp, claim, part, row, root / paper, cache)

@@ -1,0 +1,120 @@
+"""What would decide the inconclusive rows whose seeds are declared, not planned: :func:`unplanned` lists them with
+why (a ladder's seeds are its ``cpu_seeds``, :func:`fedlib.repro.artefacts.decision.ladder_need`; an order over
+≥ 2 seeds has no closed form), and :func:`study_need` says it for a figure's finding: a
+:class:`~fedlib.repro.spec.claims.Contrast` over a study's summary (FedABC's Fig. 5 ablation, FEDIC's Figs. 3-5,
+FedConcat's Figs. 3-4).
+
+A study is not one of the paper's tables, so :func:`fedlib.repro.artefacts.decision.plan` has no cells of a table
+to add seeds to.  Its seeds are the profile's for its experiment (``experiments[<id>]["seeds"]`` in
+``fedlib/papers/<paper>/profiles.py``), and every cell of the study trains at each of them.  :func:`study_need`
+says, in words, what the ledger's row needs:
+
+* **how many seeds**: :func:`fedlib.repro.verdict.claims.seeds_to_decide` at the row's mean and paired std, as the
+  ledger's ``decide`` column says; with one seed, or unpaired seeds, at least
+  :data:`~fedlib.repro.artefacts.decision.MIN_SEEDS`;
+* **which runs**: every configured cell of the studies of that experiment in the notebook that saved the output
+  (its sidecar's ``experiment`` and ``notebook``) × the seeds added;
+* **what it costs**: each cell's recorded wall time at the seeds it holds (``_records.jsonl.gz``: ``wall_time_s``,
+  one core), else the paper profile's cost model;
+* **how**: the profile's seeds of the experiment, then its notebook again with ``--resume``, which trains only the
+  runs the records lack.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from ..verdict.claims import seeds_to_decide
+from .claim_evidence import num
+
+__all__ = ["study_need", "unplanned"]
+
+
+def _seeds_wanted(row: dict, value: float, minimum: int) -> tuple[int | None, str]:
+    """The seeds the row's gap wants, and why: at least ``minimum`` while no spread of its own is measured."""
+    ours, sd, have = num(row.get("ours")), num(row.get("ours_std")), int(num(row.get("n_seeds")) or 0)
+    paired = row.get("paired") in (True, "True", 1.0)
+    if ours is None:
+        return None, "no value of ours"
+    if not paired or have < 2 or sd is None:
+        held = "1 seed" if have < 2 else f"{have} seeds, unpaired"
+        return max(minimum, have + 1), f"no spread of the cells themselves ({held}): at least {minimum} seeds"
+    margin = num(row.get("margin")) or 0.0
+    need = seeds_to_decide(ours, sd, value, margin)
+    closed = f"seeds_to_decide({ours:+.2f}, {sd:.2f}, {value:+.2f}, margin {margin:.2f}) = {need}"
+    return need, f"the paired std of the per-seed gaps over {have} seeds; {closed}"
+
+
+def study_need(pp, part, row: dict, root: str | Path, minimum: int = 3) -> str | None:
+    """In words, the runs that would decide ``row`` (a ledger row of ``part``, whose quantity is a ``Contrast``),
+    their cost and the commands; None where ``part`` is not a study's contrast or its scale is not a profile's.
+    ``root``: the figures folder."""
+    from ..run.records import RECORDS_FILE, read
+    from .decision import run_seconds
+    from .decision_seeds import profile_of
+
+    q, scale = part.quantity, str(row.get("scale"))
+    profile = profile_of(pp, scale)
+    if not hasattr(q, "output") or profile is None or scale == "GPU":
+        return None
+    out = Path(root) / pp.name / scale
+    try:
+        meta = json.loads((out / f"{q.output}.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return f"a study row: {scale}/{q.output}.json is absent, so its study's seeds and notebook are unknown"
+    experiment, notebook = meta.get("experiment"), str(meta.get("notebook", "")).rpartition("/")[2]
+    value = part.paper_value if part.paper_value is not None else 0.0
+    want, why = _seeds_wanted(row, value, minimum)
+    have = int(num(row.get("n_seeds")) or 0)
+    if want is None:
+        return f"a study row: more than 50 seeds at the measured paired std ({why})" if num(row.get("ours")) \
+            is not None else f"a study row: {why}"
+    prof = pp.profile(profile)
+    names = {n for v in pp.views_of(notebook) for n in v.studies}
+    studies = [s for s in pp.studies.values() if s.id == experiment and (not names or s.name in names)]
+    cells = [c["config"] for s in studies for c in s.cells(prof) if c.get("config") is not None]
+    held = tuple(prof.seeds_for(experiment))
+    seeds = tuple(sorted(held)) + tuple(s for s in range(max(held, default=-1) + 1, 10_000)
+                                       if s not in held)[:max(0, want - len(held))]
+    added = len(seeds) - len(held)
+    recorded = read(out / RECORDS_FILE)
+    total, sources = 0.0, set()
+    for cfg in cells:
+        sec, src = run_seconds(pp, profile, cfg, recorded, held, gpu=False)
+        sources.add(src)
+        total = None if sec is None or total is None else total + sec * added
+    cost = "cost unknown" if total is None else f"≈ {total / 60:.0f} CPU-min ({', '.join(sorted(sources))})"
+    return (f"a study row: {want} seeds ({have} now; {why}) of every cell of study "
+            f"{', '.join(repr(s.name) for s in studies) or repr(experiment)} ({len(cells)} cells): "
+            f"experiments[{experiment!r}]['seeds'] = {seeds} in the {profile!r} profile of "
+            f"fedlib/papers/{pp.name}/profiles.py, then `python -m fedlib.repro.regenerate --profile {profile} "
+            f"--paper {pp.name} --only {notebook} --resume`: {len(cells) * added} runs, {cost}")
+
+
+def unplanned(paper: str, frame: pd.DataFrame, planned: list, root: Path) -> list[dict]:
+    """The inconclusive rows of ``frame`` without a decision in ``planned``, each with why."""
+    from ..spec.paper import get_paper
+    from .claims import claims_of
+    from .decision import PLANNED_RULES, part_of, is_inconclusive, ladder_need
+
+    done = {(d.claim, d.part, d.scale) for d in planned}
+    claims = {c.id: c for c in claims_of(paper)}
+    out = []
+    for row in frame.to_dict("records"):
+        part = row.get("part")
+        part = "" if not isinstance(part, str) else part
+        if not is_inconclusive(row) or (row["claim"], part, row["scale"]) in done:
+            continue
+        kind = "ladder" if str(row["scale"]).startswith("ladder") else row.get("rule")
+        why = (ladder_need(paper, row, root) if kind == "ladder" else
+               "a ranking row over ≥ 2 seeds: τ's p-value has no closed form in the seeds; more seeds of every row"
+               if kind == "ranking" else f"a {kind} row: no rule of the plan" if kind not in PLANNED_RULES else
+               None)
+        if why is None and row["claim"] in claims:  # a figure's study: its seeds are the profile's for it
+            why = study_need(get_paper(paper), part_of(claims[row["claim"]], part), row, root)
+        why = why or "its cells are not in a paper table at this scale, nor a study's summary (not configured there)"
+        out.append({"paper": paper, "claim": row["claim"], "part": part, "scale": row["scale"], "why": why})
+    return out
