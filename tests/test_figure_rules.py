@@ -419,6 +419,14 @@ def test_a_series_whose_points_hold_different_seeds_says_which_and_the_stamp_cou
     assert "FedAvg (some points: 1 of 3 seeds)" in labels or "fedavg (some points: 1 of 3 seeds)" in labels
     caption = "ours vs paper. " + std_caption(seeds_of(comp))
     assert fr.check_figure(fig, caption=caption, seeds=3)["seeds_marked"]
+    # the caption gives the range the key qualifies, not "std over 3 seeds" for every point
+    ranged = fr.spread_caption(comp)
+    assert "1 to 3" in ranged and "a point of 1 seed has no bar" in ranged, ranged
+    assert fr.check_figure(fig, caption="ours vs paper. " + ranged, seeds=3)["seeds_marked"]
+    assert fr.spread_caption(_comparison(3)) == std_caption(3)  # every cell over 3: the plain sentence
+    assert fr.spread_caption(comp.assign(n_seeds=1)) == ""  # no bar anywhere: no sentence
+    # a cell of ours that did not run holds no seeds: it does not widen the range
+    assert fr.spread_caption(comp.assign(ours_mean=comp.ours_mean.where(comp.n_seeds > 1))) == std_caption(3)
     from fedlib.repro.artefacts.figure_marks import stamp_setting
 
     stamp_setting(fig, None, {"profile": "quick", "seeds": (0, 1, 2, 3, 4)})

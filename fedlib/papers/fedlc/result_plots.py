@@ -214,7 +214,9 @@ def table_curve(ctx, comparison: pd.DataFrame, grid, table_id: str, param: str, 
         frame, panel = frame.assign(panel=panel_text), "panel"
     fig = F.plot_paper_vs_ours(frame, x=x, panel=panel, title=plot_title, paper=ctx.paper, **plot)
     ctx.save_figure(fig, f"{table_id}_curve", experiment=table_id, title=title,
-                    caption=f"{_OURS_VS_PAPER} {F.std_caption(F.seeds_of(frame))}".strip(),
+                    caption=f"{_OURS_VS_PAPER} {F.spread_caption(frame)}".strip()
+                    + (f" Each method's gap to {ctx.paper.method_label(gaps_to)}, where the lines run close: "
+                       f"{table_id}_gaps.png." if gaps_to is not None else ""),
                     datasets=grid.runs.dataset_used.dropna().unique())
     if gaps_to is not None:
         base = ctx.paper.method_label(gaps_to).replace(" (ours)", "")

@@ -12,7 +12,7 @@ from .figure_artists import bars, has_data
 from .figure_lines import covered, drawn_lines, public, told_apart
 from .figure_rule_errors import CELL_STATUSES
 
-__all__ = ["AxesFacts", "facts", "declare", "std_caption", "declare_stand_ins", "label_cell", "label_empty_bars",
+__all__ = ["AxesFacts", "facts", "declare", "std_caption", "spread_caption", "declare_stand_ins", "label_cell", "label_empty_bars",
            "mark_broken_axis", "merge_coinciding", "mark_empty", "why_empty", "label_groups", "seeds_label",
            "mark_chance", "stamp_datasets"]
 
@@ -107,6 +107,22 @@ def std_caption(seeds: int | None) -> str:
     """The caption sentence that error bars over ``seeds`` seeds need ("" below 2 seeds,
     where no error bars may be drawn)."""
     return f"Error bars: std over {int(seeds)} seeds." if seeds is not None and seeds >= 2 else ""
+
+
+def spread_caption(comparison) -> str:
+    """The error bars' sentence for :func:`plot_paper_vs_ours` of ``comparison``: :func:`std_caption` of its seeds
+    where every cell of ours has as many; where they differ, the range, since the key names each line over fewer
+    (``"some points: 2 of 5 seeds"``) and a point of one seed has no bar ("" below 2 seeds anywhere)."""
+    import pandas as pd
+
+    if "n_seeds" not in comparison or "ours_mean" not in comparison:
+        return std_caption(None)
+    n = pd.to_numeric(comparison.loc[comparison.ours_mean.notna(), "n_seeds"], errors="coerce").dropna()
+    if n.empty or n.max() < 2 or n.min() == n.max():
+        return std_caption(None if n.empty else int(n.max()))
+    lo, hi = int(n.min()), int(n.max())
+    return (f"Error bars: std over {hi} seeds, or over fewer where the key says so ({lo} to {hi} seeds a point"
+            + ("; a point of 1 seed has no bar)." if lo < 2 else ")."))
 
 
 def declare_stand_ins(fig, stand_ins: Iterable[str]) -> None:

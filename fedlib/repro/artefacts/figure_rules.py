@@ -97,7 +97,7 @@ from .figure_artists import axes_name
 from .figure_declarations import AxesFacts  # noqa: F401  (public, outside __all__)
 from .figure_declarations import (declare, declare_stand_ins, facts, label_cell, label_empty_bars, label_groups,
                                   mark_broken_axis, mark_chance, mark_empty, merge_coinciding, seeds_label,
-                                  stamp_datasets, std_caption, why_empty)
+                                  spread_caption, stamp_datasets, std_caption, why_empty)
 from .figure_rule_errors import (CELL_STATUSES, ERRORS, MAX_WIDTH_PX, MIN_FONT_PT, RULES, AxesBlank, CellUnlabelled,
                                  ChanceUnflagged, DatasetUnnamed, ErrorBarsWithoutSeeds, FigureRuleError,
                                  FigureRuleWarning, GroupDropped, LegendCoversData, SeedsUnmarked, SeriesAlike,
@@ -110,7 +110,7 @@ __all__ = ["RULES", "REPORT_ONLY", "CELL_STATUSES", "MIN_FONT_PT", "MAX_WIDTH_PX
            "FigureRuleWarning", "ValueOutsideAxes", "StandInUnnamed", "CellUnlabelled", "SeriesAlike",
            "LegendCoversData", "ErrorBarsWithoutSeeds", "SeriesHidden", "AxesBlank", "TextIllegible", "GroupDropped",
            "DatasetUnnamed", "SeedsUnmarked", "ChanceUnflagged", "declare", "declare_stand_ins", "facts",
-           "label_cell", "label_empty_bars", "std_caption", "mark_broken_axis", "merge_coinciding", "mark_empty",
+           "label_cell", "label_empty_bars", "std_caption", "spread_caption", "mark_broken_axis", "merge_coinciding", "mark_empty",
            "why_empty", "label_groups", "seeds_label", "mark_chance", "stamp_datasets", "check_figure"]
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import textwrap
 from typing import Iterable
 
-from .figure_rules import std_caption
+from .figure_rules import spread_caption, std_caption
 from .not_run import not_run_summary
 from .style import PALETTE, method_colors
 
 __all__ = ["plot_paper_vs_ours", "plot_histories", "heatmap_counts", "plot_effects", "seeds_of", "std_caption",
-           "not_run_summary", "suspect_rows", "stand_in_labels"]
+           "spread_caption", "not_run_summary", "suspect_rows", "stand_in_labels"]
 
 
 def _figure_key(fig, handles, labels) -> None:
