@@ -64,7 +64,7 @@ def round_config(device: str, precision: str, smoke: bool = False, engine: str =
     """The lease queue's first setting (FedLC Table 1, CIFAR-10 D(0.5), FedAvg, seed 0) in ``precision`` on
     ``engine`` under ``memory_budget_gb`` in layout ``memory_format``; with ``smoke``, on tiny data (the model
     and method unchanged)."""
-    from fedlib.repro.run.cells import cell_jobs
+    from fedlib.repro.budget.cell_jobs import cell_jobs
 
     job, = cell_jobs("fedlc", "table1", rows=["fedavg"], columns=["cifar10_beta0.5"], device="cuda")
     cfg = {**job["config"], "device": device, "precision": precision, "seed": 0, "engine": engine,

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 _NO_RECORDS_LADDER = ("FedConcat's paper ladder was trained before run records existed (its 18 runs have no record): "
                       "it renders again only from a new training (91 min cold on 2 cores)")
 #: Outputs not rendered through the current rules yet, and why (see the module docstring).
-_GPU = ("FedLC's GPU learning curves are drawn from the GPU runs' stored histories (fedlib.repro.run.cells.record), "
+_GPU = ("FedLC's GPU learning curves are drawn from the GPU runs' stored histories (fedlib.repro.gpu_cells.record), "
         "which this CPU's store does not hold: they render again at the next lease")
 _SPREAD = ("a seed-to-seed spread measured at e8c6462 from a dirty tree (a measurement, not a rendered figure): "
            "python -m fedlib.repro.measure_spread fedlc --profile quick --seeds 0,1,2 --write measures it again")

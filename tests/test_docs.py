@@ -100,5 +100,5 @@ def test_a_broken_link_or_anchor_is_caught(tmp_path):
 
 def test_heading_slugs_follow_github():
     assert _slug("Committed at the paper's scale") == "committed-at-the-papers-scale"
-    assert _slug("Cells on a GPU: `python -m fedlib.repro.run.cells`") == "cells-on-a-gpu-python--m-fedlibreproruncells"
+    assert _slug("Cells on a GPU: `python -m fedlib.repro.gpu_cells`") == "cells-on-a-gpu-python--m-fedlibreprogpu_cells"
     assert _slug('What "reproducible" means here') == "what-reproducible-means-here"

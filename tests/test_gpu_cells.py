@@ -1,6 +1,6 @@
 """Cells trained on a GPU, read on a CPU: a configuration naming ``cuda`` is valid anywhere, a run on it
 needs CUDA (a clear error before any work), and a result that a GPU put in the store is what a CPU
-regeneration shows for that cell and seed, with the device named (``fedlib.repro.run.cells``)."""
+regeneration shows for that cell and seed, with the device named (``fedlib.repro.gpu_cells``)."""
 
 import dataclasses
 import math
@@ -11,7 +11,7 @@ import torch
 
 import fedlib
 from fedlib.config import Config, ConfigError
-from fedlib.repro.run import cells as gpu_cells
+from fedlib.repro import gpu_cells
 from fedlib.repro.budget.costs import gpu_note, stored_gpu_runs
 from fedlib.repro.budget.gate import decide
 from fedlib.repro.run.grid import _run_one, run_grid

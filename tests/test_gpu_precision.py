@@ -15,7 +15,7 @@ import torch
 from fedlib.config import Config
 from fedlib.repro import lease
 from fedlib.repro.budget.costs import GPU_PRECISION_FACTOR
-from fedlib.repro.run import cells
+from fedlib.repro import gpu_cells as cells
 from fedlib.repro.budget.gate import decide
 from fedlib.repro.spec.paper import get_paper
 from fedlib.store import Store

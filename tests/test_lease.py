@@ -255,7 +255,7 @@ def test_a_short_lease_stops_cleanly_with_its_results_stored_and_imports(tmp_pat
     assert files[0] == "lease.json" and len(files) <= 7 and all(f.startswith("store-") for f in files[1:])
     back = json.loads((tmp_path / "out" / "lease.json").read_text())
     assert back["measurements"]["rounds"] and back["runs"][0]["curve"]
-    # a developer machine: into another store, and the table's GPU runs as fedlib.repro.run.cells --record writes them
+    # a developer machine: into another store, and the table's GPU runs as fedlib.repro.gpu_cells --record writes them
     other = tmp_path / "dev-store"
     done = lease.import_lease(tmp_path / "out", store=other, figures=tmp_path / "figures", log=lambda *_: None)
     got = [r for r in rec["runs"] if r["state"] != "not started"]

@@ -18,12 +18,9 @@ TOP = "top"
 MAX_LINES = 400
 
 #: Imports that still go up a layer: (importing module, imported sub-package) -> why it is not fixed yet.
-KNOWN_UP = {
-    ("run/cells.py", "artefacts"): "the GPU cells CLI saves its tables (artefacts.saving)",
-    ("run/gpu_precision.py", "artefacts"): "the GPU cells CLI saves its tables (artefacts.saving)",
-    ("run/cell_jobs.py", "budget"): "the GPU cells CLI asks the gate (budget.gate) which cells it trains",
-    ("run/cell_progress.py", "budget"): "the GPU cells CLI prices its runs (budget.costs)",
-}
+KNOWN_UP: dict = {}
+
+
 def _layer(parts: tuple[str, ...]) -> str:
     return parts[0] if len(parts) > 1 and parts[0] in LAYERS else TOP
 

@@ -22,7 +22,7 @@ cost from the run records or the cost model).  For each decision, in order:
    or render from records;
 4. **decide again**: ``python -m fedlib.repro.claims`` (:func:`fedlib.repro.claims.regenerate`).
 
-Decisions that need a GPU train only with ``--device cuda`` (as :func:`fedlib.repro.run.cells.train_cells`
+Decisions that need a GPU train only with ``--device cuda`` (as :func:`fedlib.repro.gpu_cells.train_cells`
 trains a table's cells; a GPU-scale one renders its runs table again, :func:`render_gpu`); on a CPU they are
 skipped, and the GPU lease queue takes them in the same order (``order = "plan"`` in
 ``fedlib/papers/lease_queue.toml``; :func:`fedlib.repro.artefacts.decision.gpu_entries`).
@@ -141,7 +141,7 @@ def train(d: Decision, *, root: Path, store, device: str = "cpu", workers: int =
         merge(plain, out / RECORDS_FILE, replace=False, retrain=True)
     with _records_mode(plain, "write"):
         if device != "cpu":  # as a GPU trains a table's cells (engine, precision: what the tables read back)
-            from .run.cells import train_cells
+            from .gpu_cells import train_cells
 
             grid = train_cells(d.paper, d.table, seeds=d.seeds, profile=d.profile, rows=list(d.rows),
                                columns=list(d.columns), device=device, store=store, workers=workers,
@@ -247,9 +247,9 @@ def render(d: Decision, grid, *, root: Path) -> list[str]:
 
 
 def render_gpu(d: Decision, *, root: Path, store, device: str) -> list[str]:
-    """The GPU runs' table and curves again (:func:`fedlib.repro.run.cells.record`), over the cells and seeds
+    """The GPU runs' table and curves again (:func:`fedlib.repro.gpu_cells.record`), over the cells and seeds
     they held and the decision's."""
-    from .run.cells import gpu_folder, record
+    from .gpu_cells import gpu_folder, record
     from .spec.paper import get_paper
 
     folder = root / d.paper / "paper" / gpu_folder(get_paper(d.paper).profile("paper").gpu_precision)

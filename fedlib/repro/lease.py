@@ -17,7 +17,7 @@ trains packed as measured, every run checkpointing (``checkpoint_every``), each 
 before the minutes run out.  ``DIR`` gets ``lease.json`` (device, commit, measurements, how far each run
 got, its learning curve) and the runs' store entries in tar parts (``store-NN.tar``), at most
 ``--max-files`` files of 16 MiB.  ``--import DIR`` on a developer machine unpacks them into the results
-store and writes each table's GPU runs as :func:`fedlib.repro.run.cells.record` does.
+store and writes each table's GPU runs as :func:`fedlib.repro.gpu_cells.record` does.
 
 The lease's parts live beside this module: its queue (:mod:`fedlib.repro.lease_queue`), ``--check`` and
 ``--dry-run`` (:mod:`fedlib.repro.lease_plan`), the data parts (:mod:`fedlib.repro.lease_data`), measuring and
@@ -117,7 +117,7 @@ def write_outputs(out_dir, record: dict, store, *, max_files: int = 7) -> dict:
 
 
 def _curve(store, key: str) -> list[list]:
-    from .run.cell_progress import read_checkpoint
+    from .run.gpu_runs import read_checkpoint
 
     result = store.load_result(key)
     if result is not None:

@@ -82,14 +82,14 @@ def lease_commit(rec: dict, root=None) -> str:
 
 def import_lease(lease_dir, *, store=None, figures=None, log=print) -> dict:
     """On a developer machine: a lease's runs into ``store`` (None: the regeneration store), then, per
-    paper table of the queue with runs in it, the table and curves of :func:`fedlib.repro.run.cells.record`
+    paper table of the queue with runs in it, the table and curves of :func:`fedlib.repro.gpu_cells.record`
     into ``figures/<paper>/<profile>/gpu`` (``figures``: the repository's figures folder); ``lease.json``
     beside them.  Runs in another precision than float32 are recorded apart, into ``gpu-<precision>``
-    (:func:`fedlib.repro.run.cells.gpu_folder`), with :func:`fedlib.repro.run.cells.precision_check` against
+    (:func:`fedlib.repro.run.gpu_runs.gpu_folder`), with :func:`fedlib.repro.gpu_cells.precision_check` against
     the same runs in float32 where the store holds them; runs trained at another engine than the vectorized
     one are stored and listed in lease.json, not recorded (the profile's tables do not read them)."""
-    from .run.cells import gpu_folder, precision_check
-    from .run.cells import record as record_cells
+    from .gpu_cells import gpu_folder, precision_check
+    from .gpu_cells import record as record_cells
     from .run.grid import as_store
 
     lease_dir, store = Path(lease_dir), as_store(store)

@@ -100,7 +100,7 @@ def plan(jobs: list[Job], minutes: float, *, slots: int = 1, measure_s: float = 
     skipped, one with a checkpoint costs only its rounds left.  Rows: run, est. GPU-min, start and end minute,
     and ``finishes`` / ``reaches ≈ p %`` / ``not started`` / ``finished in the store``."""
     from ..config import Config
-    from .run.cell_progress import read_checkpoint
+    from .run.gpu_runs import read_checkpoint
     from .run.pack import FIRST_ROUND_EXTRA_S
     from .spec.paper import get_paper
 

@@ -92,7 +92,7 @@ def _profile(paper: str, name: str, device: str):
 
 
 def _entry_jobs(entry: dict, profile: str, device: str) -> list[Job]:
-    from .run.cells import cell_jobs
+    from .budget.cell_jobs import cell_jobs
 
     paper = entry["paper"]
     prof = _profile(paper, profile, device)

@@ -58,8 +58,8 @@ def _gpu_frame(path: Path, pp, table: str) -> pd.DataFrame:
     """The GPU runs (one row per seed) as a table CSV's cells: mean, std (ddof 1), seeds per cell.  Each seed
     counts at its ``paired_round`` (the last round every run of the seed reached, so a finished run is never
     set against an interrupted one); only the seeds paired at the furthest such round count
-    (:func:`fedlib.repro.run.cells.compared`).  A cell of one seed has no std: nothing stands in for it."""
-    from ..run.cells import compared
+    (:func:`fedlib.repro.run.gpu_runs.compared`).  A cell of one seed has no std: nothing stands in for it."""
+    from ..run.gpu_runs import compared
 
     runs = pd.read_csv(path)
     if "paired_accuracy" not in runs:  # a record written before the pairing: each run's last evaluation
@@ -84,7 +84,7 @@ def _gpu_frame(path: Path, pp, table: str) -> pd.DataFrame:
 def table_frame(root: Path, pp, scale: str, table: str) -> tuple[pd.DataFrame | None, list[str]]:
     """The cells of ``table`` at ``scale`` and the evidence files (relative to ``figures/<paper>/``)."""
     if scale == "GPU":  # the runs in the paper profile's gpu_precision (one precision a cell)
-        from ..run.cells import gpu_folder
+        from ..run.gpu_runs import gpu_folder
 
         folder = f"paper/{gpu_folder(pp.profile('paper').gpu_precision)}"
         path = root / folder / f"{table}_gpu_runs.csv"

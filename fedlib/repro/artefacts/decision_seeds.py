@@ -27,7 +27,7 @@ def profile_of(pp, scale: str) -> str | None:
 def cell_seeds(root: Path, pp, scale: str, table: str) -> dict[tuple[str, str], dict[int, float]]:
     """Each cell's seeds (and values) at ``scale``: the table CSV's ``ours_seeds``; the GPU's runs CSV."""
     from .tables import parse_seeds
-    from ..run.cells import gpu_folder
+    from ..run.gpu_runs import gpu_folder
 
     if scale == "GPU":
         path = root / "paper" / gpu_folder(pp.profile("paper").gpu_precision) / f"{table}_gpu_runs.csv"

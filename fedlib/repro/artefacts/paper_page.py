@@ -70,14 +70,14 @@ def _no_std(summary: dict) -> str:
 
 
 def gpu_lines(folder: Path, rel: str) -> list[str]:
-    """The runs a GPU trained for this profile (``python -m fedlib.repro.run.cells --record``, in ``gpu/``):
+    """The runs a GPU trained for this profile (``python -m fedlib.repro.gpu_cells --record``, in ``gpu/``):
     kept apart from the notebooks' outputs, which a regeneration rewrites."""
     metas = ([m for m in (load(p) for p in sorted(folder.glob("*.json"))) if m and "name" in m]  # (not lease.json)
              if folder.is_dir() else [])
     if not metas:
         return []
     precision = folder.name.removeprefix("gpu").lstrip("-") or "float32"
-    lines = [f"**Runs on a GPU, in {precision}** (`python -m fedlib.repro.run.cells`; a CPU regeneration shows a "
+    lines = [f"**Runs on a GPU, in {precision}** (`python -m fedlib.repro.gpu_cells`; a CPU regeneration shows a "
              "finished one in its table from the store, in the profile's `gpu_precision`):", ""]
     for m in sorted(metas, key=lambda m: (m.get("kind") != "table", m["name"])):
         files = m.get("files", {})
@@ -296,7 +296,7 @@ def _section(paper: str, profile: str, entry: dict, pp, numbers: dict[str, int])
     if found:
         lines += ["**What the notebooks found:**", ""]
         lines += [f"* {f} ({m['name']})" for m in found for f in m["findings"]] + [""]
-    for gpu in sorted(folder.glob("gpu*")):  # gpu/ (float32), gpu-tf32/, ... (fedlib.repro.run.cells.gpu_folder)
+    for gpu in sorted(folder.glob("gpu*")):  # gpu/ (float32), gpu-tf32/, ... (fedlib.repro.run.gpu_runs.gpu_folder)
         lines += gpu_lines(gpu, f"{rel}/{gpu.name}")
     by_nb: dict[str, list[dict]] = {}
     for m in metas:

@@ -218,7 +218,7 @@ def gpu_config(cfg: dict, precision: str = "float32") -> dict:
 def stored_gpu_runs(cfg: dict, seeds, store=None) -> dict[int, str]:
     """The seeds whose run of ``cfg`` on ``cuda`` is finished in ``store`` (None: the regeneration store,
     :func:`fedlib.repro.run.grid.default_store`), each with the device it trained on: what a CPU shows of a
-    cell it cannot afford, once a GPU (``python -m fedlib.repro.run.cells``) has trained it."""
+    cell it cannot afford, once a GPU (``python -m fedlib.repro.gpu_cells``) has trained it."""
     from ..run import records
     from ..run.grid import as_store, identity
 

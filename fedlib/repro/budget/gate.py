@@ -52,7 +52,7 @@ def decide(profile: Any, base: dict, experiment: str | None = None, *, then: Map
     on_gpu = gpu_config(wanted, profile.gpu_precision)
     found = stored_gpu_runs(on_gpu, seeds) if gated else {}
     used = wanted.get("dataset")
-    if found:  # a GPU trained it (python -m fedlib.repro.run.cells): its seeds come from the store
+    if found:  # a GPU trained it (python -m fedlib.repro.gpu_cells): its seeds come from the store
         cfg, gated = on_gpu, gpu_note(found, seeds, profile.gpu_precision)
     elif gated and used in DATASETS and not dataset_present(used):  # the first reason it does not run here
         label = profile.companion.dataset_label(used)

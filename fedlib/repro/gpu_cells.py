@@ -4,7 +4,7 @@ A paper-profile regeneration on a CPU marks the cells it cannot afford "not run:
 machine with a GPU, this command trains a chosen few of them (rows × columns × seeds of one table) on
 that device, into the results store, exactly as the regeneration would configure them::
 
-    python -m fedlib.repro.run.cells --paper fedlc --table table1 --columns cifar10_beta0.5 \\
+    python -m fedlib.repro.gpu_cells --paper fedlc --table table1 --columns cifar10_beta0.5 \\
         --rows fedavg,fedlc --seeds 0,1 --device cuda --store results/ --workers 4
 
 A later regeneration that reads the same store, on any machine, shows those cells with the trained
@@ -14,8 +14,10 @@ time and device are printed, and written into the store folder as ``cells-<paper
 ``--status`` says how far each run has got, ``--record DIR`` writes its table and learning curves.
 
 Here: the command and what it trains and records; the cells as the profile configures them are
-:mod:`fedlib.repro.run.cell_jobs`, how far each run has got :mod:`fedlib.repro.run.cell_progress`, the
-float32-against-another-precision check :mod:`fedlib.repro.run.gpu_precision` (each importable from here).
+:mod:`fedlib.repro.budget.cell_jobs`, how far each run has got :mod:`fedlib.repro.budget.cell_progress`, what a
+run left in the store :mod:`fedlib.repro.run.gpu_runs`, the float32-against-another-precision check
+:mod:`fedlib.repro.gpu_precision` (each importable from here).  It was ``fedlib.repro.gpu_cells`` until the
+layers of issue 50: the outputs it made before name that command.
 """
 
 from __future__ import annotations
@@ -26,17 +28,12 @@ import sys
 import time
 from pathlib import Path
 
-from .cell_jobs import cell_jobs
-from .cell_progress import compared, progress
+from .budget.cell_jobs import cell_jobs
+from .budget.cell_progress import progress
 from .gpu_precision import precision_check
+from .run.gpu_runs import compared, gpu_folder
 
 __all__ = ["cell_jobs", "train_cells", "progress", "record", "precision_check", "gpu_folder", "main"]
-
-
-def gpu_folder(precision: str = "float32") -> str:
-    """The folder, under ``figures/<paper>/<profile>/``, of the records of GPU runs in ``precision``: ``gpu``
-    for float32, ``gpu-<precision>`` for another (a record never mixes precisions)."""
-    return "gpu" if precision == "float32" else f"gpu-{precision}"
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -47,7 +44,7 @@ def train_cells(paper: str, table: str, *, seeds, profile: str = "paper", rows=N
                 device: str = "cuda", store=None, workers: int = 1, progress: bool = True):
     """Train the chosen cells (each seed in ``seeds``) into ``store``; returns the grid's runs
     (:class:`fedlib.repro.run.grid.GridResult`)."""
-    from .grid import run_grid
+    from .run.grid import run_grid
 
     seeds = [int(s) for s in seeds]
     if not seeds or any(s < 0 for s in seeds):
@@ -107,8 +104,8 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    from ..artefacts.saving import save_figure, save_table
-    from ..spec.paper import get_paper
+    from .artefacts.saving import save_figure, save_table
+    from .spec.paper import get_paper
 
     pp = get_paper(paper)
     t = pp.table(table)
@@ -129,7 +126,7 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
             "engines": sorted(set(runs.engine)), "memory_budgets_gb": sorted(set(runs.memory_budget_gb)),
             "memory_formats": sorted(set(runs.memory_format)), "code_versions": sorted(set(runs.code_version)),
             "parameters": {"rows": sorted(set(runs.row)), "columns": sorted(set(runs.column))},
-            "trained_at": trained_at, "command": "python -m fedlib.repro.run.cells"}
+            "trained_at": trained_at, "command": "python -m fedlib.repro.gpu_cells"}
     on = ", ".join(devices) or device
     on += "" if precisions == ["float32"] else f", in {', '.join(precisions)}"
     caption = (f"{paper} {table} on {on}, {profile} profile: {states}. "
@@ -206,7 +203,7 @@ def _gain_panel(ax, pp, runs, curves, pair, dashes) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m fedlib.repro.run.cells", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m fedlib.repro.gpu_cells", description=__doc__.split("\n\n")[0])
     ap.add_argument("--paper", required=True)
     ap.add_argument("--table", required=True)
     ap.add_argument("--rows", help="comma-separated row keys (default: all)")

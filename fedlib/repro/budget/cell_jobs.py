@@ -1,11 +1,11 @@
 """The cells of a paper's table as a profile configures them on a device: the runs
-``python -m fedlib.repro.run.cells`` trains (:mod:`fedlib.repro.run.cells`)."""
+``python -m fedlib.repro.gpu_cells`` trains (:mod:`fedlib.repro.gpu_cells`)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from ..budget.gate import decide
+from .gate import decide
 
 __all__ = ["cell_jobs"]
 

@@ -1,32 +1,12 @@
 """How far the chosen GPU runs of a table have got in the store (:func:`progress`: finished, interrupted or not
-started, with their learning curves), the round at which a seed's runs are compared (``paired_round``) and the
-runs a comparison counts (:func:`compared`)."""
+started, with their learning curves, each seed's runs paired at one round: :func:`fedlib.repro.run.gpu_runs.paired`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from ..run.gpu_runs import paired, read_checkpoint
 from .cell_jobs import cell_jobs
 
-__all__ = ["progress", "compared", "read_checkpoint"]
-
-
-def read_checkpoint(entry: Path) -> dict | None:
-    """A run's checkpoint, read on this machine's CPU (a GPU's tensors mapped to it), or None where there
-    is none or its checksum fails.  Read only: unlike the store's own reader, which a run resumes from,
-    it never removes an entry (a GPU checkpoint is not corrupted because this machine has no GPU)."""
-    import hashlib
-    import io
-
-    import torch
-
-    path, sums = entry / "checkpoint.pt", entry / "checkpoint.sha256"
-    if not (path.exists() and sums.exists()):
-        return None
-    blob = path.read_bytes()
-    if hashlib.sha256(blob).hexdigest() != sums.read_text().strip():
-        return None
-    return torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
+__all__ = ["progress"]
 
 
 def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None, columns=None,
@@ -40,15 +20,15 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
     summary; ``device_name`` for runs whose summary is not written yet), the ``precision``, the ``engine``,
     ``memory_budget_gb`` and ``memory_format`` (:func:`~fedlib.repro.budget.costs.gpu_variant`: those whose entry
     the store holds) and the training code version of the store key; ``paired_round`` and ``paired_accuracy``,
-    where the runs of a seed are compared (:func:`_paired`).  ``curves``: every evaluated round of every run (row,
+    where the runs of a seed are compared (:func:`fedlib.repro.run.gpu_runs.paired`).  ``curves``: every evaluated round of every run (row,
     column, seed, round, test_accuracy %).
     An interrupted run resumes from its checkpoint when the same command trains it again with this store."""
     import pandas as pd
 
     from ...config import Config
     from ...store import code_version
-    from ..budget.costs import gpu_variant
-    from .grid import as_store
+    from .costs import gpu_variant
+    from ..run.grid import as_store
 
     store = as_store(store)
     runs, curves = [], []
@@ -81,37 +61,4 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
                         "test_accuracy": 100.0 * h["test_accuracy"]} for h in evaluated]
     runs = pd.DataFrame(runs)
     curves = pd.DataFrame(curves, columns=["row", "column", "seed", "round", "test_accuracy"])
-    return _paired(runs, curves), curves
-
-
-def _paired(runs, curves):
-    """``runs`` with ``paired_round`` and ``paired_accuracy``: per column and seed, the last evaluated round
-    that every row's run of that seed reached, and each run's accuracy there.  Runs stopped at different
-    rounds (one finished, one interrupted) are compared there, never at their different last rounds;
-    NaN where a run of the seed has no evaluation yet."""
-    runs = runs.assign(paired_round=float("nan"), paired_accuracy=float("nan"))
-    if runs.empty:
-        return runs.astype({"paired_round": "Int64"})
-    for (col, seed), group in runs.groupby(["column", "seed"]):
-        mine = curves[(curves.column == col) & (curves.seed == seed)]
-        reached = [set(mine[mine.row == r]["round"]) for r in group.row]
-        common = set.intersection(*reached) if reached else set()
-        if not common:
-            continue
-        at = max(common)
-        for i, r in zip(group.index, group.row):
-            hit = mine[(mine.row == r) & (mine["round"] == at)]
-            runs.loc[i, ["paired_round", "paired_accuracy"]] = [at, float(hit.test_accuracy.iloc[-1])]
-    return runs.astype({"paired_round": "Int64"})
-
-
-def compared(runs):
-    """The rows of ``runs`` that a comparison counts: per column, the seeds whose runs were paired at the
-    furthest round any seed's were (``paired_round``).  A seed paired earlier (one of its runs still
-    training) is left out, not averaged with seeds compared at the end: accuracy at round 60 and at round
-    400 are not draws of one quantity."""
-    runs = runs[runs.paired_accuracy.notna()]
-    if runs.empty:
-        return runs
-    top = runs.groupby("column").paired_round.transform("max")
-    return runs[runs.paired_round == top]
+    return paired(runs, curves), curves

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .cell_progress import progress
+from .budget.cell_progress import progress
 
 __all__ = ["precision_check"]
 
@@ -32,10 +32,9 @@ def precision_check(paper: str, table: str, out_dir, *, seeds, precision: str, p
     or ``no pair`` / ``no yardstick`` where the store holds no run in both precisions / no two seeds."""
     import matplotlib.pyplot as plt
     import pandas as pd
-    import seaborn as sns
 
-    from ..artefacts.saving import save_figure, save_table
-    from ..spec.paper import get_paper
+    from .artefacts.saving import save_figure, save_table
+    from .spec.paper import get_paper
 
     if precision == "float32":
         raise ValueError("precision must be another than float32 (tf32 or bf16): it is checked against float32")
