@@ -423,7 +423,11 @@ def test_a_ladder_row_says_the_seeds_it_wants_at_every_rung_and_their_cost(tmp_p
     text = ladder_need("p", row, tmp_path)
     hours = (6.0 + 30.0) / 3 * 2 / 60  # per seed over the rungs that ran, times the 2 added seeds
     assert f"≈ {hours:.1f} CPU-h" in text and "cpu_seeds = 5" in text and "2 rungs that ran" in text
-    assert "its seeds are the ladder's" in ladder_need("p", {**row, "n_seeds": 1}, tmp_path)  # no spread of its own
+    # one seed: no spread of its own, so at least 3 seeds, priced over the one seed the rungs' estimate covers
+    one = ladder_need("p", {**row, "n_seeds": 1, "paired": False}, tmp_path)
+    assert "3 seeds (1 now)" in one and f"≈ {(6.0 + 30.0) * 2 / 60:.1f} CPU-h" in one, one
+    # quick's ladder is one seed by design: its row points to the paper ladder's
+    assert "one seed by design" in ladder_need("p", {**row, "scale": "ladder quick", "n_seeds": 1}, tmp_path)
 
 
 def test_a_regenerating_table_whose_records_hold_every_run_says_to_render_it():

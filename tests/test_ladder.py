@@ -135,6 +135,13 @@ def test_on_a_cpu_the_paper_profile_ladder_runs_the_seeds_it_declares_and_every_
     assert L.ladder_seeds(everything, paper) == tuple(get_paper("fedlc").seeds)
     monkeypatch.setenv(costs.DEVICE_ENV, "cuda")
     assert L.ladder_seeds(spec, paper) == tuple(get_paper("fedlc").seeds)
+    # more than the table's seeds (a ladder row's decision): the table's, then the next integers, and it says so
+    monkeypatch.setenv(costs.DEVICE_ENV, "cpu")
+    seeds = tuple(get_paper("fedlc").seeds)
+    more = dataclasses.replace(spec, cpu_seeds=len(seeds) + 2)
+    assert L.ladder_seeds(more, paper) == seeds + (max(seeds) + 1, max(seeds) + 2)
+    assert any(f"trains {len(seeds) + 2} seeds" in d and f"table's {len(seeds)}" in d
+               for d in L.deviations(more, paper))
     # quick and smoke train one seed, whatever the spec says
     assert L.ladder_seeds(spec, get_paper("fedlc").profile("quick")) == tuple(get_paper("fedlc").seeds)[:1]
 

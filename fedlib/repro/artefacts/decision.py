@@ -351,10 +351,18 @@ def ladder_need(paper: str, row: dict, root: str | Path) -> str:
     paired = row.get("paired") in (True, "True", 1.0)
     want = seeds_to_decide(ours, sd, gap, num(row.get("margin")) or 0.0) \
         if paired and have >= 2 and None not in (ours, sd, gap) else None
-    path = Path(root) / paper / str(row["scale"]).removeprefix("ladder ") / "budget_ladder.csv"
+    scale = str(row["scale"]).removeprefix("ladder ")
+    path = Path(root) / paper / scale / "budget_ladder.csv"
+    if scale != "paper":  # quick's ladder draws the trend over one seed; the paper's ladder takes the seeds
+        return ("a ladder row at quick: one seed by design (fedlib.repro.budget.ladder.ladder_seeds: the trend, not "
+                "the spread); the paper ladder's row is the one more seeds decide (cpu_seeds in "
+                f"fedlib/papers/{paper}/budget.py)")
+    if want is None and have < 2 and None not in (ours, gap):
+        want = MIN_SEEDS  # no spread of its own yet: at least 3 seeds measure one
     if want is None or not path.exists():
-        return ("a ladder row: its seeds are the ladder's (fedlib.repro.budget.ladder.ladder_seeds: one on quick, "
-                "cpu_seeds of fedlib/papers/<paper>/budget.py on a CPU)")
+        return ("a ladder row: its seeds are the ladder's (fedlib.repro.budget.ladder.ladder_seeds: "
+                f"cpu_seeds of fedlib/papers/{paper}/budget.py on a CPU)"
+                + ("" if path.exists() else f"; {scale}/budget_ladder.csv is absent"))
     rungs = pd.read_csv(path)
     ran = rungs[rungs.runs_here.astype(str) == "True"]
     minutes = pd.to_numeric(ran.est_cpu_min, errors="coerce").sum() / max(have, 1) * (want - have)

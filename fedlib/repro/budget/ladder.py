@@ -162,16 +162,18 @@ def _low_high(spec: LadderSpec, profile) -> tuple[dict, dict, str]:
 
 
 def ladder_seeds(spec: LadderSpec, profile) -> tuple[int, ...]:
-    """The paper profile's seeds of the table (on a CPU the first ``spec.cpu_seeds`` of them, where the
-    ladder declares fewer: rungs × methods × seeds multiply); every other profile one seed (the trend,
-    not the spread)."""
+    """The paper profile's seeds of the table; on a CPU, where the ladder declares ``spec.cpu_seeds``, that many:
+    the first of the table's (rungs × methods × seeds multiply), then the next integers where it declares more
+    than the table has (the seeds a ladder row's decision asks for, :func:`fedlib.repro.artefacts.decision.
+    ladder_need`); every other profile one seed (the trend, not the spread)."""
     from .costs import resolve_device
 
     seeds = tuple(profile.seeds_for(spec.table))
     if profile.name != "paper":
         return seeds[:1]
     if spec.cpu_seeds is not None and resolve_device(getattr(profile, "device", None)) == "cpu":
-        return seeds[:spec.cpu_seeds]
+        more = tuple(s for s in range(max(seeds, default=-1) + 1, max(seeds, default=-1) + 1 + spec.cpu_seeds))
+        return (seeds + more)[:spec.cpu_seeds]
     return seeds
 
 
@@ -308,4 +310,7 @@ def deviations(spec: LadderSpec, profile) -> list[str]:
     if profile.name == "paper" and len(ran) < len(table):
         out.append(f"on a CPU the ladder trains {len(ran)} of the table's {len(table)} seeds "
                    f"({', '.join(map(str, ran))}; LadderSpec.cpu_seeds): rungs × methods × seeds multiply")
+    elif profile.name == "paper" and len(ran) > len(table):
+        out.append(f"on a CPU the ladder trains {len(ran)} seeds ({', '.join(map(str, ran))}; LadderSpec.cpu_seeds), "
+                   f"more than the table's {len(table)}: the seeds its verdict needs")
     return out

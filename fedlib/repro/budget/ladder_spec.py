@@ -30,7 +30,8 @@ class LadderSpec:
     scale_keys: tuple[str, ...] = _DEFAULT_KEYS
     rungs: int = 4  # budgets from quick's to the paper's, both included (when all are affordable)
     quick_budget_minutes: float = 30.0  # wall time the quick profile's ladder may take (on its workers)
-    cpu_seeds: int | None = None  # the paper profile on a CPU runs the first this many of the table's seeds (None: all)
+    # the paper profile on a CPU runs this many seeds: the table's first, then the next (None: the table's)
+    cpu_seeds: int | None = None
     tolerance_pp: float = 0.5  # one seed (no std): a change of the distance to the paper's gap below this: "not at all"
     # The paper profile on a CPU: the lowest rung when quick's scale on the paper's dataset does not fit a run there
     # (scale key → value, below quick's; empty: none), and the run limit of the ladder's runs (None: the cost model's)
