@@ -510,3 +510,6 @@ def test_a_study_row_says_the_seeds_it_wants_of_its_study_and_their_cost(tmp_pat
     assert study_need(pp, part_of(next(c for c in claims_of("fedabc") if c.id == "headline"), None), row,
                       tmp_path) is None
     assert study_need(pp, part, {**row, "scale": "ladder quick"}, tmp_path) is None
+    # the profile gives the study the seeds wanted already (outputs that predate them): regenerate, nothing to add
+    done = study_need(pp, part, {**row, "n_seeds": 2, "ours_std": 0.01}, tmp_path)
+    assert "gives study 'fig5'" in done and "--only 05_ablation --resume" in done, done

@@ -77,9 +77,12 @@ def study_need(pp, part, row: dict, root: str | Path, minimum: int = 3) -> str |
     studies = [s for s in pp.studies.values() if s.id == experiment and (not names or s.name in names)]
     cells = [c["config"] for s in studies for c in s.cells(prof) if c.get("config") is not None]
     held = tuple(prof.seeds_for(experiment))
-    seeds = tuple(sorted(held)) + tuple(s for s in range(max(held, default=-1) + 1, 10_000)
-                                       if s not in held)[:max(0, want - len(held))]
-    added = len(seeds) - len(held)
+    added = max(0, want - len(held))
+    seeds = tuple(sorted(held)) + tuple(range(max(held, default=-1) + 1, max(held, default=-1) + 1 + added))
+    command = f"`python -m fedlib.repro.regenerate --profile {profile} --paper {pp.name} --only {notebook} --resume`"
+    if not added:  # the profile gives the study these seeds already: its outputs predate them
+        return (f"a study row: {want} seeds ({have} now; {why}); the {profile!r} profile gives study "
+                f"{experiment!r} {len(held)} seeds already: {command} trains what the records lack")
     recorded = read(out / RECORDS_FILE)
     total, sources = 0.0, set()
     for cfg in cells:
@@ -90,8 +93,7 @@ def study_need(pp, part, row: dict, root: str | Path, minimum: int = 3) -> str |
     return (f"a study row: {want} seeds ({have} now; {why}) of every cell of study "
             f"{', '.join(repr(s.name) for s in studies) or repr(experiment)} ({len(cells)} cells): "
             f"experiments[{experiment!r}]['seeds'] = {seeds} in the {profile!r} profile of "
-            f"fedlib/papers/{pp.name}/profiles.py, then `python -m fedlib.repro.regenerate --profile {profile} "
-            f"--paper {pp.name} --only {notebook} --resume`: {len(cells) * added} runs, {cost}")
+            f"fedlib/papers/{pp.name}/profiles.py, then {command}: {len(cells) * added} runs, {cost}")
 
 
 def unplanned(paper: str, frame: pd.DataFrame, planned: list, root: Path) -> list[dict]:
