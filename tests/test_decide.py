@@ -33,7 +33,8 @@ def _table(root, profile, seeds: dict[str, dict[int, float]], table="table4", co
     rows = [{"table": table, "row": r, "column": column, "dataset": "synthetic", "dataset_used": "synthetic",
              "paper_mean": 70.0, "paper_std": 1.0, "ours_mean": sum(v.values()) / len(v),
              "ours_std": pd.Series(list(v.values())).std() if len(v) > 1 else math.nan, "n_seeds": len(v),
-             "ours_seeds": json.dumps({str(k): x for k, x in v.items()}), "delta": 0.0, "status": "ok", "note": ""}
+             "ours_seeds": json.dumps({str(k): x for k, x in v.items()}), "delta": 0.0, "spread": math.nan,
+             "spread_source": "not measured", "within_std": None, "status": "ok", "note": ""}
             for r, v in seeds.items()]
     pd.DataFrame(rows).to_csv(out / f"{table}.csv", index=False)
     return out
@@ -167,6 +168,10 @@ def test_decide_trains_the_missing_seeds_and_renders_the_cells(tmp_path):
         assert sorted(seeds) == ["0", "1", "2"] and table.at[row, "n_seeds"] == 3
         assert table.at[row, "ours_mean"] == pytest.approx(sum(seeds.values()) / 3)
         assert "added by python -m fedlib.repro.decide" in table.at[row, "note"]
+        # the cell's spread and verdict follow its seeds (the cell's own std over 3 seeds), as a render gives them
+        std = pd.Series(list(seeds.values())).std(ddof=1)
+        assert table.at[row, "spread_source"] == "std over 3 seeds" and table.at[row, "spread"] == pytest.approx(std)
+        assert table.at[row, "delta"] == pytest.approx(table.at[row, "ours_mean"] - 70.0)
     from fedlib.repro.run.records import RECORDS_FILE, read
 
     assert len(read(out / RECORDS_FILE)) == 4

@@ -185,15 +185,20 @@ def declare(d: Decision, grid, *, root: Path) -> int:
     return n
 
 
+def _value(out: Path, table: str):
+    """The table's sidecar's ``parameters.value`` (a metric's name, or one per cell), "accuracy" where none."""
+    try:
+        return (json.loads((out / f"{table}.json").read_text()).get("parameters") or {}).get("value") or "accuracy"
+    except (OSError, json.JSONDecodeError):
+        return "accuracy"
+
+
 def _metric(out: Path, table: str, pp):
     """The metric the table's cells read (its sidecar's ``parameters.value``, as
     :func:`fedlib.repro.measure_spread.measure_seed_spread` reads it)."""
     from .artefacts.tables import metric_of
 
-    try:
-        value = (json.loads((out / f"{table}.json").read_text()).get("parameters") or {}).get("value") or "accuracy"
-    except (OSError, json.JSONDecodeError):
-        value = "accuracy"
+    value = _value(out, table)
     if isinstance(value, dict):
         pairs = {tuple(k.split("/", 1)): v for k, v in value.items()}
         return lambda r, c: pairs.get((r, c), "accuracy")
@@ -206,11 +211,15 @@ def render(d: Decision, grid, *, root: Path) -> list[str]:
     (a CSV written before ``ours_seeds``) is left as it was, and the line says so."""
     from .artefacts.tables import cell_values, parse_seeds
     from .spec.paper import get_paper
+    from .verdict.compare import compare
+    from .verdict.spread import spread_for
 
     pp = get_paper(d.paper)
     out = root / d.paper / d.profile
     path = out / f"{d.table}.csv"
     frame = pd.read_csv(path)
+    value = _value(out, d.table)
+    spreads = spread_for(out, d.table, value if isinstance(value, str) else None)  # as reproduce_table reads them
     ok = grid.runs[grid.runs.status == "ok"]
     values = cell_values(ok, _metric(out, d.table, pp)) if len(ok) else ok.assign(value=[])
     lines = []
@@ -235,8 +244,14 @@ def render(d: Decision, grid, *, root: Path) -> list[str]:
         frame.at[i, "ours_mean"] = float(vals.mean())
         frame.at[i, "ours_std"] = float(vals.std(ddof=1)) if len(vals) > 1 else math.nan
         frame.at[i, "n_seeds"] = len(vals)
-        if "delta" in frame and pd.notna(frame.at[i, "paper_mean"]):
-            frame.at[i, "delta"] = float(vals.mean()) - float(frame.at[i, "paper_mean"])
+        # the cell's spread and its verdict against the paper's ± over its seeds now (verdict.compare, as a render)
+        paper_cols = [k for k in ("row", "column", "paper_mean", "paper_std", "dataset", "suspect", "std_over")
+                      if k in frame]
+        ours_cols = [k for k in ("row", "column", "ours_mean", "ours_std", "n_seeds", "dataset_used") if k in frame]
+        cell = compare(frame.loc[[i], paper_cols], frame.loc[[i], ours_cols].assign(status="ok"), spread=spreads)
+        for k in [k for k in ("delta", "spread", "spread_source", "within_std", "status") if k in frame]:
+            frame[k] = frame[k].astype(object)
+            frame.at[i, k] = cell[k].iloc[0]
         note = f"seeds {', '.join(map(str, sorted(new)))} added by python -m fedlib.repro.decide"
         old = frame.at[i, "note"] if "note" in frame and isinstance(frame.at[i, "note"], str) else ""
         frame["note"] = frame["note"].astype(object)
