@@ -113,7 +113,7 @@ QUICK = Profile(
                 "figures, QUICK_ESTIMATE in fedlib/papers/fedic/profiles.py, and ≈ 28 CPU-min for the study of "
                 "where FedAvg learns, fedlib/papers/fedic/learns.py: 42 min of wall time under load): CIFAR-10-LT replaced by FashionMNIST-LT (D_aux 100 per class "
                 "out first, then the long tail, as the paper does) with the 2-layer CNN and MNIST's training images "
-                "as D_ulb; 8 rounds of 2 local epochs; 2,000 test images; 1 seed; Table 1 at IF = 100; "
+                "as D_ulb; 8 rounds of 2 local epochs; 2,000 test images; 1 seed (Figs. 3-4: 3); Table 1 at IF = 100; "
                 "every server step at the paper's settings.  CIFAR-100-LT and ImageNet-LT are absent here (not run).",
     seeds=(0,),
     datasets={"cifar10": "fmnist", "cifar100": None, "imagenet_lt": None},

@@ -12,9 +12,9 @@ from .figure_artists import bars, has_data
 from .figure_lines import covered, drawn_lines, public, told_apart
 from .figure_rule_errors import CELL_STATUSES
 
-__all__ = ["AxesFacts", "facts", "declare", "std_caption", "spread_caption", "declare_stand_ins", "label_cell", "label_empty_bars",
-           "mark_broken_axis", "merge_coinciding", "mark_empty", "why_empty", "label_groups", "seeds_label",
-           "mark_chance", "stamp_datasets"]
+__all__ = ["AxesFacts", "facts", "declare", "std_caption", "spread_caption", "declare_stand_ins", "label_cell",
+           "label_empty_bars", "mark_broken_axis", "merge_coinciding", "mark_empty", "why_empty", "label_groups",
+           "seeds_label", "mark_chance", "stamp_datasets"]
 
 
 _OK_STATUSES = {"ok", "value", ""}

@@ -110,8 +110,8 @@ __all__ = ["RULES", "REPORT_ONLY", "CELL_STATUSES", "MIN_FONT_PT", "MAX_WIDTH_PX
            "FigureRuleWarning", "ValueOutsideAxes", "StandInUnnamed", "CellUnlabelled", "SeriesAlike",
            "LegendCoversData", "ErrorBarsWithoutSeeds", "SeriesHidden", "AxesBlank", "TextIllegible", "GroupDropped",
            "DatasetUnnamed", "SeedsUnmarked", "ChanceUnflagged", "declare", "declare_stand_ins", "facts",
-           "label_cell", "label_empty_bars", "std_caption", "spread_caption", "mark_broken_axis", "merge_coinciding", "mark_empty",
-           "why_empty", "label_groups", "seeds_label", "mark_chance", "stamp_datasets", "check_figure"]
+           "label_cell", "label_empty_bars", "std_caption", "spread_caption", "mark_broken_axis", "merge_coinciding",
+           "mark_empty", "why_empty", "label_groups", "seeds_label", "mark_chance", "stamp_datasets", "check_figure"]
 
 
 #: Rules that warn instead of raising (figures the companions made before the rule existed).

@@ -20,8 +20,8 @@ def progress(paper: str, table: str, *, seeds, profile: str = "paper", rows=None
     summary; ``device_name`` for runs whose summary is not written yet), the ``precision``, the ``engine``,
     ``memory_budget_gb`` and ``memory_format`` (:func:`~fedlib.repro.budget.costs.gpu_variant`: those whose entry
     the store holds) and the training code version of the store key; ``paired_round`` and ``paired_accuracy``,
-    where the runs of a seed are compared (:func:`fedlib.repro.run.gpu_runs.paired`).  ``curves``: every evaluated round of every run (row,
-    column, seed, round, test_accuracy %).
+    where the runs of a seed are compared (:func:`fedlib.repro.run.gpu_runs.paired`).  ``curves``: every evaluated
+    round of every run (row, column, seed, round, test_accuracy %).
     An interrupted run resumes from its checkpoint when the same command trains it again with this store."""
     import pandas as pd
 

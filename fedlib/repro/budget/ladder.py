@@ -172,7 +172,7 @@ def ladder_seeds(spec: LadderSpec, profile) -> tuple[int, ...]:
     if profile.name != "paper":
         return seeds[:1]
     if spec.cpu_seeds is not None and resolve_device(getattr(profile, "device", None)) == "cpu":
-        more = tuple(s for s in range(max(seeds, default=-1) + 1, max(seeds, default=-1) + 1 + spec.cpu_seeds))
+        more = tuple(range(max(seeds, default=-1) + 1, max(seeds, default=-1) + 1 + spec.cpu_seeds))
         return (seeds + more)[:spec.cpu_seeds]
     return seeds
 
