@@ -342,7 +342,7 @@ def _print_plan(decisions: list[Decision], rest: list[dict], minutes: float | No
         gpu += (d.gpu_hours or 0.0) if d.device == "cuda" else 0.0
     for u in rest:
         part = f"/{u['part']}" if u["part"] else ""
-        print(f"{u['paper']}/{u['claim']}{part} at {u['scale']}: no plan: {u['why']}")
+        print(f"{u['paper']}/{u['claim']}{part} at {u['scale']}: not trained by decide: {u['why']}")
     runs = sum(d.runs for d in decisions)
     # decisions on shared cells (a claim's parts, claims on one table) train a run once: the store has it after
     distinct = {(d.paper, d.profile, d.table, *run) for d in decisions for run in  # less the runs held already
