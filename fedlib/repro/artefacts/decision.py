@@ -46,7 +46,7 @@ from .decision_seeds import cell_seeds, held_seeds, predates_seeds, profile_of, 
 
 __all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "ladder_need", "cell_seeds",
            "held_seeds", "recorded_seeds", "PLANNED_RULES", "MIN_SEEDS",
-           "part_of", "run_seconds"]
+           "part_of", "run_seconds", "new_seeds", "seeds_wanted"]
 
 #: Rules whose rows are planned by seeds of their cells: a gap, a row best against its rivals, an order on one seed.
 PLANNED_RULES = ("sign", "size", "best", "ranking")
@@ -115,7 +115,7 @@ def part_of(claim, name) -> object:
 
 
 # ----------------------------------------------------------------------------- the plan
-def _new_seeds(common: set, tried: set, target: int | None, first=()) -> tuple[int, ...]:
+def new_seeds(common: set, tried: set, target: int | None, first=()) -> tuple[int, ...]:
     """``first`` (seeds some of the cells hold already: adding them to the others pairs the cells again), then the
     smallest seeds not ``tried`` already (a seed that diverged once diverges again), until ``common`` and they are
     ``target``."""
@@ -269,7 +269,7 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
 
     decided = {} if scale == "GPU" else decided_seeds(root / profile, q.table)
     fill = _fill_seeds(cells, seeds_of, common, lambda x: declared | set(decided.get(x, ())) | set(seeds_of[x]))
-    new = _new_seeds(common, tried | common, target, fill)
+    new = new_seeds(common, tried | common, target, fill)
     wanted = sorted(common) + list(new)
     stale = predates_seeds(seeds_of, cells)
     seeds_of, progress = held_seeds(root, pp, scale, q.table, cells, cache, seeds_of)
@@ -341,24 +341,35 @@ def gpu_entries(papers=None, root: str | Path | None = None) -> list[dict]:
              "seeds": list(d.seeds)} for d in order(decisions)]
 
 
+def seeds_wanted(row: dict, value: float) -> tuple[int | None, str]:
+    """The seeds a ledger row's gap wants against the paper's ``value`` (0 for a direction), and why: the closed
+    form at its paired std (:func:`seeds_to_decide`; None beyond 50), or at least :data:`MIN_SEEDS` while its cells
+    have no spread of their own (one seed, or unpaired); None where ours has no value."""
+    ours, sd, have = num(row.get("ours")), num(row.get("ours_std")), int(num(row.get("n_seeds")) or 0)
+    if ours is None:
+        return None, "no value of ours"
+    if row.get("paired") not in (True, "True", 1.0) or have < 2 or sd is None:
+        held = "1 seed" if have < 2 else f"{have} seeds, unpaired"
+        return max(MIN_SEEDS, have + 1), f"no spread of the cells themselves ({held}): at least {MIN_SEEDS} seeds"
+    margin = num(row.get("margin")) or 0.0
+    need = seeds_to_decide(ours, sd, value, margin)
+    closed = f"seeds_to_decide({ours:+.2f}, {sd:.2f}, {value:+.2f}, margin {margin:.2f}) = {need}"
+    return need, f"the paired std of the per-seed gaps over {have} seeds; {closed}"
+
+
 def ladder_need(paper: str, row: dict, root: str | Path) -> str:
     """What would decide an inconclusive ladder row, in words: the seeds its gap wants at the measured paired
     spread (:func:`fedlib.repro.verdict.claims.seeds_to_decide`, as the ledger's ``decide`` says), added at every
     rung that ran by raising ``cpu_seeds`` in the paper's ``budget.py``, and what they cost from the ladder's
     ``est_cpu_min`` (its seeds' runs on one core)."""
-    ours, sd, gap = num(row.get("ours")), num(row.get("ours_std")), num(row.get("paper"))
-    have = int(num(row.get("n_seeds")) or 0)
-    paired = row.get("paired") in (True, "True", 1.0)
-    want = seeds_to_decide(ours, sd, gap, num(row.get("margin")) or 0.0) \
-        if paired and have >= 2 and None not in (ours, sd, gap) else None
+    gap, have = num(row.get("paper")), int(num(row.get("n_seeds")) or 0)
+    want = None if gap is None else seeds_wanted(row, gap)[0]
     scale = str(row["scale"]).removeprefix("ladder ")
     path = Path(root) / paper / scale / "budget_ladder.csv"
     if scale != "paper":  # quick's ladder draws the trend over one seed; the paper's ladder takes the seeds
         return ("a ladder row at quick: one seed by design (fedlib.repro.budget.ladder.ladder_seeds: the trend, not "
                 "the spread); the paper ladder's row is the one more seeds decide (cpu_seeds in "
                 f"fedlib/papers/{paper}/budget.py)")
-    if want is None and have < 2 and None not in (ours, gap):
-        want = MIN_SEEDS  # no spread of its own yet: at least 3 seeds measure one
     if want is None or not path.exists():
         return ("a ladder row: its seeds are the ladder's (fedlib.repro.budget.ladder.ladder_seeds: "
                 f"cpu_seeds of fedlib/papers/{paper}/budget.py on a CPU)"

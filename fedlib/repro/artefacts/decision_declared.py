@@ -9,9 +9,9 @@ to add seeds to.  Its seeds are the profile's for its experiment (``experiments[
 ``fedlib/papers/<paper>/profiles.py``), and every cell of the study trains at each of them.  :func:`study_need`
 says, in words, what the ledger's row needs:
 
-* **how many seeds**: :func:`fedlib.repro.verdict.claims.seeds_to_decide` at the row's mean and paired std, as the
-  ledger's ``decide`` column says; with one seed, or unpaired seeds, at least
-  :data:`~fedlib.repro.artefacts.decision.MIN_SEEDS`;
+* **how many seeds**: :func:`fedlib.repro.artefacts.decision.seeds_wanted` (the closed form at the row's mean and
+  paired std, as the ledger's ``decide`` column says; with one seed, or unpaired seeds, at least
+  :data:`~fedlib.repro.artefacts.decision.MIN_SEEDS`), as for a ladder's row;
 * **which runs**: every configured cell of the studies of that experiment in the notebook that saved the output
   (its sidecar's ``experiment`` and ``notebook``) × the seeds added;
 * **what it costs**: each cell's recorded wall time at the seeds it holds (``_records.jsonl.gz``: ``wall_time_s``,
@@ -27,33 +27,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..verdict.claims import seeds_to_decide
 from .claim_evidence import num
 
 __all__ = ["study_need", "unplanned"]
 
 
-def _seeds_wanted(row: dict, value: float, minimum: int) -> tuple[int | None, str]:
-    """The seeds the row's gap wants, and why: at least ``minimum`` while no spread of its own is measured."""
-    ours, sd, have = num(row.get("ours")), num(row.get("ours_std")), int(num(row.get("n_seeds")) or 0)
-    paired = row.get("paired") in (True, "True", 1.0)
-    if ours is None:
-        return None, "no value of ours"
-    if not paired or have < 2 or sd is None:
-        held = "1 seed" if have < 2 else f"{have} seeds, unpaired"
-        return max(minimum, have + 1), f"no spread of the cells themselves ({held}): at least {minimum} seeds"
-    margin = num(row.get("margin")) or 0.0
-    need = seeds_to_decide(ours, sd, value, margin)
-    closed = f"seeds_to_decide({ours:+.2f}, {sd:.2f}, {value:+.2f}, margin {margin:.2f}) = {need}"
-    return need, f"the paired std of the per-seed gaps over {have} seeds; {closed}"
-
-
-def study_need(pp, part, row: dict, root: str | Path, minimum: int = 3) -> str | None:
+def study_need(pp, part, row: dict, root: str | Path) -> str | None:
     """In words, the runs that would decide ``row`` (a ledger row of ``part``, whose quantity is a ``Contrast``),
     their cost and the commands; None where ``part`` is not a study's contrast or its scale is not a profile's.
     ``root``: the figures folder."""
     from ..run.records import RECORDS_FILE, read
-    from .decision import run_seconds
+    from .decision import new_seeds, run_seconds, seeds_wanted
     from .decision_seeds import profile_of
 
     q, scale = part.quantity, str(row.get("scale"))
@@ -67,7 +51,7 @@ def study_need(pp, part, row: dict, root: str | Path, minimum: int = 3) -> str |
         return f"a study row: {scale}/{q.output}.json is absent, so its study's seeds and notebook are unknown"
     experiment, notebook = meta.get("experiment"), str(meta.get("notebook", "")).rpartition("/")[2]
     value = part.paper_value if part.paper_value is not None else 0.0
-    want, why = _seeds_wanted(row, value, minimum)
+    want, why = seeds_wanted(row, value)
     have = int(num(row.get("n_seeds")) or 0)
     if want is None:
         return f"a study row: more than 50 seeds at the measured paired std ({why})" if num(row.get("ours")) \
@@ -77,8 +61,8 @@ def study_need(pp, part, row: dict, root: str | Path, minimum: int = 3) -> str |
     studies = [s for s in pp.studies.values() if s.id == experiment and (not names or s.name in names)]
     cells = [c["config"] for s in studies for c in s.cells(prof) if c.get("config") is not None]
     held = tuple(prof.seeds_for(experiment))
-    added = max(0, want - len(held))
-    seeds = tuple(sorted(held)) + tuple(range(max(held, default=-1) + 1, max(held, default=-1) + 1 + added))
+    seeds = tuple(sorted(held)) + new_seeds(set(held), set(held), want)  # the smallest seeds it has not run
+    added = len(seeds) - len(held)
     command = f"`python -m fedlib.repro.regenerate --profile {profile} --paper {pp.name} --only {notebook} --resume`"
     if not added:  # the profile gives the study these seeds already: its outputs predate them
         return (f"a study row: {want} seeds ({have} now; {why}); the {profile!r} profile gives study "
@@ -102,6 +86,7 @@ def unplanned(paper: str, frame: pd.DataFrame, planned: list, root: Path) -> lis
     from .claims import claims_of
     from .decision import PLANNED_RULES, part_of, is_inconclusive, ladder_need
 
+    pp = get_paper(paper)
     done = {(d.claim, d.part, d.scale) for d in planned}
     claims = {c.id: c for c in claims_of(paper)}
     out = []
@@ -116,7 +101,7 @@ def unplanned(paper: str, frame: pd.DataFrame, planned: list, root: Path) -> lis
                if kind == "ranking" else f"a {kind} row: no rule of the plan" if kind not in PLANNED_RULES else
                None)
         if why is None and row["claim"] in claims:  # a figure's study: its seeds are the profile's for it
-            why = study_need(get_paper(paper), part_of(claims[row["claim"]], part), row, root)
+            why = study_need(pp, part_of(claims[row["claim"]], part), row, root)
         why = why or "its cells are not in a paper table at this scale, nor a study's summary (not configured there)"
         out.append({"paper": paper, "claim": row["claim"], "part": part, "scale": row["scale"], "why": why})
     return out

@@ -37,9 +37,9 @@ VOLATILE = ("created", "git_commit", "cpu", "wall_time_s")
 
 def unchanged(sidecar: Path, text: str, files: dict[str, bytes], kept: tuple[str, ...] = ()) -> bool:
     """The artefact on disk is this one: its ``files`` (name -> bytes) hold these bytes, the files ``kept``
-    exist, and its sidecar holds ``text`` (:func:`_sidecar_text` of its body) but for :data:`VOLATILE`.  Then a render rewrites nothing, and the
-    sidecar keeps the commit that first made it: rendering one paper (or one notebook) leaves every output it
-    did not change as it is.  A sidecar from uncommitted code (``-dirty``) is never kept."""
+    exist, and its sidecar holds ``text`` (:func:`_sidecar_text` of its body) but for :data:`VOLATILE`.  Then a
+    render rewrites nothing, and the sidecar keeps the commit that first made it: rendering one paper (or one
+    notebook) leaves every output it did not change as it is.  A sidecar from uncommitted code (``-dirty``) is never kept."""
     try:
         old = json.loads(sidecar.read_text())
     except (OSError, ValueError):
