@@ -152,6 +152,9 @@ def test_a_record_carries_the_run_records_of_its_identical_groups_so_a_regenerat
     a, b = {**TINY, "method": "fedavg"}, {**TINY, "method": "fedprox"}
     recs = [{**records.make_record(identity(cfg), cfg, {"status": "ok", "note": "", "accuracy": 50.0}),
              "code_version": "old"} for cfg in (a, b)]
+    absent = {**TINY, "method": "fedavg", "seed": 7}  # its dataset was absent: no number, nothing to carry
+    recs.append({**records.make_record(identity(absent), absent, {"status": "not run", "note": "absent"}),
+                 "code_version": "old"})
     records.write_compressed(tmp_path / records.RECORDS_FILE, recs)
     assert len(carry.stale_records(tmp_path)) == 2
     mapping = {"name": "test.json", "versions": [{"path": carry._group(a), "from": "old",

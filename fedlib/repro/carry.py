@@ -105,13 +105,14 @@ def stale_entries(store) -> list[tuple[str, dict]]:
 
 def stale_records(folder) -> list[dict]:
     """The run records of ``figures/<paper>/<profile>`` (``folder``) trained at another code version than the one
-    the current code gives their configuration (:mod:`fedlib.repro.run.records`)."""
+    the current code gives their configuration (:mod:`fedlib.repro.run.records`).  A "not run" record (its
+    dataset absent, or a GPU's) holds no number, so there is nothing to carry: its run is tried again as it is."""
     from ..config import Config
     from ..store import code_version
-    from .run.records import RECORDS_FILE, read
+    from .run.records import RECORDS_FILE, read, trained
 
     out = []
-    for rec in read(Path(folder) / RECORDS_FILE).values():
+    for rec in trained(read(Path(folder) / RECORDS_FILE)):
         try:
             if rec.get("code_version") and rec["code_version"] != code_version(Config.from_dict(rec["config"])):
                 out.append(rec)

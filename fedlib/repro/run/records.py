@@ -41,7 +41,7 @@ from typing import Iterable
 from ...store import Store
 
 __all__ = ["RECORDS_ENV", "MODE_ENV", "RESUME_ENV", "RECORDS_FILE", "PLAIN_RECORDS", "STOPPED_RECORDS", "FINISHED", "MissingRecords",
-           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "code_versions", "machines", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
+           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "code_versions", "trained", "machines", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
            "write_plain", "write_compressed"]
 
 RECORDS_ENV = "FEDLIB_RECORDS"
@@ -297,7 +297,7 @@ def write_compressed(path: str | os.PathLike, records: Iterable[dict]) -> None:
     os.replace(tmp, path)
 
 
-def _trained(records: dict[str, dict]) -> list[dict]:
+def trained(records: dict[str, dict]) -> list[dict]:
     """The records of runs that trained: a "not run" record (its dataset absent, or a GPU's) holds no number."""
     return [rec for rec in records.values() if (rec.get("result") or {}).get("status") != "not run"]
 
@@ -311,7 +311,7 @@ def code_versions(records: dict[str, dict]) -> dict[tuple[str, ...], dict[str, i
     from ...store import run_modules
 
     out: dict[tuple[str, ...], dict[str, int]] = {}
-    for rec in _trained(records):
+    for rec in trained(records):
         held = out.setdefault(run_modules(Config.from_dict(rec["config"])), {})
         held[rec.get("code_version")] = held.get(rec.get("code_version"), 0) + 1
     return out
@@ -323,7 +323,7 @@ def machines(records: dict[str, dict]) -> dict[str, int]:
     other kernels (:mod:`fedlib.repro.run.machine`), and over hundreds of steps that moves accuracies by tenths of
     a point: a folder of several machines agrees with itself to that rounding, not bit for bit."""
     out: dict[str, int] = {}
-    for rec in _trained(records):
+    for rec in trained(records):
         m = rec.get("machine") or {}
         name = f"{m.get('model', '?')}, {m.get('isa', '?')}, torch {m.get('torch', '?')}" if m else "not recorded"
         out[name] = out.get(name, 0) + 1
