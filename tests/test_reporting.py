@@ -5,6 +5,7 @@ machine paths), the notebook context's output rule, the index across papers, reg
 import json
 import math
 import os
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +15,8 @@ from fedlib.repro.artefacts.comparison_text import render_comparison
 from fedlib.repro.verdict.compare import compare, gains, summarize, winners
 from fedlib.repro.run.grid import aggregate, diverged_lines, progress_channel, run_grid
 from fedlib.papers import all_papers
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------------------ comparison math
@@ -584,6 +587,53 @@ def test_a_warm_render_keeps_the_timing_of_the_cold_regeneration(tmp_path):
     assert "`01_a`: ok, 7000 s, 4 of 4 runs trained" in text
     assert "* runs: 4 trained, 0 from the store, 0 trained a second time" in text  # the cold run's counts
     assert "rendered from the store in 5 s" in text  # a figure's own time is its rendering
+
+
+def _executed(ran_at: str, widget: str, table: str, address: str, value: str) -> dict:
+    """An executed notebook as papermill writes it: what the execution itself leaves beside one output."""
+    timing = {"start_time": ran_at, "end_time": ran_at, "duration": 0.5, "status": "completed", "exception": False}
+    return {"metadata": {"papermill": {**timing, "parameters": {"profile": "quick"}},
+                         "widgets": {"application/vnd.jupyter.widget-state+json": {"state": {widget: {}}}}},
+            "cells": [{"cell_type": "code", "id": widget[:8], "source": "profile = 'quick'",
+                       "metadata": {"tags": ["injected-parameters"], "papermill": dict(timing)}, "outputs": []},
+                      {"cell_type": "code", "id": "fixed", "source": "show(table)",
+                       "metadata": {"execution": {"iopub.execute_input": ran_at}, "papermill": dict(timing)},
+                       "outputs": [{"output_type": "display_data", "metadata": {},
+                                    "data": {"application/vnd.jupyter.widget-view+json": {"model_id": widget},
+                                             "text/plain": ["grid:   0%|"]}},
+                                   {"output_type": "display_data", "metadata": {},
+                                    "data": {"text/html": [f'<table id="T_{table}">', f"#T_{table}_row0 {value}"],
+                                             "text/plain": [f"<pandas.io.formats.style.Styler at {address}>"]}}]}]}
+
+
+def test_an_executed_copy_rendered_again_from_the_same_outputs_is_the_same_bytes():
+    """What papermill and Jupyter record of the execution itself (times, a random injected-cell id, progress
+    widgets, pandas' random table ids, memory addresses) is dropped, so a render that changes no output leaves
+    the executed copy as it was; an output that changed still shows."""
+    from fedlib.repro.regenerate_notebook import steady
+
+    a = steady(_executed("2026-11-30T02:05:47", "a91fc68da9ce49bf", "fb575", "0x7f34bf4b8f50", "58.1"))
+    b = steady(_executed("2026-11-30T03:00:00", "3bbbcb0f777a4b27", "a09fa", "0x7f1f860b5190", "58.1"))
+    assert a == b
+    assert "widgets" not in a["metadata"] and set(a["metadata"]["papermill"]) == {"status", "exception", "parameters"}
+    assert [len(c["outputs"]) for c in a["cells"]] == [0, 1]  # the progress bar's widget goes, the table stays
+    assert a["cells"][0]["id"] == "injected-parameters" and a["cells"][1]["id"] == "fixed"
+    assert a["cells"][1]["outputs"][0]["data"]["text/html"] == ['<table id="T_00000">', "#T_00000_row0 58.1"]
+    assert steady(_executed("2026-11-30T02:05:47", "a91fc68da9ce49bf", "fb575", "0x1", "58.2")) != a
+
+
+def test_every_committed_executed_copy_holds_no_trace_of_its_execution():
+    """Each committed executed notebook is already steady, so rendering it again writes it again only where an
+    output changed."""
+    from fedlib.repro.regenerate_notebook import steady
+
+    out = subprocess.run(["git", "ls-files", "figures"], cwd=REPO, capture_output=True, text=True)
+    copies = [REPO / p for p in out.stdout.splitlines() if "/executed/" in p and p.endswith(".ipynb")]
+    if not copies:
+        pytest.skip("not a git checkout")
+    moving = [str(p.relative_to(REPO)) for p in copies
+              if steady(json.loads(p.read_text())) != json.loads(p.read_text())]
+    assert not moving, f"executed copies with timings, widgets or random ids: {moving}"
 
 
 def test_executed_notebooks_name_no_figures_root_outside_the_repository(tmp_path):

@@ -6,12 +6,14 @@ source notebooks stripped of their outputs (``--strip``)."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import sys
 import threading
 from pathlib import Path
 
-__all__ = ["environment", "executor_environment", "Watcher", "scrub_executed", "execute", "strip"]
+__all__ = ["environment", "executor_environment", "Watcher", "steady", "scrub_executed", "execute", "strip"]
 
 
 def environment(store: str | None) -> dict:
@@ -96,16 +98,63 @@ class Watcher:
                 "trained_again": again}
 
 
+#: What papermill and Jupyter record of an execution itself, not of its outputs: when each cell ran, how long it
+#: took, the random id of the injected parameters cell, and the progress bars' widget models (random ids; a
+#: static copy shows no live widget).  :func:`steady` drops them, so a notebook rendered again from the same
+#: records and code writes the same executed copy, byte for byte, and a render touches only what changed.
+_TIMINGS = ("start_time", "end_time", "duration")
+_WIDGET = "application/vnd.jupyter.widget-view+json"
+_STYLER_ID = re.compile(r"T_[0-9a-f]{5}(?![0-9a-f])")  # pandas' Styler: a random table id a render
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+>")  # an object's repr: its memory address
+
+
+def steady(nb: dict) -> dict:
+    """The executed notebook ``nb`` without what changes at every execution (:data:`_TIMINGS`, the execution
+    timestamps, the injected cell's random id, widget outputs and state, pandas' random table ids, numbered
+    in order instead, and the memory addresses in objects' reprs)."""
+    meta = nb.get("metadata", {})
+    meta.pop("widgets", None)
+    for k in _TIMINGS:
+        meta.get("papermill", {}).pop(k, None)
+    tables: dict[str, str] = {}
+    for cell in nb.get("cells", []):
+        md = cell.get("metadata", {})
+        md.pop("execution", None)
+        for k in _TIMINGS:
+            md.get("papermill", {}).pop(k, None)
+        if "injected-parameters" in md.get("tags", []):
+            cell["id"] = "injected-parameters"
+        outs = [o for o in cell.get("outputs", []) if _WIDGET not in o.get("data", {})]
+        for o in outs:
+            data = o.get("data", {})
+            if isinstance(data.get("text/html"), list):
+                data["text/html"] = [_STYLER_ID.sub(lambda m: tables.setdefault(m[0], f"T_{len(tables):05d}"), line)
+                                     for line in data["text/html"]]
+            if isinstance(data.get("text/plain"), list):
+                data["text/plain"] = [_ADDRESS.sub(" at 0x0>", line) for line in data["text/plain"]]
+        if "outputs" in cell:
+            cell["outputs"] = outs
+    return nb
+
+
 def scrub_executed(path: Path, figures_root: Path | None = None) -> None:
-    """The executed notebook without machine paths; a figures root outside the repository
-    (``--figures``) is named ``figures``, as if it were the repository's."""
+    """The executed notebook without machine paths (a figures root outside the repository, ``--figures``, is
+    named ``figures``, as if it were the repository's) and without what changes at every execution
+    (:func:`steady`)."""
     from .artefacts.provenance import scrub_paths
 
     if path.exists():
         text = path.read_text()
         if figures_root is not None and len(str(figures_root)) > 1:
             text = text.replace(str(Path(figures_root).resolve()), "figures")
-        path.write_text(scrub_paths(text))
+        text = scrub_paths(text)
+        try:
+            body = json.loads(text)
+        except json.JSONDecodeError:
+            body = None
+        if isinstance(body, dict) and "cells" in body:
+            text = json.dumps(steady(body), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        path.write_text(text)
 
 
 def _out_param(out: Path) -> str:

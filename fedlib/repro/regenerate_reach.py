@@ -9,7 +9,9 @@ omission).  :func:`reach_fingerprint` hashes the three;
 ``_run.json`` keeps each rendered notebook's fingerprint (``rendered.reach``), and ``make figures
 RENDER=records`` skips a notebook whose fingerprint is unchanged and whose outputs are there: editing one
 companion's drawing function re-renders that companion's notebooks that import it, and nothing of another
-paper.  The claims, pages and index are then rebuilt for the papers that were re-rendered only.
+paper.  A notebook rendered again rewrites only the outputs whose bytes changed, and its executed copy holds no
+trace of the execution itself (:func:`fedlib.repro.regenerate_notebook.steady`), so what a change did not reach
+stays byte for byte.  The claims, pages and index are then rebuilt for the papers that were re-rendered only.
 """
 
 from __future__ import annotations
