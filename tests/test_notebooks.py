@@ -38,6 +38,11 @@ def test_notebook_is_stripped(path):
             assert cell.get("execution_count") is None, f"{path.name} cell {i} has an execution count"
         assert "execution" not in cell.get("metadata", {}), f"{path.name} cell {i} has execution metadata"
     assert "papermill" not in nb.get("metadata", {}), f"{path.name} was saved from a papermill run"
+    # nbformat 4.5 with an id a cell: papermill gives a cell without one a random id at every execution, and the
+    # executed copy would then change at every render (fedlib.repro.regenerate_notebook.steady)
+    version = (nb["nbformat"], nb["nbformat_minor"])
+    assert version >= (4, 5), f"{path.name}: nbformat {version}, which gives cells no id"
+    assert all(c.get("id") for c in nb["cells"]), f"{path.name} has a cell without an id"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
