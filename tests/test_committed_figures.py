@@ -2,9 +2,8 @@
 rule: no sidecar's git_commit ends in -dirty, and every PNG's sidecar records each rule of
 figure_rules.RULES and figure_checks_data.DATA_RULES in its figure_checks.
 
-:data:`NOT_YET_RENDERED` names the outputs that cannot be rendered again yet, each with why: they were trained
-before run records existed, so only training them again renders them (FedConcat's paper ladder
-is 91 min cold).  The list may only shrink: a listed output that now passes is an
+:data:`NOT_YET_RENDERED` names the outputs that cannot be rendered again yet, each with why (what they are drawn
+from is not in this checkout's run records).  The list may only shrink: a listed output that now passes is an
 error, so that it leaves the list."""
 
 import json
@@ -18,15 +17,12 @@ from fedlib.repro.artefacts.figure_rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
 
-_NO_RECORDS_LADDER = ("FedConcat's paper ladder was trained before run records existed (its 18 runs have no record): "
-                      "it renders again only from a new training (91 min cold on 2 cores)")
 #: Outputs not rendered through the current rules yet, and why (see the module docstring).
 _GPU = ("FedLC's GPU learning curves are drawn from the GPU runs' stored histories (fedlib.repro.gpu_cells.record), "
         "which this CPU's store does not hold: they render again at the next lease")
 _SPREAD = ("a seed-to-seed spread measured at e8c6462 from a dirty tree (a measurement, not a rendered figure): "
            "python -m fedlib.repro.measure_spread fedlc --profile quick --seeds 0,1,2 --write measures it again")
 NOT_YET_RENDERED: dict[str, str] = {
-    "figures/fedconcat/paper/budget_ladder_gap.json": _NO_RECORDS_LADDER,
     "figures/fedlc/paper/gpu/table1_gpu_curves.json": _GPU,
     "figures/fedlc/quick/_spread.json": _SPREAD,
 }

@@ -53,7 +53,8 @@ The ladder under ``paper`` (3 seeds, the profile's 2 workers, runs of ≤ 30 CPU
 (13, 165, 2, 24,703), (28, 454, 5, 40,682), est. 2.0 + 14.0 + 132.6 ≈ 149 CPU-min, 1.2 h on 2 workers.
 Measured (``--profile paper --paper fedconcat --only 09`` at 1856cbe, empty store, nice, 2 workers, 14 min of
 it beside the test suite): **91.1 min**; the top rung's FedAvg runs took 28-36 min each, its FedConcat
-runs 14.  The paper's rung is "not run: needs a GPU".
+runs 14.  The paper's rung is "not run: needs a GPU".  Trained again with run records at 0ca4811 (the 15 runs
+left after a stop in 51.9 min with ``--resume``): the same numbers.
 """
 
 
