@@ -350,6 +350,38 @@ def test_a_table_figure_stamps_the_seeds_its_cells_hold_not_the_profiles(tmp_pat
     assert "decide" not in stamp  # nothing was added to decide a claim
 
 
+def test_seeds_decide_added_to_every_cell_that_ran_are_not_said_to_be_in_some_cells_only(tmp_path, monkeypatch):
+    """FEDIC quick's Table 1 figure said "1 seed (0) in every cell that ran; seeds 1, 2 in some cells only" once
+    decide had given seeds 1 and 2 to all 12 cells that ran (2026-11-30): where every cell holds a seed decide
+    added, the stamp counts it with the others; where only some do, it still says so."""
+    import pandas as pd
+
+    from fedlib.repro.artefacts import context as context_mod
+    from fedlib.repro.artefacts.context import Context
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "_decided.jsonl").write_text("".join(
+        json.dumps({"table": "table1", "row": r, "column": "c", "seeds": [1, 2]}) + "\n" for r in ("a", "b")))
+
+    def stamp_of(seeds_per_cell):
+        frame = pd.DataFrame({"ours_seeds": [json.dumps({str(s): 1.0 for s in seeds}) for seeds in seeds_per_cell]})
+        monkeypatch.setattr(context_mod, "reproduce_table", lambda *a, **k: (frame, None))
+        ctx = Context("smoke", notebook="fedlc/01_motivation", out_dir=out, announce=False)
+        ctx.table("table1")
+        fig, ax = plt.subplots()
+        ax.plot([1, 2], [3, 4])
+        ax.set_title("FMNIST")
+        fr.declare(ax, stand_in=["FMNIST"])
+        ctx.save_figure(fig, "t", experiment="table1", datasets=["fmnist"])
+        return " ".join(t.get_text() for t in fig.texts)
+
+    every = stamp_of([(0, 1, 2), (0, 1, 2)])
+    assert "seeds 0, 1, 2." in every and "some cells only" not in every, every
+    some = stamp_of([(0, 1, 2), (0,)])
+    assert "1 seed (0) in every cell that ran; seeds 1, 2 in some cells only" in some, some
+
+
 def test_the_context_requires_every_data_axes_to_name_the_profiles_stand_ins(tmp_path):
     from fedlib.repro.artefacts.context import Context
 

@@ -80,8 +80,8 @@ class Context:
         self.progress = progress
         self.spread = load_spread(self.out_dir)
         self.saved: dict[str, dict] = {}
-        self._held: dict[str, tuple[list[int], int, int]] = {}  # table -> (seeds its cells hold, cells holding
-        # fewer of them, cells that ran)
+        # table -> (seeds its cells hold, cells holding fewer of them, cells that ran, seeds every such cell holds)
+        self._held: dict[str, tuple[list[int], int, int, set[int]]] = {}
         os.environ.setdefault("FEDLIB_NOTEBOOK", notebook)
         _one_thread()
         use_style()
@@ -107,7 +107,7 @@ class Context:
             ran = meta.get("datasets")
             if ran is not None and not len(ran):  # nothing of ours trained on any dataset: no seeds to stamp
                 meta.setdefault("seeds", [])
-            held, fewer, cells = self._held.get(experiment, ([], 0, 0))
+            held, fewer, cells, common = self._held.get(experiment, ([], 0, 0, set()))
             from_table = bool(held) and "seeds" not in meta
             if from_table:  # a table this context reproduced: the seeds its cells hold, not the profile's
                 meta["seeds"] = held
@@ -117,8 +117,8 @@ class Context:
                 meta.setdefault("seeds", self.seeds_of(experiment))
                 added = {x for seeds in decided_seeds(self.out_dir, experiment).values() for x in seeds} \
                     if from_table else set(meta["seeds"]) if not isinstance(meta["seeds"], int) else set()
-                some = sorted((added & set(meta["seeds"])) - set(self.profile.seeds_for(experiment))) \
-                    if not isinstance(meta["seeds"], int) else []
+                some = sorted((added & set(meta["seeds"])) - set(self.profile.seeds_for(experiment))
+                              - (common if from_table else set())) if not isinstance(meta["seeds"], int) else []
                 if some:  # seeds decide added to some cells only: the stamp says so, not "seeds 0-4" everywhere
                     meta.setdefault("seeds_some", some)
         meta.setdefault("deviations", [])
@@ -172,7 +172,8 @@ class Context:
         held = [set(parse_seeds(t)) for t in frame.get("ours_seeds", [])]
         held = [h for h in held if h]
         union = set.union(*held) if held else set()
-        self._held[table_id] = (sorted(union), sum(h != union for h in held), len(held))
+        common = set.intersection(*held) if held else set()
+        self._held[table_id] = (sorted(union), sum(h != union for h in held), len(held), common)
         return frame, grid
 
     def _check_options(self, section: str, options: dict) -> dict:
