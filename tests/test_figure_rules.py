@@ -325,6 +325,17 @@ def test_a_figure_of_the_papers_values_alone_stamps_no_seeds(tmp_path):
         assert (side["seeds"] == []) == (name == "paper_only") and ("seed" in stamp) == (name == "ours"), stamp
 
 
+def _table_figure_stamp(ctx) -> str:
+    """The stamp under a figure of ``ctx``'s Table 1 (reproduced first, so that the stamp reads its cells)."""
+    ctx.table("table1")
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [3, 4])
+    ax.set_title("FMNIST")
+    fr.declare(ax, stand_in=["FMNIST"])
+    ctx.save_figure(fig, "t", experiment="table1", datasets=["fmnist"])
+    return " ".join(t.get_text() for t in fig.texts)
+
+
 def test_a_table_figure_stamps_the_seeds_its_cells_hold_not_the_profiles(tmp_path, monkeypatch):
     """A paper table whose GPU cells hold seeds 0 and 1 said "seeds 0, 1, 2, 3, 4" (the profile's) under its curve
     (FedLC paper Table 1, 2026-11-29). The stamp now reads the table's ``ours_seeds``: the seeds every cell that ran
@@ -336,15 +347,8 @@ def test_a_table_figure_stamps_the_seeds_its_cells_hold_not_the_profiles(tmp_pat
 
     frame = pd.DataFrame({"ours_seeds": ['{"0": 1.0, "1": 2.0}', '{"0": 1.0, "1": 2.0, "2": 3.0}', ""]})
     monkeypatch.setattr(context_mod, "reproduce_table", lambda *a, **k: (frame, None))
-    ctx = Context("smoke", notebook="fedlc/01_motivation", out_dir=tmp_path)
-    ctx.table("table1")
-    fig, ax = plt.subplots()
-    ax.plot([1, 2], [3, 4])
-    ax.set_title("FMNIST")
-    fr.declare(ax, stand_in=["FMNIST"])
-    ctx.save_figure(fig, "t", experiment="table1", datasets=["fmnist"])
+    stamp = _table_figure_stamp(Context("smoke", notebook="fedlc/01_motivation", out_dir=tmp_path))
     side = json.loads((tmp_path / "t.json").read_text())
-    stamp = " ".join(t.get_text() for t in fig.texts)
     assert side["seeds"] == [0, 1, 2] and side["seeds_fewer"] == [1, 2], side
     assert "seeds 0, 1, 2 (1 of the 2 cells that ran holds fewer)" in stamp, stamp
     assert "decide" not in stamp  # nothing was added to decide a claim
@@ -367,14 +371,7 @@ def test_seeds_decide_added_to_every_cell_that_ran_are_not_said_to_be_in_some_ce
     def stamp_of(seeds_per_cell):
         frame = pd.DataFrame({"ours_seeds": [json.dumps({str(s): 1.0 for s in seeds}) for seeds in seeds_per_cell]})
         monkeypatch.setattr(context_mod, "reproduce_table", lambda *a, **k: (frame, None))
-        ctx = Context("smoke", notebook="fedlc/01_motivation", out_dir=out, announce=False)
-        ctx.table("table1")
-        fig, ax = plt.subplots()
-        ax.plot([1, 2], [3, 4])
-        ax.set_title("FMNIST")
-        fr.declare(ax, stand_in=["FMNIST"])
-        ctx.save_figure(fig, "t", experiment="table1", datasets=["fmnist"])
-        return " ".join(t.get_text() for t in fig.texts)
+        return _table_figure_stamp(Context("smoke", notebook="fedlc/01_motivation", out_dir=out, announce=False))
 
     every = stamp_of([(0, 1, 2), (0, 1, 2)])
     assert "seeds 0, 1, 2." in every and "some cells only" not in every, every
