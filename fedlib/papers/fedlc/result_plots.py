@@ -265,16 +265,19 @@ def table7_curve(ctx, comp7: pd.DataFrame, grid7):
     plot7 = comp7.assign(step=comp7.row.map(order), series=comp7.column_label)
     fig, ax = plt.subplots(figsize=(6, 3.4))
     n = F.seeds_of(plot7)
-    for i, ((col, d), color) in enumerate(zip(plot7.groupby("series", sort=False), _palette())):
+    top = plot7.groupby("step").ours_mean.transform("max")  # each step's highest point of ours: its count goes above
+    last = max(order.values())
+    for (col, d), color in zip(plot7.groupby("series", sort=False), _palette()):
         d = d.sort_values("step")
         if d.ours_mean.notna().any():
             yerr = d.ours_std.where(d.n_seeds >= 2) if n >= 2 else None  # one seed: no bar, not a 0-height cap
             ax.errorbar(d.step, d.ours_mean, yerr=yerr, marker="o", color=color, capsize=2, label=f"{col} (ours)")
-            if n >= 2 and d.n_seeds.nunique() > 1:  # decide added seeds to some steps: each point's count
-                for x, y, k in zip(d.step, d.ours_mean, d.n_seeds):
-                    if pd.notna(y):
-                        ax.annotate(f"n={int(k)}", (x, y), xytext=(4, 4 if i % 2 else -11), textcoords="offset points", fontsize=7,
-                                    color=color)
+            if n >= 2 and d.n_seeds.nunique() > 1:  # decide added seeds to some steps: each point's count,
+                for x, y, k, hi in zip(d.step, d.ours_mean, d.n_seeds, d.ours_mean == top[d.index]):
+                    if pd.notna(y):  # above the higher series, below the lower, inside the axes at the last step
+                        ax.annotate(f"n={int(k)}", (x, y), xytext=(-4 if x == last else 4, 4 if hi else -11),
+                                    textcoords="offset points", fontsize=7, color=color,
+                                    ha="right" if x == last else "left")
         ax.plot(d.step, d.paper_mean, ls="--", marker="o", mfc="none", color=color, label=f"{col} (paper)")
     ax.set_xticks(list(order.values()), [F._label(m, PAPER) for m in order])
     ax.set_ylabel("test accuracy (%)")
