@@ -109,6 +109,7 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
 
     pp = get_paper(paper)
     t = pp.table(table)
+    named = f"{pp.title.split(' (')[0]} Table {t.number}"  # "FedLC Table 1": the reader's words, not the ids
     runs, curves = progress(paper, table, seeds=seeds, profile=profile, rows=rows, columns=columns, device=device,
                             store=store, device_name=device_name, precision=precision)
     if runs.empty:
@@ -129,14 +130,14 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
             "trained_at": trained_at, "command": "python -m fedlib.repro.gpu_cells"}
     on = ", ".join(devices) or device
     on += "" if precisions == ["float32"] else f", in {', '.join(precisions)}"
-    caption = (f"{paper} {table} on {on}, {profile} profile: {states}. "
+    caption = (f"{named} on {on}, {profile} profile: {states}. "
                + _gain_text(pp, runs)
                + 
                "An interrupted run's accuracy is its last evaluation before the interruption, not the cell's "
                "result; the same command resumes it from its checkpoint.")
     cols = ["row", "column", "seed", "state", "round", "rounds", "accuracy", "paired_round", "paired_accuracy", "paper",
             "gap_pp", "elapsed_s", "device_name", "precision", "engine", "memory_budget_gb", "memory_format"]
-    save_table(runs[cols], f"{table}_gpu_runs", out_dir, title=f"{paper} {table}: the runs trained on a GPU",
+    save_table(runs[cols], f"{table}_gpu_runs", out_dir, title=f"{named}: the runs trained on a GPU",
                caption=caption, **meta)
     pair = list(dict.fromkeys(runs.row))  # with two rows in one column: a panel of the second's gain, per seed
     gain_panel = len(pair) == 2 and runs.column.nunique() == 1 and not curves.empty
@@ -168,14 +169,14 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
         if columns else where
     left = [f"{n} {'stopped at round ' + str(int(runs[runs.state == s]['round'].max())) if s == 'interrupted' else s}"
             for s, n in runs.state.value_counts().items() if s != "finished"]
-    ax.set_title(f"{paper} {table} on {where}, on a GPU ({on})"
+    ax.set_title(f"{named} on {where}, on a GPU ({on})"
                  + (f"\n{', '.join(left)} (of {len(runs)} runs, {int(runs.rounds.max())} rounds each): not the "
                     f"cells' results" if left else ""), fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     if gain_panel:
         _gain_panel(axes[1, 0], pp, runs, curves, pair, dashes)
     axes[-1, 0].set_xlabel("communication round")
-    save_figure(fig, f"{table}_gpu_curves", out_dir, title=f"{paper} {table}: GPU learning curves",
+    save_figure(fig, f"{table}_gpu_curves", out_dir, title=f"{named}: GPU learning curves",
                 caption=caption, close=True, **meta)
     return {"runs": runs, "curves": curves}
 
