@@ -114,7 +114,7 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
                             store=store, device_name=device_name, precision=precision)
     if runs.empty:
         raise ValueError(f"no run of {paper} {table} is configured for the chosen rows and columns")
-    reported = {(r, c): t.value(r, c) for r, c in set(zip(runs.row, runs.column))}
+    reported = {(r, c): t.value(r, c) for r, c in dict.fromkeys(zip(runs.row, runs.column))}  # in the runs' order
     runs["paper"] = [getattr(reported[(r, c)], "mean", None) for r, c in zip(runs.row, runs.column)]
     runs["gap_pp"] = runs.accuracy - runs.paper
     devices = sorted({d for d in runs.device_name if isinstance(d, str) and d})  # (an unwritten one: NaN)
@@ -146,8 +146,9 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
     ax = axes[0, 0]
     dashes = True
     if not curves.empty:
-        curves = curves.assign(method=[pp.method_label(r) for r in curves.row])
-        palette = {pp.method_label(r): pp.method_colors.get(r, "0.4") for r in set(curves.row)}
+        label = {r: pp.method_label(r).replace(" (ours)", "") for r in runs.row}  # every curve here is ours
+        curves = curves.assign(method=[label[r] for r in curves.row])
+        palette = {label[r]: pp.method_colors.get(r, "0.4") for r in set(curves.row)}
         seeds_drawn = sorted(set(curves.seed))
         if len(seeds_drawn) <= len(SEED_DASHES):  # dashed, never dotted: a dotted line is the paper's value
             dashes = {s: SEED_DASHES[i] for i, s in enumerate(seeds_drawn)}
@@ -160,7 +161,7 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
         for (r, c), cell in reported.items():
             if cell is not None:
                 ax.axhline(cell.mean, ls=":", lw=1.2, color=pp.method_colors.get(r, "0.4"),
-                           label=f"{pp.method_label(r)}: paper (round {int(runs.rounds.max())})")
+                           label=f"{label[r]}: paper (round {int(runs.rounds.max())})")
         ax.set_xlim(0, int(runs.rounds.max()))
     ax.set_ylabel("test accuracy (%)")
     where = ", ".join(pp.dataset_label(d) for d in meta["datasets"])
