@@ -90,8 +90,8 @@ COST = CostModel(units=_UNITS, cpu_run_limit_s=CPU_RUN_LIMIT_S, stages=stages)
 LADDER = LadderSpec(paper="fedconcat", table="table1", column="fmnist_c2", method="fedconcat", baseline="fedavg",
                     scale_keys=("encoder_rounds", "classifier_rounds", "local_epochs", "max_train_samples"),
                     quick_budget_minutes=4, adjust=rebudget,
-                    # 5 seeds on a CPU (the profile's 3 and two more): at the top rung's paired std (1.93 pp over 3
-                    # seeds) 5 decide FedConcat − FedAvg against the paper's +5.40 ± 4.74 (decide --all --dry-run)
+                    # 5 seeds on a CPU (the profile's 3 and two more), planned at the top rung's paired std over 3
+                    # seeds (1.93 pp); over 5 it measured 2.77, so 5 did not decide it and 9 would (claims.csv)
                     cpu_seeds=5,
                     notes=("FMNIST with the simple CNN at the paper's batch 64 at every rung (quick uses batch 16 on "
                            "its 15,000 samples); the baselines' rounds follow from T_e and T_c at each rung",))

@@ -96,16 +96,16 @@ LEFT_OUT = (
 )
 
 WHY = (
-    "FedConcat's headline gain is seen at a small budget and not decided at a larger one, and the larger one "
-    "speaks for it. On the budget ladder at the paper's cell (FMNIST #C=2, 3 seeds) FedConcat − FedAvg shrinks "
-    "from +17.4 to +9.0 to −2.0 pp as the budget grows to 16 % of the paper's sample-epochs "
+    "FedConcat's headline gain is seen at a small budget and not at a larger one. On the budget ladder at the "
+    "paper's cell (FMNIST #C=2, 5 seeds) FedConcat − FedAvg shrinks from +14.0 to +9.9 to −1.5 pp as the budget "
+    "grows to 16 % of the paper's sample-epochs "
     "([the ladder](figures/fedconcat/paper/budget_ladder.md), [paper_scale.md](docs/paper_scale.md#fedconcat)). "
-    "At the top rung FedAvg reaches 78.2 %, within the paper's 79.0 ± 4.7, and FedConcat 76.2 %: a paired 95 % "
-    "interval of [−6.8, +2.8] pp that holds both 0 and the paper's +5.40 ± 4.74, so the verdict is inconclusive. "
+    "At the top rung FedAvg reaches 79.3 %, at the paper's 79.0 ± 4.7, and FedConcat 77.7 % (the paper's "
+    "84.4 ± 0.6): a paired 95 % interval of [−5.0, +1.9] pp. It holds 0, and it reaches the paper's band only "
+    "because that band is wide (+5.40 ± 4.74 reaches down to +0.66), so the verdict is inconclusive. "
     "The gain of the quick scale (4 seeds, 0.16 % of the budget: +7.99 pp, paired interval [+5.20, +10.79], "
-    "which alone would read reproduced) comes while FedAvg is far from converged (34.9 % at the lowest rung). "
-    "Two more seeds at every rung would decide it at the measured spread (5 in all: ``cpu_seeds`` of "
-    "fedlib/papers/fedconcat/budget.py); the ladder's 18 runs predate run records, so that is a new training of its "
-    "30 runs, ≈ 4.1 CPU-h on one core (44 CPU-min a seed at the top rung). The paper's own budget on a GPU would "
-    "decide it too."
+    "which alone would read reproduced) comes while FedAvg is far from converged (36.9 % at the lowest rung). "
+    "At the measured paired std (2.77 pp over 5 seeds) 9 seeds at the top rung would decide it: 4 more, ≈ 3 CPU-h "
+    "on one core (44 CPU-min a seed; ``cpu_seeds`` of fedlib/papers/fedconcat/budget.py). The paper's own budget "
+    "on a GPU would decide it too."
 )
