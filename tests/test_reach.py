@@ -47,3 +47,16 @@ def test_a_records_file_is_part_of_the_reach(tmp_path):
     first = reach_fingerprint(nb, records, ROOT, ("fedic",))
     records.write_bytes(b"b")
     assert reach_fingerprint(nb, records, ROOT, ("fedic",)) != first
+
+
+def test_the_measured_spread_beside_the_records_is_part_of_the_reach(tmp_path):
+    """A new seed-to-seed spread changes the tables' verdicts (their 1-seed cells are judged against it), so the
+    notebooks of that profile render again."""
+    nb = ROOT / "notebooks" / "fedic" / "02_cifar_lt.ipynb"
+    records = tmp_path / "_records.jsonl.gz"
+    records.write_bytes(b"a")
+    absent = reach_fingerprint(nb, records, ROOT, ("fedic",))
+    (tmp_path / "_spread.json").write_text("{}")
+    first = reach_fingerprint(nb, records, ROOT, ("fedic",))
+    (tmp_path / "_spread.json").write_text('{"seed_to_seed": {}}')
+    assert len({absent, first, reach_fingerprint(nb, records, ROOT, ("fedic",))}) == 3

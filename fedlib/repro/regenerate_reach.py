@@ -2,7 +2,8 @@
 what changed.
 
 A notebook's outputs (its tables, figures and study summaries) depend on three things: the notebook itself, the
-paper's run records (``figures/<paper>/<profile>/_records.jsonl.gz``), and the code it reaches, that is the
+paper's run records (``figures/<paper>/<profile>/_records.jsonl.gz``, with the spread measured beside them,
+``_spread.json``, which the tables' verdicts read), and the code it reaches, that is the
 ``fedlib`` modules it imports, and theirs, read from the source (every ``import`` in a module, including those
 inside functions, and every module named as text, as lazy exports name them: an over-approximation, never an
 omission).  :func:`reach_fingerprint` hashes the three;
@@ -26,6 +27,8 @@ from pathlib import Path
 __all__ = ["notebook_imports", "module_closure", "companion_modules", "reach_fingerprint"]
 
 PACKAGE = "fedlib"
+#: The measured spread beside a profile's records (:mod:`fedlib.repro.verdict.spread`): the tables' verdicts read it.
+SPREAD_FILE = "_spread.json"
 _MODULE = re.compile(rf"{PACKAGE}(\.[a-z_][a-z0-9_]*)+")
 
 
@@ -118,13 +121,14 @@ def companion_modules(paper: str, root: Path) -> set[str]:
 
 
 def reach_fingerprint(notebook: Path, records: Path | None, root: Path, companions: tuple[str, ...] = ()) -> str:
-    """A hash of what a notebook's outputs depend on: its own file, the run records it renders from, and the
-    source of every module it reaches (:func:`module_closure`) from its imports and from ``companions`` (its
+    """A hash of what a notebook's outputs depend on: its own file, the run records it renders from and the
+    seed-to-seed spread measured beside them (``_spread.json``), and the source of every module it reaches (:func:`module_closure`) from its imports and from ``companions`` (its
     paper's, and those it reads: :func:`companion_modules`).  Equal fingerprints: equal outputs."""
     h = hashlib.sha256()
     h.update(Path(notebook).read_bytes())
-    if records is not None and Path(records).exists():
-        h.update(Path(records).read_bytes())
+    if records is not None:  # the run records, and the measured spread beside them (the tables' verdicts read it)
+        for read in (Path(records), Path(records).with_name(SPREAD_FILE)):
+            h.update(read.read_bytes() if read.exists() else b"\0")
     start = notebook_imports(notebook) | {m for c in companions for m in companion_modules(c, root)}
     for module, path in sorted(module_closure(start, root).items()):
         h.update(module.encode() + b"\0" + Path(path).read_bytes())
