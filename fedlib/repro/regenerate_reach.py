@@ -122,8 +122,9 @@ def companion_modules(paper: str, root: Path) -> set[str]:
 
 def reach_fingerprint(notebook: Path, records: Path | None, root: Path, companions: tuple[str, ...] = ()) -> str:
     """A hash of what a notebook's outputs depend on: its own file, the run records it renders from and the
-    seed-to-seed spread measured beside them (``_spread.json``), and the source of every module it reaches (:func:`module_closure`) from its imports and from ``companions`` (its
-    paper's, and those it reads: :func:`companion_modules`).  Equal fingerprints: equal outputs."""
+    seed-to-seed spread measured beside them (``_spread.json``), and the source of every module it reaches
+    (:func:`module_closure`) from its imports and from ``companions`` (its paper's, and those it reads:
+    :func:`companion_modules`).  Equal fingerprints: equal outputs."""
     h = hashlib.sha256()
     h.update(Path(notebook).read_bytes())
     if records is not None:  # the run records, and the measured spread beside them (the tables' verdicts read it)
