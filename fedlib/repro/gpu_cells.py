@@ -146,7 +146,7 @@ def record(paper: str, table: str, out_dir, *, seeds, profile: str = "paper", ro
     ax = axes[0, 0]
     dashes = True
     if not curves.empty:
-        label = {r: pp.method_label(r).replace(" (ours)", "") for r in runs.row}  # every curve here is ours
+        label = {r: pp.plain_label(r) for r in runs.row}  # every curve here is ours
         curves = curves.assign(method=[label[r] for r in curves.row])
         palette = {label[r]: pp.method_colors.get(r, "0.4") for r in set(curves.row)}
         seeds_drawn = sorted(set(curves.seed))

@@ -24,11 +24,11 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .verdict.spread import SPREAD_FILE
+
 __all__ = ["notebook_imports", "module_closure", "companion_modules", "reach_fingerprint"]
 
 PACKAGE = "fedlib"
-#: The measured spread beside a profile's records (:mod:`fedlib.repro.verdict.spread`): the tables' verdicts read it.
-SPREAD_FILE = "_spread.json"
 _MODULE = re.compile(rf"{PACKAGE}(\.[a-z_][a-z0-9_]*)+")
 
 

@@ -219,7 +219,7 @@ def table_curve(ctx, comparison: pd.DataFrame, grid, table_id: str, param: str, 
                        f"{table_id}_gaps.png." if gaps_to is not None else ""),
                     datasets=grid.runs.dataset_used.dropna().unique())
     if gaps_to is not None:
-        base = ctx.paper.method_label(gaps_to).replace(" (ours)", "")
+        base = ctx.paper.plain_label(gaps_to)
         gfig, gaps = plot_gaps(frame, x=x, baseline=gaps_to, panel=panel, paper=ctx.paper,
                                title=f"{plot_title.split(':')[0]}: each method − {base}, paper (dashed) vs ours",
                                **{k: v for k, v in plot.items() if k in ("x_label", "x_log", "panel_labels")})

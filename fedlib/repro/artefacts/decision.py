@@ -40,6 +40,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..verdict.claims import seeds_to_decide
+from ..verdict.spread import SPREAD_FILE
 from .decision_record import Decision, describe, order
 from .claim_evidence import num
 from .decision_seeds import cell_seeds, held_seeds, predates_seeds, profile_of, recorded_seeds
@@ -61,7 +62,7 @@ def is_inconclusive(row: dict) -> bool:
 
 def _spread_estimate(root: Path, pp, profile: str, table: str, q, cells) -> tuple[float | None, str]:
     """A planning estimate of the paired std of one seed's gap (module docstring) and where it comes from."""
-    path = root / profile / "_spread.json"
+    path = root / profile / SPREAD_FILE
     try:
         s2s = json.loads(path.read_text()).get("seed_to_seed", {}).get("tables", {}).get(table, {})
     except (OSError, json.JSONDecodeError):

@@ -286,7 +286,7 @@ def _colors(paper, methods) -> dict:
 
 def _label(method: str, paper=None) -> str:
     """A method's label in ``paper`` (without " (ours)"); the token itself without a paper."""
-    return paper.method_label(method).replace(" (ours)", "") if paper is not None else method
+    return paper.plain_label(method) if paper is not None else method
 
 
 def plot_histories(histories, *, panel: str = "setting", hue: str = "method", title: str = "",

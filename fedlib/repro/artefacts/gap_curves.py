@@ -77,7 +77,7 @@ def plot_gaps(comparison: pd.DataFrame, *, x: str, baseline: str, panel: str = "
     panels = list(dict.fromkeys(gaps[panel])) if len(gaps) else []
     if not panels:
         raise ValueError(f"no cell of the comparison has {baseline!r} beside another method: no gap to draw")
-    label = (lambda m: paper.method_label(m).replace(" (ours)", "")) if paper is not None else str
+    label = paper.plain_label if paper is not None else str
     order = list(paper.method_order) if paper is not None else []
     colors = method_colors(order, list(dict.fromkeys(gaps.method)))
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False)

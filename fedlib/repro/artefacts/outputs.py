@@ -14,6 +14,7 @@ from pathlib import Path
 from ..spec.paper import all_papers
 from ..spec.profiles import PROFILE_NAMES
 from ..verdict.compare import gains
+from ..verdict.spread import SPREAD_FILE
 from .comparison_text import findings, verdict_text
 from .tables import recount
 
@@ -42,7 +43,7 @@ def collect(figures_root: Path) -> dict[tuple[str, str], dict]:
             if not metas:
                 continue
             found[(paper, folder.name)] = {"metas": metas, "run": load(folder / "_run.json") or {},
-                                           "spread": load(folder / "_spread.json") or {}, "folder": folder}
+                                           "spread": load(folder / SPREAD_FILE) or {}, "folder": folder}
     return found
 
 

@@ -140,9 +140,14 @@ class Paper:
     def method_label(self, method: str) -> str:
         return self.method_labels.get(method, method)
 
+    def plain_label(self, method: str) -> str:
+        """A method's label without the paper's "(ours)" ("FedLC (ours)" → "FedLC"): where every series is ours,
+        or in a gain's name."""
+        return self.method_label(method).replace(" (ours)", "")
+
     def gain_label(self, method: str, baseline: str, sep: str = " − ") -> str:
         """"FedLC − FedAvg": a gain's name (the paper's own method without its "(ours)")."""
-        return f"{self.method_label(method).replace(' (ours)', '')}{sep}{self.method_label(baseline)}"
+        return f"{self.plain_label(method)}{sep}{self.method_label(baseline)}"
 
 
 def all_papers() -> dict[str, Paper]:

@@ -47,8 +47,10 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["Spread", "table_spread", "folder_spread", "record", "record_seed_spread", "load_spread", "spread_for",
-           "table_metric", "main", "SEED_COMMAND"]
+           "table_metric", "main", "SEED_COMMAND", "SPREAD_FILE"]
 
+#: The file beside a profile's outputs (``figures/<paper>/<profile>/``) that holds its measured spreads.
+SPREAD_FILE = "_spread.json"
 #: The command that measures a paper's seed-to-seed spread (:mod:`fedlib.repro.measure_spread`).
 SEED_COMMAND = "python -m fedlib.repro.measure_spread {paper} --profile {profile} --seeds 0,1,2 --write"
 
@@ -114,12 +116,12 @@ def folder_spread(ours: str | Path, other: str | Path) -> dict[str, dict]:
 
 
 def _read(folder: str | Path) -> dict:
-    path = Path(folder) / "_spread.json"
+    path = Path(folder) / SPREAD_FILE
     return json.loads(path.read_text()) if path.exists() else {"measurements": []}
 
 
 def _write(folder: str | Path, body: dict) -> Path:
-    path = Path(folder) / "_spread.json"
+    path = Path(folder) / SPREAD_FILE
     path.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n")
     return path
 
@@ -158,7 +160,7 @@ def record_seed_spread(folder: str | Path, tables: dict[str, dict], command: str
 def load_spread(out_dir: str | Path | None) -> dict[str, float]:
     """The cross-machine spread each table of a profile's outputs has measured for itself
     (``_spread.json``), as {table: max |Δ|}; {} if none."""
-    if out_dir is None or not (Path(out_dir) / "_spread.json").exists():
+    if out_dir is None or not (Path(out_dir) / SPREAD_FILE).exists():
         return {}
     body = _read(out_dir)
     return {t: float(v["max_abs_delta"]) for t, v in body.get("tables", {}).items()
@@ -169,7 +171,7 @@ def spread_for(out_dir: str | Path | None, table: str, metric: str | None = "acc
     """The measured spreads a table's verdicts may use (empty: none measured): its seed-to-seed spread,
     and its cross-machine spread -- its own, else the largest measured on a table of the same profile that
     reports the same ``metric`` (never one of another metric or unit)."""
-    if out_dir is None or not (Path(out_dir) / "_spread.json").exists():
+    if out_dir is None or not (Path(out_dir) / SPREAD_FILE).exists():
         return []
     body = _read(out_dir)
     out = []
