@@ -1,13 +1,17 @@
 """What a change reaches (fedlib.repro.regenerate_reach): a render from the records redoes a notebook only when
 its file, its records or the code it reaches changed.  Checked on a copy of the real tree: editing FEDIC's
-drawing module changes the fingerprint of exactly the FEDIC notebooks that import it, and of no FedLC one."""
+drawing module at its top level changes the fingerprint of exactly the FEDIC notebooks that import it, and of no
+FedLC one; editing one of its drawing functions, of the notebooks that call it only."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
-from fedlib.repro.regenerate_reach import companion_modules, module_closure, notebook_imports, reach_fingerprint
+from fedlib.repro.regenerate_reach import (companion_modules, module_closure, notebook_bindings, notebook_imports,
+                                          reach_fingerprint, used_source)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,21 +21,70 @@ def _fingerprints(root: Path) -> dict[str, str]:
             for paper in ("fedic", "fedlc") for nb in sorted((root / "notebooks" / paper).glob("*.ipynb"))}
 
 
-def test_editing_one_drawing_module_reaches_the_notebooks_that_import_it_and_no_other(tmp_path):
+def _copy(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "fedlib", tmp_path / "fedlib", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks")
-    before = _fingerprints(tmp_path)
-    assert before == _fingerprints(tmp_path)  # a fingerprint depends on the files only
-    plots = tmp_path / "fedlib" / "papers" / "fedic" / "plots.py"
-    plots.write_text(plots.read_text() + "\n# an edit\n")
-    after = _fingerprints(tmp_path)
+    return tmp_path
+
+
+def _importers(root: Path, module: str) -> set[str]:
+    """The notebooks whose import closure holds ``module`` (read from the import statements alone)."""
+    return {f"{nb.parent.name}/{nb.stem}" for paper in ("fedic", "fedlc")
+            for nb in sorted((root / "notebooks" / paper).glob("*.ipynb"))
+            if module in module_closure(notebook_imports(nb) | companion_modules(paper, root), root)}
+
+
+def _callers(root: Path, paper: str, function: str) -> set[str]:
+    """The notebooks whose cells call ``<alias>.<function>`` of the paper's ``plots`` module, read as text."""
+    return {f"{paper}/{nb.stem}" for nb in sorted((root / "notebooks" / paper).glob("*.ipynb"))
+            if re.search(rf"\b\w+\.{function}\(", nb.read_text())}
+
+
+def test_editing_a_drawing_modules_top_level_reaches_every_notebook_that_imports_it_and_no_other(tmp_path):
+    root = _copy(tmp_path)
+    before = _fingerprints(root)
+    assert before == _fingerprints(root)  # a fingerprint depends on the files only
+    plots = root / "fedlib" / "papers" / "fedic" / "plots.py"
+    plots.write_text(plots.read_text() + "\nAN_EDIT = 1\n")  # a statement that runs at import
+    after = _fingerprints(root)
     changed = {k for k in before if before[k] != after[k]}
-    importers = {k for k in before if "fedlib.papers.fedic.plots" in module_closure(
-        notebook_imports(tmp_path / "notebooks" / f"{k}.ipynb") | companion_modules(k.split("/")[0], tmp_path),
-        tmp_path)}
-    assert changed == importers and changed, (changed, importers)
+    assert changed == _importers(root, "fedlib.papers.fedic.plots") and changed
     assert not any(k.startswith("fedlc/") for k in changed)
     assert len(changed) < len([k for k in before if k.startswith("fedic/")])  # not every FEDIC notebook
+
+
+def test_editing_one_drawing_function_reaches_only_the_notebooks_that_draw_with_it(tmp_path):
+    """Fig. 4's drawing function is called by one FEDIC notebook, which alone renders again; a comment reaches
+    none, and a helper reaches the notebooks whose functions name it."""
+    root = _copy(tmp_path)
+    before = _fingerprints(root)
+    plots = root / "fedlib" / "papers" / "fedic" / "plots.py"
+    source = plots.read_text()
+    assert source.count("def fig4_lambda(ctx, study):\n") == 1
+    plots.write_text(source.replace("def fig4_lambda(ctx, study):\n", "def fig4_lambda(ctx, study):\n    study = study\n"))
+    changed = {k for k, v in _fingerprints(root).items() if before[k] != v}
+    assert changed == _callers(root, "fedic", "fig4_lambda") == {"fedic/05_sensitivity"}
+    assert changed < _importers(root, "fedlib.papers.fedic.plots")
+    plots.write_text(source + "\n# a comment\n")
+    assert _fingerprints(root) == before
+    helper = "def _seeds_label(counts: pd.Series) -> str:\n"
+    assert source.count(helper) == 1
+    plots.write_text(source.replace(helper, helper + "    counts = counts\n"))
+    changed = {k for k, v in _fingerprints(root).items() if before[k] != v}
+    assert changed == _callers(root, "fedic", "table3_groups") and changed  # the helper of Table 3's figure
+
+
+def test_a_module_name_used_otherwise_than_through_its_attributes_reaches_the_whole_module(tmp_path):
+    nb = tmp_path / "n.ipynb"
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    nb.write_text(json.dumps({"cells": [{**cell, "source": "from fedlib.papers.fedic import plots as P\n"
+                                                             "P.fig4_lambda(1, 2)\n"}]}))
+    assert notebook_bindings(nb, ROOT) == {"fedlib.papers.fedic.plots": frozenset({"fig4_lambda"})}
+    nb.write_text(json.dumps({"cells": [{**cell, "source": "from fedlib.papers.fedic import plots as P\n"
+                                                             "P.fig4_lambda(1, 2)\nprint(P)\n"}]}))
+    assert notebook_bindings(nb, ROOT) == {"fedlib.papers.fedic.plots": None}
+    used = used_source(ROOT / "fedlib" / "papers" / "fedic" / "plots.py", frozenset({"fig4_lambda"}))
+    assert "def fig4_lambda(" in used and "def fig5_alpha(" not in used and "GROUP_COLORS =" in used
 
 
 def test_the_closure_follows_imports_inside_functions_and_the_packages_above():

@@ -13,6 +13,15 @@ companion's drawing function re-renders that companion's notebooks that import i
 paper.  A notebook rendered again rewrites only the outputs whose bytes changed, and its executed copy holds no
 trace of the execution itself (:func:`fedlib.repro.regenerate_notebook.steady`), so what a change did not reach
 stays byte for byte.  The claims, pages and index are then rebuilt for the papers that were re-rendered only.
+
+**A drawing module, per function.**  A notebook binds its companion's drawing module to a name
+(``from fedlib.papers.fedic import plots as P``) and calls functions of it (``P.fig4_lambda(ctx, fig4)``).
+Where that is the module's only way in (no module the notebook reaches imports it) and the notebook uses the name
+only as ``P.<attribute>``, the fingerprint holds the module's top-level statements other than definitions
+(imports, constants, ``__all__``) and only the definitions the notebook's attributes reach, through the names
+each one's source mentions (:func:`used_source`).  Editing ``fig4_lambda`` then re-renders the notebook that
+draws Fig. 4 and not the other FEDIC notebooks that import ``plots``.  Anything else (the name passed on, a
+module reached another way) hashes the whole file, as before: an over-approximation, never an omission.
 """
 
 from __future__ import annotations
@@ -26,7 +35,8 @@ from pathlib import Path
 
 from .verdict.spread import SPREAD_FILE
 
-__all__ = ["notebook_imports", "module_closure", "companion_modules", "reach_fingerprint"]
+__all__ = ["notebook_imports", "notebook_bindings", "used_source", "module_closure", "companion_modules",
+           "reach_fingerprint"]
 
 PACKAGE = "fedlib"
 _MODULE = re.compile(rf"{PACKAGE}(\.[a-z_][a-z0-9_]*)+")
@@ -59,14 +69,88 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     return out
 
 
-def notebook_imports(notebook: Path) -> set[str]:
-    """The ``fedlib`` modules a notebook's code imports (its cells parsed, magics left out)."""
+def _notebook_tree(notebook: Path) -> ast.AST | None:
     lines = [ln for ln in _code(notebook).splitlines() if not ln.lstrip().startswith(("%", "!"))]
     try:
-        tree = ast.parse("\n".join(lines))
+        return ast.parse("\n".join(lines))
     except SyntaxError:
-        return {PACKAGE}
-    return _imports(tree, "__main__", False)
+        return None
+
+
+def notebook_imports(notebook: Path) -> set[str]:
+    """The ``fedlib`` modules a notebook's code imports (its cells parsed, magics left out)."""
+    tree = _notebook_tree(notebook)
+    return {PACKAGE} if tree is None else _imports(tree, "__main__", False)
+
+
+def notebook_bindings(notebook: Path, root: Path) -> dict[str, frozenset[str] | None]:
+    """``{module: attributes}`` for every ``fedlib`` module (a file, not a package) that the notebook binds to a
+    name (``from fedlib.papers.fedic import plots as P``, ``import fedlib.x.y as Y``): the attributes it takes of
+    that name (``P.fig4_lambda`` gives ``fig4_lambda``), or None where it uses the name otherwise (passes it on,
+    binds it twice, rebinds it), which makes the whole module part of the reach."""
+    tree = _notebook_tree(notebook)
+    if tree is None:
+        return {}
+    bound: dict[str, str] = {}  # name -> module
+    twice: set[str] = set()
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == PACKAGE:
+            targets = [(a.asname or a.name, f"{node.module}.{a.name}") for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [(a.asname, a.name) for a in node.names if a.asname and a.name.split(".")[0] == PACKAGE]
+        for name, module in targets:
+            found = _source(str(root), module)
+            if found is None or found[1]:  # not a module of its own (a function, a class) or a package
+                continue
+            if name in bound:
+                twice.add(name)
+            bound[name] = module
+    attrs: dict[str, set[str] | None] = {name: set() for name in bound}
+    taken = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
+            if attrs[node.value.id] is not None:
+                attrs[node.value.id].add(node.attr)
+        elif isinstance(node, ast.Name) and node.id in bound and id(node) not in taken:
+            attrs[node.id] = None  # the name itself is used (passed on, rebound): the whole module
+    out: dict[str, frozenset[str] | None] = {}
+    for name, module in bound.items():
+        used = None if name in twice or attrs[name] is None else frozenset(attrs[name])
+        if module in out and out[module] != used:  # bound under two names: keep what both take, or the whole
+            used = None if used is None or out[module] is None else out[module] | used
+        out[module] = used
+    return out
+
+
+def _defined(node: ast.stmt) -> str | None:
+    return node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
+
+
+def used_source(path: Path, attributes: frozenset[str]) -> str:
+    """The part of a module's source that ``attributes`` reach: every top-level statement that defines no function
+    or class (imports, constants, ``__all__``: they run at import, whatever is called), and the definitions named
+    by ``attributes`` or mentioned, as a name, in the source of a statement already taken, to a fixed point.  Each
+    statement's text as written, decorators included, in file order."""
+    text = Path(path).read_text()
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    defs = {_defined(n): n for n in tree.body if _defined(n)}
+    mentioned = {n: {m.id for m in ast.walk(n) if isinstance(m, ast.Name)} |
+                    {m.attr for m in ast.walk(n) if isinstance(m, ast.Attribute)} for n in tree.body}
+    todo = set(attributes) | {m for n in tree.body if not _defined(n) for m in mentioned[n]}
+    taken: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in defs and name not in taken:
+            taken.add(name)
+            todo |= mentioned[defs[name]]
+    parts = []
+    for n in tree.body:
+        if _defined(n) is None or _defined(n) in taken:
+            first = min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", ())])
+            parts.append("".join(lines[first - 1:n.end_lineno]))
+    return "\n".join(parts)
 
 
 @lru_cache(maxsize=None)
@@ -131,6 +215,16 @@ def reach_fingerprint(notebook: Path, records: Path | None, root: Path, companio
         for read in (Path(records), Path(records).with_name(SPREAD_FILE)):
             h.update(read.read_bytes() if read.exists() else b"\0")
     start = notebook_imports(notebook) | {m for c in companions for m in companion_modules(c, root)}
-    for module, path in sorted(module_closure(start, root).items()):
-        h.update(module.encode() + b"\0" + Path(path).read_bytes())
+    closure = module_closure(start, root)
+    narrowed = {}  # module -> the source of it the notebook's attributes reach (module docstring)
+    for module, used in notebook_bindings(notebook, root).items():
+        if used is None or module not in closure:
+            continue
+        path = closure[module]
+        own = set(_module_imports(path, Path(path).stat().st_mtime_ns, Path(path).stat().st_size, module, False))
+        if module not in module_closure((start - {module}) | own, root):  # its only way in is the notebook's name
+            narrowed[module] = used_source(Path(path), used)
+    for module, path in sorted(closure.items()):
+        body = narrowed[module].encode() if module in narrowed else Path(path).read_bytes()
+        h.update(module.encode() + (b"\1" if module in narrowed else b"\0") + body)
     return h.hexdigest()[:16]
