@@ -61,7 +61,8 @@ def test_editing_one_drawing_function_reaches_only_the_notebooks_that_draw_with_
     plots = root / "fedlib" / "papers" / "fedic" / "plots.py"
     source = plots.read_text()
     assert source.count("def fig4_lambda(ctx, study):\n") == 1
-    plots.write_text(source.replace("def fig4_lambda(ctx, study):\n", "def fig4_lambda(ctx, study):\n    study = study\n"))
+    edited = "def fig4_lambda(ctx, study):\n    study = study\n"
+    plots.write_text(source.replace("def fig4_lambda(ctx, study):\n", edited))
     changed = {k for k, v in _fingerprints(root).items() if before[k] != v}
     assert changed == _callers(root, "fedic", "fig4_lambda") == {"fedic/05_sensitivity"}
     assert changed < _importers(root, "fedlib.papers.fedic.plots")

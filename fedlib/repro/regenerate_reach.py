@@ -16,12 +16,13 @@ stays byte for byte.  The claims, pages and index are then rebuilt for the paper
 
 **A drawing module, per function.**  A notebook binds its companion's drawing module to a name
 (``from fedlib.papers.fedic import plots as P``) and calls functions of it (``P.fig4_lambda(ctx, fig4)``).
-Where that is the module's only way in (no module the notebook reaches imports it) and the notebook uses the name
-only as ``P.<attribute>``, the fingerprint holds the module's top-level statements other than definitions
-(imports, constants, ``__all__``) and only the definitions the notebook's attributes reach, through the names
-each one's source mentions (:func:`used_source`).  Editing ``fig4_lambda`` then re-renders the notebook that
-draws Fig. 4 and not the other FEDIC notebooks that import ``plots``.  Anything else (the name passed on, a
-module reached another way) hashes the whole file, as before: an over-approximation, never an omission.
+Where that is the module's only way in (no module the notebook reaches imports it), the notebook uses the name
+only as ``P.<attribute>``, and the module looks up none of its own functions by name (no ``globals()``), the
+fingerprint holds the module's top-level statements other than definitions (imports, constants, ``__all__``)
+and only the definitions the notebook's attributes reach, through the names each one's source mentions
+(:func:`used_source`).  Editing ``fig4_lambda`` then re-renders the notebook that draws Fig. 4 and not the
+other FEDIC notebooks that import ``plots``.  Anything else (the name passed on, a module reached another way)
+hashes the whole file, as before: an over-approximation, never an omission.
 """
 
 from __future__ import annotations
@@ -222,8 +223,9 @@ def reach_fingerprint(notebook: Path, records: Path | None, root: Path, companio
             continue
         path = closure[module]
         own = set(_module_imports(path, Path(path).stat().st_mtime_ns, Path(path).stat().st_size, module, False))
-        if module not in module_closure((start - {module}) | own, root):  # its only way in is the notebook's name
-            narrowed[module] = used_source(Path(path), used)
+        looks_up = re.search(r"\bglobals\(\)|\bsys\.modules\b|\bvars\(\)", Path(path).read_text())
+        if not looks_up and module not in module_closure((start - {module}) | own, root):  # its only way in is the
+            narrowed[module] = used_source(Path(path), used)  # notebook's name, and it finds no function by name
     for module, path in sorted(closure.items()):
         body = narrowed[module].encode() if module in narrowed else Path(path).read_bytes()
         h.update(module.encode() + (b"\1" if module in narrowed else b"\0") + body)
