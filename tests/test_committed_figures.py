@@ -16,11 +16,15 @@ from fedlib.repro.artefacts.figure_rules import RULES
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _committed_sidecars() -> list[Path]:
+def _committed(suffix: str) -> list[Path]:
     out = subprocess.run(["git", "ls-files", "figures"], cwd=REPO, capture_output=True, text=True)
     if out.returncode != 0:
         pytest.skip("not a git checkout")
-    return [REPO / p for p in out.stdout.splitlines() if p.endswith(".json") and (REPO / p).exists()]
+    return [REPO / p for p in out.stdout.splitlines() if p.endswith(suffix) and (REPO / p).exists()]
+
+
+def _committed_sidecars() -> list[Path]:
+    return _committed(".json")
 
 
 def _commits(body) -> list[str]:
@@ -53,13 +57,6 @@ def test_every_committed_png_records_every_current_figure_check():
     assert not missing, f"{len(missing)} PNG sidecars lack current checks:\n" + "\n".join(missing)
 
 
-def _committed_csvs() -> list[Path]:
-    out = subprocess.run(["git", "ls-files", "figures"], cwd=REPO, capture_output=True, text=True)
-    if out.returncode != 0:
-        pytest.skip("not a git checkout")
-    return [REPO / p for p in out.stdout.splitlines() if p.endswith(".csv") and (REPO / p).exists()]
-
-
 def _header(p: Path) -> set[str]:
     import csv
 
@@ -70,7 +67,7 @@ def _header(p: Path) -> set[str]:
 def test_every_committed_table_of_ours_keeps_each_seeds_value():
     """A mean over seeds (``ours_mean``) comes with the seeds' own values (``ours_seeds``), at every scale, so
     that every gap between two cells trained at the same seeds is paired (issue 49)."""
-    headers = {p: _header(p) for p in _committed_csvs()}
+    headers = {p: _header(p) for p in _committed(".csv")}
     assert any("ours_seeds" in h for h in headers.values())  # the check reads the tables it means to
     lacking = [str(p.relative_to(REPO)) for p, h in headers.items() if "ours_mean" in h and "ours_seeds" not in h]
     assert not lacking, "tables of ours without each seed's value:\n" + "\n".join(lacking)

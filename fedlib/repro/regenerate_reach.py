@@ -128,12 +128,15 @@ def _defined(node: ast.stmt) -> str | None:
     return node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
 
 
-def used_source(path: Path, attributes: frozenset[str]) -> str:
+def used_source(path: Path, attributes: frozenset[str]) -> str | None:
     """The part of a module's source that ``attributes`` reach: every top-level statement that defines no function
     or class (imports, constants, ``__all__``: they run at import, whatever is called), and the definitions named
     by ``attributes`` or mentioned, as a name, in the source of a statement already taken, to a fixed point.  Each
-    statement's text as written, decorators included, in file order."""
+    statement's text as written, decorators included, in file order.  None where the module looks up its own
+    functions by name (``globals()``, ``vars()``, ``sys.modules``), which no name in its source shows."""
     text = Path(path).read_text()
+    if re.search(r"\bglobals\(\)|\bsys\.modules\b|\bvars\(\)", text):
+        return None
     tree = ast.parse(text)
     lines = text.splitlines(keepends=True)
     defs = {_defined(n): n for n in tree.body if _defined(n)}
@@ -222,10 +225,13 @@ def reach_fingerprint(notebook: Path, records: Path | None, root: Path, companio
         if used is None or module not in closure:
             continue
         path = closure[module]
-        own = set(_module_imports(path, Path(path).stat().st_mtime_ns, Path(path).stat().st_size, module, False))
-        looks_up = re.search(r"\bglobals\(\)|\bsys\.modules\b|\bvars\(\)", Path(path).read_text())
-        if not looks_up and module not in module_closure((start - {module}) | own, root):  # its only way in is the
-            narrowed[module] = used_source(Path(path), used)  # notebook's name, and it finds no function by name
+        stat = Path(path).stat()
+        own = set(_module_imports(path, stat.st_mtime_ns, stat.st_size, module, False))
+        if module in module_closure((start - {module}) | own, root):  # another way in than the notebook's name
+            continue
+        source = used_source(Path(path), used)
+        if source is not None:
+            narrowed[module] = source
     for module, path in sorted(closure.items()):
         body = narrowed[module].encode() if module in narrowed else Path(path).read_bytes()
         h.update(module.encode() + (b"\1" if module in narrowed else b"\0") + body)
