@@ -35,8 +35,8 @@ def test_compare_delta_and_within_std_by_hand():
     p = _paper([("a", "x", 50.0, 1.0), ("b", "x", 50.0, 1.0), ("c", "x", 50.0, 1.0), ("d", "x", 60.0, math.nan),
                 ("e", "x", math.nan, math.nan), ("f", "x", 40.0, 2.0)])
     o = _ours([("a", "x", 50.5), ("b", "x", 48.9), ("c", "x", 51.0), ("d", "x", 61.0), ("e", "x", 30.0),
-               ("f", "x", math.nan)])
-    c = compare(p, o, spread=0.0).set_index("row")  # a measured spread of 0 (one machine, identical reruns)
+               ("f", "x", math.nan)], std=0.0, n=3)
+    c = compare(p, o).set_index("row")  # three seeds that agree: a measured spread of 0
     assert c.delta["a"] == pytest.approx(0.5) and c.within_std["a"] is True and c.status["a"] == "within"
     assert c.delta["b"] == pytest.approx(-1.1) and c.within_std["b"] is False and c.status["b"] == "outside"
     assert c.within_std["c"] is True  # |Δ| = std exactly counts as within
@@ -64,21 +64,23 @@ def test_a_cell_on_a_stand_in_dataset_is_never_within_or_outside():
 def test_a_suspect_paper_value_is_shown_but_not_counted():
     p = _paper([("a", "x", 83.7, 1.0), ("b", "x", 50.0, 1.0)])
     p["suspect"] = ["breaks the monotone trend (probable typo)", ""]
-    o = _ours([("a", "x", 20.0), ("b", "x", 50.5)])
-    c = compare(p, o, spread=0.0).set_index("row")
+    o = _ours([("a", "x", 20.0), ("b", "x", 50.5)], std=0.0, n=3)
+    c = compare(p, o).set_index("row")
     assert c.status["a"] == "suspect" and c.status["b"] == "within"
     md = render_comparison(c.reset_index())
-    assert "83.70±1.00 → 20.00 (-63.70) †" in md and "probable typo" in md
+    assert "83.70±1.00 → 20.00±0.00 (-63.70) †" in md and "probable typo" in md
     w = winners(c.reset_index())
     assert w.empty or "a" not in set(w.paper_best)  # a suspect value never decides the best method
 
 
 def test_a_verdict_within_the_spread_is_undecided():
     p = _paper([("a", "x", 50.0, 1.0), ("b", "x", 50.0, 1.0), ("c", "x", 50.0, 1.0)])
-    # machine spread 0.3: |Δ| = 1.2 is within 0.3 of the std 1.0 -> undecided; 0.1 and 3.0 are clear
-    c = compare(p, _ours([("a", "x", 51.2), ("b", "x", 50.1), ("c", "x", 53.0)]), spread=0.3).set_index("row")
+    # three seeds that agree, machine spread 0.3: |Δ| = 1.2 is within 0.3 of the std 1.0 -> undecided; 0.1 and
+    # 3.0 are clear
+    c = compare(p, _ours([("a", "x", 51.2), ("b", "x", 50.1), ("c", "x", 53.0)], std=0.0, n=3),
+                spread=0.3).set_index("row")
     assert (c.status["a"], c.status["b"], c.status["c"]) == ("undecided", "within", "outside")
-    assert c.spread["a"] == pytest.approx(0.3)
+    assert c.spread["a"] == pytest.approx(0.3) and c.spread_source["a"] == "cross-machine (this table)"
     # with several seeds the spread is our std over seeds, not the machine spread
     c = compare(p, _ours([("a", "x", 51.2)], std=0.1, n=3), spread=0.05).set_index("row")
     assert c.spread["a"] == pytest.approx(0.1) and c.status["a"] == "outside"
@@ -86,13 +88,39 @@ def test_a_verdict_within_the_spread_is_undecided():
     # the largest measured spread wins: a cross-machine spread larger than the std over seeds
     c = compare(p, _ours([("a", "x", 51.2)], std=0.1, n=3), spread=5.0).set_index("row")
     assert c.spread["a"] == pytest.approx(5.0) and c.status["a"] == "undecided"
-    assert summarize(compare(p, _ours([("a", "x", 51.2)]), spread=0.3))["undecided"] == ["a @ x"]
+    assert summarize(compare(p, _ours([("a", "x", 51.2)], std=0.0, n=2), spread=0.3))["undecided"] == ["a @ x"]
+
+
+def test_a_cell_of_one_seed_is_never_judged_on_a_spread_borrowed_from_other_cells_or_machines():
+    """The table's seed-to-seed spread (other cells) and its cross-machine spread (another machine) only widen
+    a cell's own std over seeds; a cell of one seed has none, and no within/outside, best-method or sign
+    verdict is decided on it (the claims' rule, docs/reproducibility.md#the-decision-rule)."""
+    from fedlib.repro.verdict.compare import ONE_SEED
+    from fedlib.repro.verdict.spread import Spread
+
+    table = [Spread(2.0, "seed-to-seed (max std over seeds [0, 1, 2] of the headline cells)"),
+             Spread(0.5, "cross-machine (this table)")]
+    p = _paper([("fedavg", "x", 50.0, 1.0), ("fedlc", "x", 60.0, 1.0)])
+    one = _ours([("fedavg", "x", 40.0), ("fedlc", "x", 70.0)])  # far outside the paper's std, 30 pp apart
+    c = compare(p, one, spread=table)
+    assert list(c.status) == ["no_spread", "no_spread"] and c.within_std.isna().all()
+    assert c.spread.isna().all() and set(c.spread_source) == {ONE_SEED}
+    assert winners(c).verdict.iloc[0] == "no_spread" and gains(c, "fedlc", "fedavg").verdict.iloc[0] == "no_spread"
+    # the same means over three seeds: decided, on the larger of the cell's std and the table's spreads
+    three = _ours([("fedavg", "x", 40.0), ("fedlc", "x", 70.0)], std=0.4, n=3)
+    c = compare(p, three, spread=table)
+    assert list(c.status) == ["outside", "outside"] and list(c.spread) == [2.0, 2.0]
+    assert winners(c).verdict.iloc[0] == "agree" and gains(c, "fedlc", "fedavg").verdict.iloc[0] == "agree"
+    # a table spread never narrows the cell's own: a std of 3 over seeds stays 3 beside a table spread of 2
+    wide = compare(p, _ours([("fedavg", "x", 51.5)], std=3.0, n=3), spread=table).set_index("row")
+    assert wide.spread["fedavg"] == 3.0 and wide.status["fedavg"] == "undecided"
 
 
 def test_winners_and_gains_with_their_verdicts():
     p = _paper([("fedavg", "x", 50.0, 1.0), ("fedlc", "x", 60.0, 1.0), ("fedavg", "y", 70.0, 1.0),
                 ("fedlc", "y", 75.0, 1.0)])
-    o = _ours([("fedavg", "x", 52.0), ("fedlc", "x", 51.0), ("fedavg", "y", 60.0), ("fedlc", "y", 66.0)])
+    o = _ours([("fedavg", "x", 52.0), ("fedlc", "x", 51.0), ("fedavg", "y", 60.0), ("fedlc", "y", 66.0)],
+              std=0.0, n=3)
     c = compare(p, o, spread=0.0)
     w = winners(c).set_index("column")
     assert w.verdict["x"] == "disagree" and w.verdict["y"] == "agree"
@@ -113,11 +141,11 @@ def test_winners_and_gains_with_their_verdicts():
 
 def test_render_comparison_cells():
     p = _paper([("a", "x", 50.0, 1.0), ("b", "x", 50.0, math.nan), ("c", "x", 50.0, 1.0)])
-    o = _ours([("a", "x", 50.5), ("b", "x", 47.0), ("c", "x", math.nan)])
+    o = _ours([("a", "x", 50.5), ("b", "x", 47.0), ("c", "x", math.nan)], std=0.0, n=3)
     o.loc[2, "note"] = "not run: dataset 'svhn' is absent"
-    md = render_comparison(compare(p, o, spread=0.0))
-    assert "50.00±1.00 → 50.50 (+0.50) ✓" in md
-    assert "50.00 → 47.00 (-3.00) ~" in md
+    md = render_comparison(compare(p, o))
+    assert "50.00±1.00 → 50.50±0.00 (+0.50) ✓" in md
+    assert "50.00 → 47.00±0.00 (-3.00) ~" in md
     assert "not run[^1]" in md and "[^1]: not run: dataset 'svhn' is absent" in md
 
 

@@ -5,6 +5,7 @@ import json
 
 from fedlib.repro.artefacts.index import build_index
 from fedlib.repro.spec.paper import all_papers
+from fedlib.repro.verdict.compare import ONE_SEED
 
 
 def _page(root, paper="fedabc"):
@@ -35,7 +36,7 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
                             "within": ["FedAvg @ MNIST Dir(0.1)", "FedAvg @ MNIST Dir(0.3)"],
                             "outside": ["FedABC @ MNIST Dir(1.0)"], "undecided": ["FedRoD @ MNIST Dir(0.5)"],
                             "no_std_close": ["Local @ MNIST Dir(0.1)"], "no_std_far": [],
-                            "spread_sources": {"std over 3 seeds": 35, "not measured": 1},
+                            "spread_sources": {"std over 3 seeds": 35, ONE_SEED: 1},
                             "ours_gain_mean": 0.21, "paper_gain_mean": 0.35})
     finding = ("Budget ladder, FedABC − FedAvg at MNIST Dir(0.3) (table1): +0.10 pp at rung 0, +0.30 pp at rung 3 "
                "(paper +0.40; 4 of 4 rungs ran): the gap moves toward the paper's value as the budget grows")
@@ -86,7 +87,7 @@ def test_the_index_sets_quick_and_paper_side_by_side(tmp_path):
     page = (root / "fedabc" / "README.md").read_text()
     assert "| 1 (1 within our spread, 0 farther) |" in page
     # one cell without a spread (its other seeds diverged, say) is named as one cell, not the whole table
-    assert "No run-to-run spread is measured for Table 1 (1 of 36 cells run) in this profile" in page
+    assert "One seed, so no spread of the cell's own, in Table 1 (1 of 36 cells run)" in page
     assert f"* `quick`: {finding}" in section
 
 

@@ -18,14 +18,16 @@ import pytest
 from fedlib.papers import all_papers
 from fedlib.papers.fedlc import reported as fedlc
 from fedlib.repro.artefacts.comparison_text import findings, mark_stand_in, render_comparison, verdict_text
-from fedlib.repro.verdict.compare import close_without_std, compare, gains, half_printed_unit, kendall_tau, summarize, winners
+from fedlib.repro.verdict.compare import (NO_SEED_STD, ONE_SEED, close_without_std, compare, gains, half_printed_unit,
+                                         kendall_tau, summarize, winners)
 from fedlib.repro.verdict.seeds import seed_spread
 from fedlib.repro.verdict.spread import Spread, record_seed_spread, spread_for
 from fedlib.repro.artefacts.tables import recount
 
 
-def _cells(paper: dict, ours: dict, *, dataset="d", used="d", std=math.nan, n=1, paper_std=1.0, **extra):
-    """{(row, column): paper mean} and {(row, column): our mean} -> (paper frame, ours frame)."""
+def _cells(paper: dict, ours: dict, *, dataset="d", used="d", std=0.0, n=3, paper_std=1.0, **extra):
+    """{(row, column): paper mean} and {(row, column): our mean} -> (paper frame, ours frame); ours by default over
+    three seeds that agree (a measured std of 0), so that a table spread given to compare is the one it uses."""
     p = pd.DataFrame([{"row": r, "column": c, "row_label": r.upper(), "column_label": c, "row_group": "",
                        "dataset": dataset, "paper_mean": v, "paper_std": paper_std, **extra}
                       for (r, c), v in paper.items()])
@@ -126,8 +128,8 @@ def test_a_zero_gain_in_the_paper_has_no_sign_and_is_counted_apart():
 def test_with_no_spread_measured_nothing_is_decided_and_the_face_value_is_shown():
     paper = {("fedabc", "x"): 60.0, ("fedavg", "x"): 59.0, ("fedabc", "y"): 70.0, ("fedavg", "y"): 71.0}
     ours = {("fedabc", "x"): 60.13, ("fedavg", "x"): 60.0, ("fedabc", "y"): 70.5, ("fedavg", "y"): 70.0}
-    c = compare(*_cells(paper, ours))  # one seed, no table spread: not measured (never 0)
-    assert c.spread.isna().all() and set(c.spread_source) == {"not measured"}
+    c = compare(*_cells(paper, ours, std=math.nan, n=1))  # one seed, no table spread: not measured (never 0)
+    assert c.spread.isna().all() and set(c.spread_source) == {ONE_SEED}
     assert set(c.status) == {"no_spread"} and c.within_std.isna().all()
     w = winners(c).set_index("column")
     assert list(w.verdict) == ["no_spread", "no_spread"] and list(w.face_value) == ["agree", "disagree"]
@@ -137,8 +139,11 @@ def test_with_no_spread_measured_nothing_is_decided_and_the_face_value_is_shown(
     assert s["counts"]["no_spread"] == 4 and s["counts"]["within"] == s["counts"]["outside"] == 0
     assert (s["winner_agree"], s["winner_no_spread"], s["winner_agree_face_value"]) == (0, 2, 1)
     assert verdict_text(s, "winner") == "0/2 (2 spread not measured; 1/2 at face value)"
-    assert s["spread_sources"] == {"not measured": 4}
-    assert "∅" in render_comparison(c) and "not measured (4 cells)" in render_comparison(c)
+    assert s["spread_sources"] == {ONE_SEED: 4}
+    assert "∅" in render_comparison(c) and f"{ONE_SEED} (4 cells)" in render_comparison(c)
+    # a spread the table measured on other cells, or on another machine, does not stand in for one seed's
+    borrowed = [Spread(3.0, "seed-to-seed"), Spread(0.4, "cross-machine (this table)")]
+    assert set(compare(*_cells(paper, ours, std=math.nan, n=1), spread=borrowed).status) == {"no_spread"}
     # two seeds measure a spread of their own: std over seeds, named
     c = compare(*_cells(paper, ours, std=0.05, n=2))
     assert set(c.spread_source) == {"std over 2 seeds"} and "no_spread" not in set(c.status)
@@ -245,7 +250,7 @@ def test_ours_over_the_last_rounds_is_the_papers_statistic_and_no_seed_spread():
     # our ± over rounds never counts as a spread over seeds
     p, o = _cells({("a", "x"): 50.0}, {("a", "x"): 47.0}, std=2.5, n=2, std_over="the last 3 rounds")
     c = compare(p, o.assign(ours_std_over="the last 3 rounds"))
-    assert c.spread_source.iloc[0] == "not measured" and c.status.iloc[0] == "std_not_seeds"
+    assert c.spread_source.iloc[0] == NO_SEED_STD and c.status.iloc[0] == "std_not_seeds"
 
 
 def test_reproduce_table_reads_a_table_over_rounds_from_the_histories(monkeypatch):
@@ -350,11 +355,18 @@ def test_recount_a_saved_table_and_the_index_says_what_changed(tmp_path):
     text = (tmp_path / "figures" / "fedlc" / "README.md").read_text()  # the paper's page holds the per-table detail
     assert ("* Table 1: best method agrees 1/1 → 0/1 (1 spread not measured; 1/1 at face value); headline gain sign "
             "agrees 1/1 → 0/1 (1 spread not measured; 1/1 at face value); within std 1 → 0; outside std 1 → 0")in text
-    assert "python -m fedlib.repro.measure_spread fedlc --profile quick --seeds 0,1,2 --write" in text
-    # a measured cross-machine spread of this table decides them
+    assert "One seed, so no spread of the cell's own, in Table 1 (2 of 2 cells run)" in text
+    # a measured cross-machine spread of this table does not decide a cell of one seed (another machine's rerun
+    # of the same seed is no spread over seeds)
     (folder / "_spread.json").write_text(json.dumps({"tables": {"table1": {"max_abs_delta": 0.2}}}))
     s = recount(folder / "table1.csv", fedlc_paper.table("table1"), fedlc_paper)
+    assert (s["counts"]["no_spread"], s["counts"]["within"], s["counts"]["outside"], s["winner_agree"]) == (2, 0, 0, 0)
+    # two seeds each decide them, on the larger of each cell's std over seeds and the table's spread
+    frame = pd.read_csv(folder / "table1.csv").assign(ours_std=0.1, n_seeds=2)
+    frame.to_csv(folder / "table1.csv", index=False)
+    s, c = recount(folder / "table1.csv", fedlc_paper.table("table1"), fedlc_paper, comparison=True)
     assert (s["counts"]["within"], s["counts"]["outside"], s["winner_agree"]) == (1, 1, 1)
+    assert set(c.spread[c.ours_mean.notna()]) == {0.2}
 
 
 # ------------------------------------------------------------------------------ the two copies of FedLC

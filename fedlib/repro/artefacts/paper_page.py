@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..verdict.compare import ONE_SEED
 from .comparison_text import mark_stand_in, stand_in_caption, verdict_text
 from .outputs import load, paper_tables, profile_order, wall
 from .page_text import anchor, fold, narrow_tables
@@ -227,14 +228,14 @@ def _table_rows(paper: str, profile: str, entry: dict, pp, rel: str) -> list[str
         lines += ["Verdicts recounted from the saved tables under the current rules (tie-aware best method, "
                   "zero gains apart, a measured spread or none; no run), changed from the saved summaries:", ""]
         lines += [f"* {m['title'].split(':')[0]}: " + "; ".join(c) for m, c in changed] + [""]
-    unmeasured = [(m["title"].split(":")[0], m["summary"]["spread_sources"]["not measured"], m["summary"].get("run", 0))
-                  for m in tables if m.get("summary", {}).get("spread_sources", {}).get("not measured")]
-    if unmeasured:
-        which = ", ".join(f"{t} ({n} of {r} cells run)" for t, n, r in unmeasured)
-        lines += [f"No run-to-run spread is measured for {which} in this profile: those verdicts say \"spread not "
-                  f"measured\" instead of deciding.  To measure the seed-to-seed spread of the headline cells: "
-                  f"`python -m fedlib.repro.measure_spread {paper} --profile {profile.split('-')[0]} --seeds 0,1,2 "
-                  "--write`.", ""]
+    one_seed = [(m["title"].split(":")[0], m["summary"]["spread_sources"][ONE_SEED], m["summary"].get("run", 0))
+                for m in tables if m.get("summary", {}).get("spread_sources", {}).get(ONE_SEED)]
+    if one_seed:
+        which = ", ".join(f"{t} ({n} of {r} cells run)" for t, n, r in one_seed)
+        lines += [f"One seed, so no spread of the cell's own, in {which}: those verdicts say \"spread not "
+                  "measured\" instead of deciding on a spread borrowed from other cells or another machine. Two or "
+                  "more seeds of a cell decide it (the profile's `seeds`; `python -m fedlib.repro.decide "
+                  f"{paper}` trains the seeds its claims need).", ""]
     for label, key in (("within the paper's std", "within"), ("outside the paper's std", "outside"),
                        ("undecided", "undecided")):
         counts = cell_counts(tables, key, rel)

@@ -21,13 +21,15 @@ table's grid and saving it is :mod:`fedlib.repro.artefacts.tables`; the verdicts
 (plain-language findings, the Markdown grid, the stand-in mark on a caption and its
 findings) are :mod:`fedlib.repro.artefacts.comparison_text`.
 
-**The spread** of a cell (:mod:`fedlib.repro.verdict.spread`) is the largest of what was
-measured for it: our std over seeds where it ran with several seeds, its
-table's seed-to-seed spread, its table's cross-machine spread (or the largest
-measured on a table of the same metric in the same profile).  Each cell records
-the one it used (``spread_source``).  When none was measured the spread is NaN
-and every verdict that would need it says "spread not measured" (``no_spread``)
-instead of deciding: a spread of 0 is never assumed.  A difference of two cells
+**The spread** of a cell (:mod:`fedlib.repro.verdict.spread`) is our std over its own
+seeds, where it ran with two or more, widened to the largest of its table's measured
+spreads (the seed-to-seed spread of its headline cells, its cross-machine spread, or
+the largest measured on a table of the same metric in the same profile): those can
+only make a verdict undecided, never decide one.  A cell of one seed has no spread
+(NaN, ``spread_source`` "one seed: …") whatever its table measured, and every verdict
+that would need one says "spread not measured" (``no_spread``) instead of deciding, as
+the claims' rule does (``docs/reproducibility.md#the-decision-rule``); a spread of 0
+is never assumed.  Each cell records the one it used (``spread_source``).  A difference of two cells
 has the spread √(s_a² + s_b²).  Accuracies in percent; Δ = ours − paper.
 """
 
@@ -71,6 +73,9 @@ VERDICT = {
 #: Two printed values closer than this are equal (a tie in the paper; a zero gain).
 TIE = 1e-6
 NOT_MEASURED = "not measured"
+#: A cell of one seed has no spread of its own, so no verdict that needs one (:func:`_cell_spread`).
+ONE_SEED = "one seed: no spread of the cell's own"
+NO_SEED_STD = "no std over the cell's seeds"
 
 
 def method_of(row: str) -> str:
@@ -91,13 +96,14 @@ def _as_spreads(spread: Any) -> list[Spread]:
 
 
 def _cell_spread(ours_std: float, n_seeds: float, table: list[Spread]) -> tuple[float, str]:
-    """The largest spread measured for a cell and its source; (NaN, "not measured") when none was."""
-    found = list(table)
-    if n_seeds is not None and not pd.isna(n_seeds) and n_seeds >= 2 and not pd.isna(ours_std):
-        found.append(Spread(float(ours_std), f"std over {int(n_seeds)} seeds"))
-    if not found:
-        return math.nan, NOT_MEASURED
-    best = max(found, key=lambda s: s.value)
+    """A cell's spread and its source: its own std over seeds, widened to the largest of the table's measured
+    spreads; (NaN, :data:`ONE_SEED`) for a cell of one seed, whatever the table measured: a spread borrowed from
+    other cells or another machine never stands in for the cell's own (it may only make a verdict undecided)."""
+    if n_seeds is None or pd.isna(n_seeds) or n_seeds < 2:
+        return math.nan, ONE_SEED
+    if pd.isna(ours_std):  # our ± is over rounds (ours_std_over), as the paper's: no std over seeds
+        return math.nan, NO_SEED_STD
+    best = max([Spread(float(ours_std), f"std over {int(n_seeds)} seeds"), *table], key=lambda s: s.value)
     return best.value, best.source
 
 

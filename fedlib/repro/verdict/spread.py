@@ -26,7 +26,9 @@ was, it says "spread not measured".  Three spreads are measured:
   median and max |Δ| (:func:`table_spread`).
 
 ``--write`` adds the measurement to ``<folder>/_spread.json``, which the
-comparisons read (:func:`spread_for`) and the index shows.  Several
+comparisons read (:func:`spread_for`: it widens a cell's own std over seeds, and
+never stands in for a cell of one seed, :mod:`fedlib.repro.verdict.compare`) and
+the index shows.  Several
 cross-machine measurements may be recorded (``--reported`` adds one reported by
 a person, per table, when only its summary is known); each table's spread is the
 largest measured.  A table without a cross-machine measurement of its own takes
