@@ -260,6 +260,19 @@ def test_a_value_well_under_chance_is_marked_at_chance_or_below(tmp_path):
     assert marks == [(0, "at chance or below"), (1, "at chance")]
 
 
+def test_a_chance_mark_over_a_bar_with_an_error_bar_starts_above_its_whisker(tmp_path):
+    """FedConcat quick Fig. 4: "at chance" written from the bar's top crossed its error bar (12.0 ± 1.7)."""
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar([0, 1, 2], [12.0, 10.0, 60.0], yerr=[1.7, 0.0, 3.0], capsize=2, label="final architecture")
+    ax.set_xticks([0, 1, 2], ["FedProx", "MOON", "FedAvg"])
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("test accuracy (%)")
+    save_figure(fig, "b", tmp_path, caption="#C=2; mean ± std over 3 seeds", datasets=["cifar10"], seeds=[0, 1, 2],
+                profile="quick")
+    marks = {round(t.get_position()[0]): t.get_position()[1] for t in ax.texts if t.get_rotation() == 90}
+    assert marks == {0: pytest.approx(13.7), 1: pytest.approx(10.0)}  # the whisker's top; no whisker: the bar's
+
+
 def test_the_stamp_says_which_seeds_every_cell_holds_and_which_some_do():
     from fedlib.repro.artefacts.figure_marks import stamp_setting
 

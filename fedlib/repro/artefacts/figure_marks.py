@@ -91,6 +91,7 @@ def _chance_bars(ax, artist, top: float, chance: float | None = None) -> list[st
     if not isinstance(artist, BarContainer):
         return []
     ticks = {round(float(t), 6): lab.get_text() for t, lab in zip(ax.get_xticks(), ax.get_xticklabels())}
+    whiskers = _whisker_tops(artist)
     names = []
     for p in artist.patches:
         v = p.get_y() + p.get_height()
@@ -98,7 +99,8 @@ def _chance_bars(ax, artist, top: float, chance: float | None = None) -> list[st
             continue
         x = p.get_x() + p.get_width() / 2
         below = v < top - 2 * (top - chance) if chance is not None else False  # well under chance, not at it
-        ax.text(x, max(v, 0), "at chance or below" if below else "at chance", rotation=90, ha="center",
+        above = max([v, 0.0] + [t for wx, t in whiskers if abs(wx - x) <= p.get_width() / 2])  # over its error bar
+        ax.text(x, above, "at chance or below" if below else "at chance", rotation=90, ha="center",
                 va="bottom", fontsize=7, color="firebrick", zorder=6)
         near = min(ticks, key=lambda t: abs(t - x)) if ticks else None
         if near is not None and abs(near - x) <= p.get_width():
@@ -145,3 +147,15 @@ def stamp_setting(fig, stamp, meta: dict) -> None:
     w, h = fig.get_size_inches()
     fig.text(box.x0 / w, (box.y0 - 0.04) / h, text[0].upper() + text[1:], ha="left", va="top", fontsize=7,
              color="0.3", gid="fedlib-setting")
+
+
+def _whisker_tops(artist) -> list[tuple[float, float]]:
+    """(x, top) of each error bar a bar series drew (``yerr``), so that a mark over a bar clears its whisker."""
+    lines = getattr(getattr(artist, "errorbar", None), "lines", None)
+    tops = []
+    for collection in (lines[2] if lines else ()):
+        for seg in collection.get_segments():
+            seg = np.asarray(seg, dtype=float).reshape(-1, 2)
+            if len(seg) and np.isfinite(seg).all():
+                tops.append((float(seg[:, 0].mean()), float(seg[:, 1].max())))
+    return tops
