@@ -29,6 +29,19 @@ def _on(ctx, grid) -> str:
     return f" (run on {', '.join(ctx.paper.dataset_label(u) for u in used)})" if used else ""
 
 
+def _std_caption(frame: pd.DataFrame, x: str, name: str) -> str:
+    """The error bars' sentence of a :func:`_curves` figure: std over its seeds, and the values of ``x`` (called
+    ``name``) where a point holds fewer (a seed without a result, e.g. a partition that could not be drawn)."""
+    n = F.seeds_of(frame)
+    text = F.std_caption(n)
+    ran = frame[frame.ours_mean.notna()]
+    fewer = sorted({float(v) for v, k in zip(ran[x], ran.n_seeds) if pd.notna(k) and k < n})
+    if text and fewer:
+        text = (text[:-1] + f", over fewer at {name} = {', '.join(f'{v:g}' for v in fewer)} (a seed without a "
+                "result there: the values table says why).")
+    return text
+
+
 def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "") -> int:
     """One line per ``by`` group (mean over seeds; error bars only where >= 2 seeds), its cells
     that diverged or did not run labelled at the bottom of the data (:mod:`fedlib.repro.artefacts.figure_rules`);
@@ -140,7 +153,7 @@ def fig3_aux_size(ctx, study):
 
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
-    n = _curves(ax, fig3, "aux_per_class", ["curve", "ulb"],
+    _curves(ax, fig3, "aux_per_class", ["curve", "ulb"],
                 lambda k: k[0] if k[0] == "FedAvg" else f"{k[0]}, D_ulb {k[1]}",
                 why_empty(grid, ctx.profile.name))
     ax.set_xlabel("D_aux per class")
@@ -151,7 +164,8 @@ def fig3_aux_size(ctx, study):
     fig.tight_layout()
     ctx.save_figure(fig, "fig3_aux_size", experiment="fig3", title="Fig. 3: accuracy against the size of D_aux",
                     caption="FT: the global model fine-tuned on D_aux (the teacher of FEDIC with LA off); a run "
-                            "whose model stopped being finite is labelled 'diverged'. " + F.std_caption(n),
+                            "whose model stopped being finite is labelled 'diverged'. "
+                            + _std_caption(fig3, "aux_per_class", "D_aux per class"),
                     datasets=datasets_used(grid), placeholder=not fig3.ours_mean.notna().any(),
                     findings=study.findings)
     return fig
@@ -164,13 +178,13 @@ def fig4_lambda(ctx, study):
     fig4, grid = study.summary, study.grid
 
     fig, ax = plt.subplots(figsize=(5.0, 3.2))
-    n = _curves(ax, fig4, "lambda", None, lambda k: "FEDIC", why_empty(grid, ctx.profile.name))
+    _curves(ax, fig4, "lambda", None, lambda k: "FEDIC", why_empty(grid, ctx.profile.name))
     ax.set_xlabel("λ (weight of the KL in Eq. 9)")
     ax.set_ylabel("test accuracy (%)")
     ax.set_title("Fig. 4: FEDIC against λ" + _on(ctx, grid))
     fig.tight_layout()
     ctx.save_figure(fig, "fig4_lambda", experiment="fig4", title="Fig. 4: FEDIC's accuracy against λ",
-                    caption=F.std_caption(n),
+                    caption=_std_caption(fig4, "lambda", "λ"),
                     datasets=datasets_used(grid), placeholder=not fig4.ours_mean.notna().any(),
                     findings=study.findings)
     return fig
@@ -184,7 +198,7 @@ def fig5_alpha(ctx, study):
 
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
-    n = _curves(ax, fig5, "alpha", "curve", lambda k: k, why_empty(grid, ctx.profile.name))
+    _curves(ax, fig5, "alpha", "curve", lambda k: k, why_empty(grid, ctx.profile.name))
     ax.invert_xaxis()
     ax.set_xlabel("α of D(α) (smaller: more non-IID)")
     ax.set_ylabel("test accuracy (%)")
@@ -193,7 +207,7 @@ def fig5_alpha(ctx, study):
     ax.set_title("Fig. 5: accuracy against the non-IID degree" + _on(ctx, grid), fontsize=9)
     fig.tight_layout()
     ctx.save_figure(fig, "fig5_alpha", experiment="fig5", title="Fig. 5: accuracy against the non-IID degree α",
-                    caption=F.std_caption(n),
+                    caption=_std_caption(fig5, "alpha", "α"),
                     datasets=datasets_used(grid), placeholder=not fig5.ours_mean.notna().any(),
                     findings=study.findings)
     return fig
