@@ -49,6 +49,20 @@ def test_the_gap_figure_obeys_the_rules_and_its_caption_names_the_seeds():
     assert fr.check_figure(fig, caption=caption, seeds=2) == {rule: True for rule in fr.RULES}
 
 
+def test_panels_over_different_seeds_each_have_their_count_in_the_caption():
+    """FedABC quick Table 1's gaps: decide gave MNIST 7-9 seeds and CIFAR-10 (on FMNIST) kept 3; a caption of the
+    largest count alone broke the CIFAR-10 panel's rule, so the figure was not saved."""
+    def panel(column, seeds):
+        return [{**_cell(m, b, {k: 50.0 + b + k * (m == "fedlc") for k in range(seeds)}, 60.0), "column": column}
+                for m in ("fedavg", "fedlc") for b in (0.1, 0.5)]
+
+    fig, gaps = plot_gaps(pd.DataFrame(panel("mnist", 7) + panel("c10", 3)), x="beta", baseline="fedavg",
+                          panel_labels={"mnist": "MNIST", "c10": "CIFAR-10"})
+    caption = gap_caption(gaps, "FedAvg")
+    assert "std over 7 seeds in MNIST; std over 3 seeds in CIFAR-10" in caption
+    assert fr.check_figure(fig, caption=caption, seeds=7) == {rule: True for rule in fr.RULES}
+
+
 def test_a_panel_of_the_papers_gaps_alone_says_why_ours_is_absent():
     """A "paper only" panel gave no reason where the curves beside it did (FedLC paper Table 1, 2026-11-29)."""
     ran = [_cell(m, b, {0: 50.0 + b + (m == "fedlc"), 1: 48.0 + b}, 60.0) for m in ("fedavg", "fedlc") for b in (0.1, 0.5)]

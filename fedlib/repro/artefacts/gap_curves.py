@@ -62,7 +62,9 @@ def gap_frame(comparison: pd.DataFrame, *, x: str, baseline: str, panel: str = "
             rows.append({panel: pv, x: xv, "method": a.method, "ours_gap": gap, "ours_gap_std": std,
                          "n_seeds": n, "paper_gap": paper, "dataset": a.get("dataset"),
                          "dataset_used": a.get("dataset_used")})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["panel"] = panel  # gap_caption names the seeds panel by panel
+    return out
 
 
 def plot_gaps(comparison: pd.DataFrame, *, x: str, baseline: str, panel: str = "column", x_label: str = "",
@@ -74,6 +76,7 @@ def plot_gaps(comparison: pd.DataFrame, *, x: str, baseline: str, panel: str = "
     import matplotlib.pyplot as plt
 
     gaps = gap_frame(comparison, x=x, baseline=baseline, panel=panel)
+    gaps.attrs["panel_labels"] = dict(panel_labels or {})
     panels = list(dict.fromkeys(gaps[panel])) if len(gaps) else []
     if not panels:
         raise ValueError(f"no cell of the comparison has {baseline!r} beside another method: no gap to draw")
@@ -138,10 +141,20 @@ def plot_gaps(comparison: pd.DataFrame, *, x: str, baseline: str, panel: str = "
 
 
 def gap_caption(gaps: pd.DataFrame, baseline_label: str) -> str:
-    """The caption of :func:`plot_gaps`' figure: what each line is, and the seeds its error bars are over."""
+    """The caption of :func:`plot_gaps`' figure: what each line is, and the seeds its error bars are over (panel by
+    panel where the panels' points hold different numbers: each panel declares its own, ``figure_rules``)."""
     n = int(gaps.n_seeds.max()) if len(gaps) and gaps.n_seeds.notna().any() else 1
     some = " where two or more pair; some points over fewer" if len(gaps) and gaps.n_seeds.min() < n else ""
+    bars = f"{std_caption(n).rstrip('.')}, of the per-seed differences{some}."
+    panel = gaps.attrs.get("panel")
+    if n >= 2 and panel in gaps:
+        most = gaps[gaps.ours_gap.notna()].groupby(panel, sort=False).n_seeds.max()
+        counts = sorted({int(k) for k in most if k >= 2}, reverse=True)
+        if len(counts) > 1:
+            labels = gaps.attrs.get("panel_labels", {})
+            names = {k: ", ".join(str(labels.get(p, p)) for p, v in most.items() if v == k) for k in counts}
+            per = "; ".join(f"std over {k} seeds in {names[k]}" for k in counts)
+            bars = f"Error bars: {per}, of the per-seed differences{some}."
     return (f"Each method − {baseline_label}. Ours (solid): the mean of the per-seed differences (a seed gives both "
             f"the same split and initialization); the paper (dashed): the difference of its printed means. "
-            + (f"{std_caption(n).rstrip('.')}, of the per-seed differences{some}." if n >= 2
-               else "One seed: no error bars."))
+            + (bars if n >= 2 else "One seed: no error bars."))
