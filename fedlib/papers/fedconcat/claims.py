@@ -103,7 +103,7 @@ WHY = (
     "At the top rung FedAvg reaches 79.3 %, at the paper's 79.0 ± 4.7, and FedConcat 77.7 % (the paper's "
     "84.4 ± 0.6): a paired 95 % interval of [−5.0, +1.9] pp. It holds 0, and it reaches the paper's band only "
     "because that band is wide (+5.40 ± 4.74 reaches down to +0.66), so the verdict is inconclusive. "
-    "The gain of the quick scale (4 seeds, 0.16 % of the budget: +7.99 pp, paired interval [+5.20, +10.79], "
+    "The gain of the quick scale (6 seeds, 0.16 % of the budget: +7.77 pp, paired interval [+6.30, +9.25], "
     "which alone would read reproduced) comes while FedAvg is far from converged (36.9 % at the lowest rung). "
     "At the measured paired std (2.77 pp over 5 seeds) 9 seeds at the top rung would decide it: 4 more, ≈ 3 CPU-h "
     "on one core (44 CPU-min a seed; ``cpu_seeds`` of fedlib/papers/fedconcat/budget.py). The paper's own budget "

@@ -140,7 +140,7 @@ def best_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
     The budget comes before the seeds because a claim is about the paper's setting: where a small budget and a
     larger one on the same data disagree, the one nearer the paper's training decides (FedConcat's headline:
-    +7.99 pp over 4 seeds at 0.16 % of its budget, −2.02 over 3 at 16 %)."""
+    +7.77 pp over 6 seeds at 0.16 % of its budget, −1.53 over 5 at 16 %)."""
     frame = frame.assign(part=frame["part"].fillna("") if "part" in frame else "")
     tested = frame[frame.verdict != "not tested"].copy()
     tested["rank"] = tested.scale.map(_RANK)

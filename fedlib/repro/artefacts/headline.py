@@ -113,6 +113,8 @@ def headline_figure(paper: str, figures_root: str | Path, ledger=None):
         room = 1.15 if lo == n else 1.4  # two lines of text (value and n) above a bar
         ax.set_ylim(-room * top, room * top)
         ax.set_xlim(-0.6, len(columns) - 0.4)  # every column's two slots: a bar without a value sets no limit
+        # gaps under 1 pp (FedABC's) read to two decimals: +0.16 is not +0.2
+        digits = 2 if np.nanmax(np.abs(np.r_[ours, 0.0])) < 1 else 1
         for i, c in enumerate(cells):
             if paper_gap[i] == 0:
                 ax.text(x[i] - 0.2, 0, "0", ha="center", va="bottom", fontsize=7, color="0.25")
@@ -120,9 +122,12 @@ def headline_figure(paper: str, figures_root: str | Path, ledger=None):
                 e = 0.0 if np.isnan(err[i]) else err[i]
                 y = ours[i] + (e if ours[i] >= 0 else -e)
                 mark = "" if lo == n else f"\nn={c['n']}" if ours[i] >= 0 else f"n={c['n']}\n"
-                text = f"{ours[i]:+.1f}{mark}" if ours[i] >= 0 else f"{mark}{ours[i]:+.1f}"
-                ax.text(x[i] + 0.2, y, text, ha="center", va="bottom" if ours[i] >= 0 else "top",
-                        fontsize=7, color=colour, linespacing=0.95)
+                value = f"{ours[i]:+.{digits}f}"
+                text = f"{value}{mark}" if ours[i] >= 0 else f"{mark}{value}"
+                # a little off the whisker's cap, so that the cap does not cross the text
+                ax.annotate(text, (x[i] + 0.2, y), xytext=(0, 2 if ours[i] >= 0 else -2), textcoords="offset points",
+                            ha="center", va="bottom" if ours[i] >= 0 else "top", fontsize=7, color=colour,
+                            linespacing=0.95)
             else:
                 # from the bottom of the axes upward, in our bar's slot: inside the axes whatever the paper's sign
                 ax.text(x[i] + 0.2, 0.03, short_reason(c.get("note"), scale), rotation=90, ha="center",
