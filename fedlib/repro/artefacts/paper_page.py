@@ -214,7 +214,9 @@ def _table_rows(paper: str, profile: str, entry: dict, pp, rel: str) -> list[str
         mad, tau = s.get("median_abs_delta"), s.get("kendall_tau_median")
         og, pg = s.get("ours_gain_mean"), s.get("paper_gain_mean")
         datasets = ", ".join(pp.dataset_label(d) if pp else d for d in m.get("datasets") or []) or "—"
-        used = "; ".join(f"{src} ({n})" for src, n in s.get("spread_sources", {}).items()) or "—"
+        # each source in its first words (the table's own page gives it whole): "seed-to-seed", "one seed", …
+        sources = s.get("spread_sources", {}).items()
+        used = "; ".join(f"{src.split(' (')[0].split(':')[0]} ({n})" for src, n in sources) or "—"
         lines.append(
             f"| [{m['title'].split(':')[0]}](#{anchor(paper, profile, m['name'])}) | {datasets} | "
             f"{s.get('run', 0)} | {c.get('within', 0)} | {c.get('outside', 0)} | {c.get('undecided', 0)} | "
