@@ -335,11 +335,10 @@ def test_a_seed_another_decision_added_to_a_shared_cell_is_filled_first(tmp_path
     assert d.seeds == (4, 5, 6) and d.runs == 6
 
 
-def test_a_stopped_decide_goes_on_from_its_finished_runs_on_another_machine(tmp_path, monkeypatch):
-    """Each run's record is written as it finishes; a decide stopped mid-decision leaves them, and the next one,
-    with an empty store (another machine), keeps them and trains only the rest."""
+def _stopped_decide(tmp_path, monkeypatch):
+    """A decide of FedLC's two-row smoke table (4 runs) stopped at its third run: ``(root, out, frame, decision,
+    the real run function)``."""
     from fedlib.repro.run import grid as grid_module
-    from fedlib.repro.run.records import RECORDS_FILE, read
 
     root = tmp_path / "figures"
     out = _table(root, "smoke", {"fedlc": {0: 70.0}, "fedrs": {0: 60.0}})
@@ -356,11 +355,35 @@ def test_a_stopped_decide_goes_on_from_its_finished_runs_on_another_machine(tmp_
     monkeypatch.setattr(grid_module, "_run_one", stopped_at_third)
     with pytest.raises(KeyboardInterrupt):
         cli.decide([d], root=root, store=tmp_path / "store1", progress=False, claims=False, log=lambda line: None)
+    return root, out, frame, d, real
+
+
+def test_a_stopped_decide_goes_on_from_its_finished_runs_on_another_machine(tmp_path, monkeypatch):
+    """Each run's record is written as it finishes; a decide stopped mid-decision leaves them, and the next one,
+    with an empty store (another machine), keeps them and trains only the rest."""
+    from fedlib.repro.run import grid as grid_module
+    from fedlib.repro.run.records import RECORDS_FILE, read
+
+    root, out, frame, d, real = _stopped_decide(tmp_path, monkeypatch)
     assert len(read(out / ".records-decide.jsonl")) == 2
-    calls.clear()
+    calls = []
     monkeypatch.setattr(grid_module, "_run_one", lambda cfg, store_root: calls.append(cfg) or real(cfg, store_root))
     result = cli.decide([d], root=root, store=tmp_path / "store2", progress=False, claims=False, log=lambda line: None)
     assert result["done"] == [d] and len(calls) == 2 and len(read(out / RECORDS_FILE)) == 4
+
+
+def test_the_plan_counts_the_runs_a_stopped_decide_left_in_the_committed_records_and_costs_the_rest(tmp_path,
+                                                                                                    monkeypatch):
+    """FedConcat's 'best against every baseline' (2026-12-06): a decide stopped after 16 of its 40 runs, whose
+    records were committed; the plan said 40 runs at the full cost, not how far they got."""
+    from fedlib.repro.run.records import RECORDS_FILE, merge
+
+    root, out, frame, d, _ = _stopped_decide(tmp_path, monkeypatch)
+    merge(out / ".records-decide.jsonl", out / RECORDS_FILE, replace=False)  # committed as they finished
+    [again] = plan("fedlc", frame, root)
+    assert (d.runs, d.held) == (4, 0) and (again.runs, again.held) == (2, 2) and again.seeds == d.seeds
+    assert again.cpu_hours == pytest.approx(d.cpu_hours / 2)  # each run's recorded cost: only the rest is paid
+    assert "2 runs to train, 2 more in the committed records (a decide that stopped: 2 of 4 done)" in describe(again)
 
 
 def test_a_table_written_before_per_seed_values_is_planned_as_its_regeneration_from_the_records(tmp_path):

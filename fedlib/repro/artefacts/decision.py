@@ -46,7 +46,7 @@ from .claim_evidence import num
 from .decision_seeds import cell_seeds, held_seeds, predates_seeds, profile_of, recorded_seeds
 
 __all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "ladder_need", "cell_seeds",
-           "held_seeds", "recorded_seeds", "PLANNED_RULES", "MIN_SEEDS",
+           "held_seeds", "recorded_seeds", "held_in_records", "PLANNED_RULES", "MIN_SEEDS",
            "part_of", "run_seconds", "new_seeds", "seeds_wanted"]
 
 #: Rules whose rows are planned by seeds of their cells: a gap, a row best against its rivals, an order on one seed.
@@ -136,15 +136,34 @@ def _fill_seeds(cells, seeds_of, common: set, attempted) -> list[int]:
     return sorted(s for s in held if all(s in seeds_of[x] or s not in attempted(x) for x in cells))
 
 
+def held_in_records(cfg: dict, seeds, recorded: dict) -> list:
+    """Of ``seeds``, those whose run of ``cfg`` the committed records hold finished under the code that runs now
+    (a decide that stopped): decide takes them from the records in seconds (:func:`fedlib.repro.run.records.resumable`)."""
+    from ...config import Config
+    from ...store import code_version
+    from ..run.grid import identity
+    from ..run.records import FINISHED, record_id
+
+    out = []
+    for s in seeds:
+        run = {**cfg, "seed": int(s)}
+        rec = recorded.get(record_id(identity(run)))
+        if rec is not None and rec["result"].get("status") in FINISHED \
+                and rec.get("code_version") == code_version(Config.from_dict(run)):
+            out.append(s)
+    return out
+
+
 def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, root: Path, cache: dict):
-    """``(runs, cpu_s, gpu_s, device, sources)`` of training ``cells`` to the seeds ``wanted`` (None: a cell not
-    configured under ``profile``)."""
+    """``(runs, cpu_s, gpu_s, device, sources, held)`` of training ``cells`` to the seeds ``wanted``: the runs to
+    train and their cost, and ``held``, the runs the committed records hold already (None: a cell not configured
+    under ``profile``)."""
     from ..run.records import RECORDS_FILE, read
 
     t, prof = pp.table(table), pp.profile(profile)
     if profile not in cache:
         cache[profile] = read(root / profile / RECORDS_FILE)
-    runs, cpu, gpu, device, sources = 0, 0.0, 0.0, "cuda" if scale == "GPU" else "cpu", set()
+    runs, cpu, gpu, device, sources, held = 0, 0.0, 0.0, "cuda" if scale == "GPU" else "cpu", set(), 0
     for r, c in cells:
         lack = [s for s in wanted if s not in seeds_of[(r, c)]]
         if not lack:
@@ -152,6 +171,12 @@ def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, r
         cfg, _ = prof.resolve(t.config(r, c), t.id)
         if cfg is None:
             return None
+        if scale != "GPU":
+            there = held_in_records(cfg, lack, cache[profile])
+            held += len(there)
+            lack = [s for s in lack if s not in there]
+            if not lack:
+                continue
         runs += len(lack)
         needs_gpu = scale == "GPU" or (prof.cost is not None and not prof.cost.fits_cpu(cfg))
         device = "cuda" if needs_gpu else device
@@ -162,7 +187,7 @@ def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, r
             gsec, gsrc = run_seconds(pp, profile, cfg, {}, (), gpu=True)
             gpu = None if gsec is None or gpu is None else gpu + gsec * len(lack)
             sources.add(f"GPU: {gsrc}")
-    return runs, cpu, gpu, device, sources
+    return runs, cpu, gpu, device, sources, held
 
 
 def _gap_need(row: dict, have: int, est) -> tuple[int | None, float | None, bool, str]:
@@ -280,7 +305,7 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
     costed = _costed(pp, profile, scale, q.table, cells, seeds_of, wanted, root, cache)
     if costed is None:
         return None
-    runs, cpu, gpu, device, sources = costed
+    runs, cpu, gpu, device, sources, held = costed
     what = part.name + ": " if getattr(part, "name", "") else ""
     head = (f"{q.method} best against {len(rows) - 1} rivals" if best else "Kendall's τ" if rule == "ranking"
             else f"{q.method} − {q.baseline} over {len(cols)} column(s)")
@@ -301,7 +326,7 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
                     gpu_hours=(None if gpu is None else gpu / 3600) if device == "cuda" else None,
                     device=device, sd=sd, estimate=estimate, why=why,
                     recorded=None if progress is None else progress[0],
-                    planned=None if progress is None else progress[1])
+                    planned=None if progress is None else progress[1], held=held)
 
 
 def plan(paper: str, frame: pd.DataFrame | None = None, root: str | Path | None = None) -> list[Decision]:

@@ -32,6 +32,7 @@ class Decision:
     why: str  # in words: the spread used and where each number comes from
     recorded: int | None = None  # a table regenerating with records: its runs of these cells already recorded
     planned: int | None = None  # ... of this many (the cells at the profile's seeds); None: not such a table
+    held: int = 0  # runs of the seeds to add that the committed records hold already (a decide that stopped)
 
     @property
     def hours(self) -> float:
@@ -58,12 +59,16 @@ def describe(d: Decision) -> str:
     if not d.runs and d.planned is not None:  # a table regenerating: its records hold every run the decision needs
         return (f"{d.target} seeds of {where}: every run is in the committed records ({d.recorded}); render the "
                 "table from them (regenerate --render records), then the claims")
+    if not d.runs and d.held:
+        return (f"{d.target - d.have} more seeds ({d.have} → {d.target}) of {where}: all {d.held} runs in the committed "
+                "records (a decide that stopped); decide takes them in seconds and renders the table")
     if not d.runs:
         return f"{d.have} seeds of {where} already, enough to decide it: render the claims again"
     cost = _hours(d.gpu_hours, "GPU") if d.device == "cuda" else _hours(d.cpu_hours, "CPU")
     more = d.target - d.have
     est = " (spread: a planning estimate)" if d.estimate else ""
-    runs = f"{d.runs} runs" if d.planned is None else \
+    runs = (f"{d.runs} runs" + (f" to train, {d.held} more in the committed records (a decide that stopped: "
+                                f"{d.held} of {d.runs + d.held} done)" if d.held else "")) if d.planned is None else \
         f"{d.runs} run{'s' if d.runs != 1 else ''} left of its regeneration's {d.planned} ({d.recorded} in the " \
         "committed records)"
     return f"{more} more seed{'s' if more != 1 else ''} ({d.have} → {d.target}) of {where}: {runs}, {cost}{est}"
