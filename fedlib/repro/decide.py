@@ -44,7 +44,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .artefacts.decision import Decision, describe, held_in_records, held_seeds, order, plan
+from .artefacts.decision import Decision, describe, held_seeds, order, plan, recorded_run
 from .artefacts.decision_declared import unplanned
 
 __all__ = ["main", "select", "unplanned", "train", "declare", "render", "render_gpu", "decide"]
@@ -343,20 +343,10 @@ def _print_plan(decisions: list[Decision], rest: list[dict], minutes: float | No
     for u in rest:
         part = f"/{u['part']}" if u["part"] else ""
         print(f"{u['paper']}/{u['claim']}{part} at {u['scale']}: not trained by decide: {u['why']}")
-    from .run.records import RECORDS_FILE, read
-
-    runs = sum(d.runs for d in decisions)
-    records: dict = {}
-
-    def recorded(d: Decision, x: dict) -> bool:  # a run of a decide that stopped: taken from the records
-        if (d.paper, d.profile) not in records:
-            records[d.paper, d.profile] = read(root / d.paper / d.profile / RECORDS_FILE)
-        return bool(held_in_records(x["config"], [x["config"]["seed"]], records[d.paper, d.profile]))
-
-    # decisions on shared cells (a claim's parts, claims on one table) train a run once: the store has it after
-    distinct = {(d.paper, d.profile, d.table, *run) for d in decisions for run in  # less the runs held already
+    runs, records = sum(d.runs for d in decisions), {}
+    distinct = {(d.paper, d.profile, d.table, *run) for d in decisions for run in  # a shared cell's run trains once
                 ([(x["row"], x["column"], x["config"]["seed"]) for x in _cells(d, root, d.device)
-                  if not recorded(d, x)]
+                  if not recorded_run(root / d.paper / d.profile, x["config"], records)]
                  if d.device == "cpu" else [(r, c, s) for r, c in d.cells for s in d.seeds])}
     print(f"{len(decisions)} decisions, {runs} runs ({len(distinct)} distinct: shared cells train once): "
           f"≈ {cpu:.1f} CPU-h (one core a run; {cpu / max(1, workers):.1f} h "

@@ -43,10 +43,11 @@ from ..verdict.claims import seeds_to_decide
 from ..verdict.spread import SPREAD_FILE
 from .decision_record import Decision, describe, order
 from .claim_evidence import num
-from .decision_seeds import cell_seeds, held_seeds, predates_seeds, profile_of, recorded_seeds
+from .decision_seeds import (cell_seeds, held_in_records, held_seeds, predates_seeds, profile_of, recorded_run,
+                             recorded_seeds)
 
 __all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "ladder_need", "cell_seeds",
-           "held_seeds", "recorded_seeds", "held_in_records", "PLANNED_RULES", "MIN_SEEDS",
+           "held_seeds", "recorded_seeds", "held_in_records", "recorded_run", "PLANNED_RULES", "MIN_SEEDS",
            "part_of", "run_seconds", "new_seeds", "seeds_wanted"]
 
 #: Rules whose rows are planned by seeds of their cells: a gap, a row best against its rivals, an order on one seed.
@@ -134,24 +135,6 @@ def _fill_seeds(cells, seeds_of, common: set, attempted) -> list[int]:
     it in ``_decided.jsonl`` and those it holds): training them makes every gap of the cells paired again."""
     held = set().union(*(set(seeds_of[x]) for x in cells)) - common
     return sorted(s for s in held if all(s in seeds_of[x] or s not in attempted(x) for x in cells))
-
-
-def held_in_records(cfg: dict, seeds, recorded: dict) -> list:
-    """Of ``seeds``, those whose run of ``cfg`` the committed records hold finished under the code that runs now
-    (a decide that stopped): decide takes them from the records in seconds (:func:`fedlib.repro.run.records.resumable`)."""
-    from ...config import Config
-    from ...store import code_version
-    from ..run.grid import identity
-    from ..run.records import FINISHED, record_id
-
-    out = []
-    for s in seeds:
-        run = {**cfg, "seed": int(s)}
-        rec = recorded.get(record_id(identity(run)))
-        if rec is not None and rec["result"].get("status") in FINISHED \
-                and rec.get("code_version") == code_version(Config.from_dict(run)):
-            out.append(s)
-    return out
 
 
 def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, root: Path, cache: dict):

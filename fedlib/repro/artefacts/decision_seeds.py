@@ -14,7 +14,8 @@ import pandas as pd
 
 from .claim_evidence import diverged_seeds, num
 
-__all__ = ["profile_of", "cell_seeds", "recorded_seeds", "predates_seeds", "held_seeds"]
+__all__ = ["profile_of", "cell_seeds", "recorded_seeds", "predates_seeds", "held_seeds", "held_in_records",
+           "recorded_run"]
 
 
 def profile_of(pp, scale: str) -> str | None:
@@ -106,3 +107,31 @@ def held_seeds(root: Path, pp, scale: str, table: str, cells, cache: dict | None
     rec = recorded_seeds(pp, profile, table, cells, cache[profile])
     planned = len(cells) * len(pp.profile(profile).seeds_for(table))
     return {**seeds_of, **rec}, (sum(len(v) for v in rec.values()), planned)
+
+
+def held_in_records(cfg: dict, seeds, recorded: dict) -> list:
+    """Of ``seeds``, those whose run of ``cfg`` the committed records hold finished under the code that runs now
+    (a decide that stopped): decide takes them from the records in seconds (``records.resumable``)."""
+    from ...config import Config
+    from ...store import code_version
+    from ..run.grid import identity
+    from ..run.records import FINISHED, record_id
+
+    out = []
+    for s in seeds:
+        run = {**cfg, "seed": int(s)}
+        rec = recorded.get(record_id(identity(run)))
+        if rec is not None and rec["result"].get("status") in FINISHED \
+                and rec.get("code_version") == code_version(Config.from_dict(run)):
+            out.append(s)
+    return out
+
+
+def recorded_run(folder: Path, cfg: dict, cache: dict) -> bool:
+    """Whether the committed records of ``folder`` (``figures/<paper>/<profile>``, read once into ``cache``) hold
+    the run ``cfg`` (its seed in it) finished under the code that runs now (:func:`held_in_records`)."""
+    from ..run.records import RECORDS_FILE, read
+
+    if folder not in cache:
+        cache[folder] = read(folder / RECORDS_FILE)
+    return bool(held_in_records(cfg, [cfg["seed"]], cache[folder]))
