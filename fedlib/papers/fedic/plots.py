@@ -42,12 +42,12 @@ def _std_caption(frame: pd.DataFrame, x: str, name: str) -> str:
     return text
 
 
-def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "") -> int:
+def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "") -> None:
     """One line per ``by`` group (mean over seeds; error bars only where >= 2 seeds), its cells
     that diverged or did not run labelled at the bottom of the data (:mod:`fedlib.repro.artefacts.figure_rules`);
     ticks at the values of ``x``.  Nothing of ours: nothing drawn but what the axes would show and ``why`` it
-    is empty (the paper gives these values only in its image), so that no PNG is written.  Returns the number
-    of seeds (for the caption)."""
+    is empty (the paper gives these values only in its image), so that no PNG is written (the caption's seeds:
+    :func:`_std_caption`)."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
     n = F.seeds_of(frame)
@@ -58,7 +58,7 @@ def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "
         mark_empty(ax, "accuracy against " + x, (why or "not run in this profile")
                    + "; the paper gives these values only in its image, so there is nothing to draw beside them")
         ax.set_axis_off()
-        return n
+        return
     # the axes span every swept value, drawn or not, so that a label of a cell that did not run lies inside it
     ax.update_datalim([(float(v), floor) for v in frame[x].dropna().unique()])
     ax.autoscale_view(scaley=ran)
@@ -75,7 +75,6 @@ def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
-    return n
 
 
 def head_share(ctx) -> dict | None:
@@ -154,8 +153,7 @@ def fig3_aux_size(ctx, study):
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
     _curves(ax, fig3, "aux_per_class", ["curve", "ulb"],
-                lambda k: k[0] if k[0] == "FedAvg" else f"{k[0]}, D_ulb {k[1]}",
-                why_empty(grid, ctx.profile.name))
+            lambda k: k[0] if k[0] == "FedAvg" else f"{k[0]}, D_ulb {k[1]}", why_empty(grid, ctx.profile.name))
     ax.set_xlabel("D_aux per class")
     ax.set_ylabel("test accuracy (%)")
     if fig3.ours_mean.notna().any():

@@ -112,19 +112,11 @@ def held_seeds(root: Path, pp, scale: str, table: str, cells, cache: dict | None
 def held_in_records(cfg: dict, seeds, recorded: dict) -> list:
     """Of ``seeds``, those whose run of ``cfg`` the committed records hold finished under the code that runs now
     (a decide that stopped): decide takes them from the records in seconds (``records.resumable``)."""
-    from ...config import Config
-    from ...store import code_version
     from ..run.grid import identity
-    from ..run.records import FINISHED, record_id
+    from ..run.records import record_id, stands_for
 
-    out = []
-    for s in seeds:
-        run = {**cfg, "seed": int(s)}
-        rec = recorded.get(record_id(identity(run)))
-        if rec is not None and rec["result"].get("status") in FINISHED \
-                and rec.get("code_version") == code_version(Config.from_dict(run)):
-            out.append(s)
-    return out
+    return [s for s in seeds if stands_for(recorded.get(record_id(identity({**cfg, "seed": int(s)}))),
+                                           {**cfg, "seed": int(s)})]
 
 
 def recorded_run(folder: Path, cfg: dict, cache: dict) -> bool:

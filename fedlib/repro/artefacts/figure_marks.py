@@ -9,6 +9,7 @@ from typing import Iterable
 
 import numpy as np
 
+from .figure_artists import segments
 from .figure_checks_data import CHANCE_MARGIN_PP, at_chance, chance_level, flagged, short_bars
 from .figure_lines import public
 
@@ -152,10 +153,5 @@ def stamp_setting(fig, stamp, meta: dict) -> None:
 def _whisker_tops(artist) -> list[tuple[float, float]]:
     """(x, top) of each error bar a bar series drew (``yerr``), so that a mark over a bar clears its whisker."""
     lines = getattr(getattr(artist, "errorbar", None), "lines", None)
-    tops = []
-    for collection in (lines[2] if lines else ()):
-        for seg in collection.get_segments():
-            seg = np.asarray(seg, dtype=float).reshape(-1, 2)
-            if len(seg) and np.isfinite(seg).all():
-                tops.append((float(seg[:, 0].mean()), float(seg[:, 1].max())))
-    return tops
+    return [(float(seg[:, 0].mean()), float(seg[:, 1].max())) for collection in (lines[2] if lines else ())
+            for seg in segments(collection) if np.isfinite(seg).all()]

@@ -41,7 +41,7 @@ from typing import Iterable
 from ...store import Store
 
 __all__ = ["RECORDS_ENV", "MODE_ENV", "RESUME_ENV", "RECORDS_FILE", "PLAIN_RECORDS", "STOPPED_RECORDS", "FINISHED", "MissingRecords",
-           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "code_versions", "trained", "machines", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "set_aside_stopped", "merge", "fold",
+           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "code_versions", "trained", "machines", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "stands_for", "set_aside_stopped", "merge", "fold",
            "write_plain", "write_compressed"]
 
 RECORDS_ENV = "FEDLIB_RECORDS"
@@ -187,26 +187,27 @@ def resumable(configs: dict[str, dict]) -> dict[str, dict]:
     (:data:`RECORDS_ENV`), a stopped regeneration's complete lines (:data:`STOPPED_RECORDS`) or, with
     :data:`RESUME_ENV` set, the committed file beside it (a regeneration otherwise trains cold, or from its
     store, as its outputs claim), each marked
-    as not trained here.  A record counts only where its ``code_version`` is the one the current code gives
-    its configuration: what a store key holds, so it stands for the run exactly as a store entry would."""
-    from ...config import Config
-    from ...store import code_version
-
+    as not trained here.  A record counts only where it stands for the run (:func:`stands_for`)."""
     plain = Path(os.environ[RECORDS_ENV])
     committed = read(plain.with_name(RECORDS_FILE)) if os.environ.get(RESUME_ENV) else {}
     known = {**committed, **read(plain.with_name(STOPPED_RECORDS)), **read(plain)}
-    out = {}
-    for ident, cfg in configs.items():
-        rec = known.get(record_id(ident))
-        if rec is None or rec["result"].get("status") not in FINISHED:
-            continue
-        try:
-            version = code_version(Config.from_dict(cfg))
-        except Exception:  # noqa: BLE001 -- an invalid configuration is run, and fails with its reason
-            continue
-        if rec.get("code_version") == version:
-            out[ident] = {**rec["result"], "from_store": True, "elapsed_s": 0.0}
-    return out
+    return {ident: {**known[record_id(ident)]["result"], "from_store": True, "elapsed_s": 0.0}
+            for ident, cfg in configs.items() if stands_for(known.get(record_id(ident)), cfg)}
+
+
+def stands_for(rec: dict | None, cfg: dict) -> bool:
+    """Whether ``rec`` is a finished run (:data:`FINISHED`) of ``cfg`` whose ``code_version`` is the one the
+    current code gives the configuration: what a store key holds, so it stands for the run exactly as a store
+    entry would (an invalid configuration: no record stands for it; it is run, and fails with its reason)."""
+    from ...config import Config
+    from ...store import code_version
+
+    if rec is None or rec["result"].get("status") not in FINISHED:
+        return False
+    try:
+        return rec.get("code_version") == code_version(Config.from_dict(cfg))
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def set_aside_stopped(out: Path) -> int:
