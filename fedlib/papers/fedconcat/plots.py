@@ -15,7 +15,7 @@ from ...repro.artefacts.figure_rules import (declare, label_cell, label_empty_ba
                                              why_empty)
 from . import PAPER
 from . import reported as paper
-from .cells import BASELINES
+from .cells import BASELINES, partition_label
 from .fig1 import FIG1_MODELS, FIG1_TESTS
 
 __all__ = ["fig1_bars", "table1_bars", "budget_curves", "clusters_heatmap", "fig3_curves", "fig4_bars",
@@ -292,6 +292,7 @@ def fig4_bars(ctx, fig4):
         ax.axhline(fc.iloc[0], color="k", ls="--", lw=1, label=f"FedConcat ({fc.iloc[0]:.1f}%)")
     ax.set_xticks(range(len(methods)), [paper.METHOD_LABELS[m] for m in methods])
     ax.set_ylabel("test accuracy (%)")
+    ax.set_title(_fig4_setting(fig4), fontsize=9)
     if base.ours_mean.notna().any():  # a key only for bars drawn
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3)
     budget = fig4.options.budget
@@ -301,6 +302,16 @@ def fig4_bars(ctx, fig4):
                             "budget (rounds in the table). " + F.std_caption(F.seeds_of(base)),
                     datasets=grid4.runs.dataset_used.dropna().unique())
     return fig
+
+
+def _fig4_setting(fig4) -> str:
+    """Fig. 4's partition, as its Table 1 column trains it ("40 clients, #C=2")."""
+    column = fig4.options.column
+    return f"{paper.TABLE1.config('fedavg', column)['num_clients']} clients, {partition_label(column)}"
+
+
+def _seeds_phrase(n: int) -> str:
+    return "its one seed" if n == 1 else f"the {n} seeds"
 
 
 def fig4_communication(ctx, fig4):
@@ -324,6 +335,7 @@ def fig4_communication(ctx, fig4):
         ax.axvline(point.communication_M.iloc[0], color="0.5", ls="--", lw=0.7)
     ax.set_xlabel("parameters sent and received per client (millions)")
     ax.set_ylabel("test accuracy (%)")
+    ax.set_title(_fig4_setting(fig4), fontsize=9)
     merge_coinciding(ax)  # curves drawn over one another: one legend entry "A = B"
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
@@ -331,7 +343,9 @@ def fig4_communication(ctx, fig4):
                     title="Fig. 4 against communication: accuracy per parameter sent and received",
                     caption="Dotted: baselines on one cluster model (Table 1's runs); solid with markers: on "
                             "FedConcat's final architecture; star and dashed line: FedConcat at its total "
-                            "communication.",
+                            f"communication. Each line is the mean over {_seeds_phrase(F.seeds_of(fig4.summary['final']))} "
+                            "at each round, drawn without its spread: the final accuracies with their std are in "
+                            "fig4_final_architecture.",
                     datasets=grid4.runs.dataset_used.dropna().unique())
     return fig
 
