@@ -502,6 +502,9 @@ def test_the_headline_draws_each_columns_own_seeds(tmp_path, monkeypatch):
     [label] = [t.get_text() for t in ax.get_legend().get_texts() if t.get_text().startswith("ours")]
     assert label == "ours, quick (1–4 seeds: n under each value)"
     assert "std over 4 seeds" in kw["caption"] and "1 seed" not in label
+    # the title says how well the baseline learns there: the range of FedAvg's means over the columns that ran
+    ran = frame.xs("fedavg", level="row").ours_mean.dropna()
+    assert ax.get_title(loc="left").endswith(f"; FedAvg at {ran.min():.1f}–{ran.max():.1f} %")
     plt.close(fig)
 
 

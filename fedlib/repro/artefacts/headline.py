@@ -135,7 +135,11 @@ def headline_figure(paper: str, figures_root: str | Path, ledger=None):
         ax.axhline(0, color="0.3", lw=0.6)
         where = f"trained on {', '.join(used)}" if used else "no column ran"
         budget = f", {100 * share:.3g} % of the paper's budget" if share else ""
-        ax.set_title(f"{scale}: {where}{budget}", fontsize=8, loc="left")
+        # how well the baseline learns here: a large gap over a baseline that barely learns says little
+        base = sorted(c["means"][1] for c in ran)
+        learns = "" if not base else f"; {pp.method_label(q.baseline)} at " + (
+            f"{base[0]:.1f} %" if len(base) == 1 else f"{base[0]:.1f}–{base[-1]:.1f} %")
+        ax.set_title(f"{scale}: {where}{budget}{learns}", fontsize=8, loc="left")
         ax.set_ylabel(f"{name} (pp)", fontsize=8)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
         for c in ran:
@@ -156,7 +160,8 @@ def headline_figure(paper: str, figures_root: str | Path, ledger=None):
     bars = (f"Error bars: the std of the difference over seeds ({over}); none where a scale has one seed. "
             if seeds_text else "No error bars: every scale that ran has one seed. ")
     caption = (f"{name} per column of {table.title} ({table.id}): the paper's gap (grey) and ours at each scale "
-               f"that ran. {bars}Columns with no value of ours say why, in place.").strip()
+               f"that ran. {bars}Each panel's title gives {pp.method_label(q.baseline)}'s accuracy there (over the columns "
+               f"that ran). Columns with no value of ours say why, in place.").strip()
     return save_figure(fig, "headline", root, title=f"{pp.title}: headline gap", caption=caption, close=True,
                        datasets=sorted(datasets), stand_in=stand_in, experiment=None, paper=paper,
                        claim=claim.id)
