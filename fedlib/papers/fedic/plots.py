@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...repro.artefacts import figures as F
 from ...repro.artefacts.figure_rules import label_cell, label_empty_bars, mark_empty, why_empty
-from .experiments import curve, datasets_used
+from .experiments import CIFAR10_LT, curve, datasets_used
 
 __all__ = ["GROUP_COLORS", "values_view", "long_tail_counts", "table3_groups", "fig3_aux_size",
            "fig4_lambda", "fig5_alpha", "head_share", "head_share_line"]
@@ -27,6 +27,11 @@ def _on(ctx, grid) -> str:
     """" (run on FashionMNIST-LT)" for the datasets a grid trained on ("" when none ran)."""
     used = datasets_used(grid)
     return f" (run on {', '.join(ctx.paper.dataset_label(u) for u in used)})" if used else ""
+
+
+def _long_tail() -> str:
+    """The long tail Figs. 3 and 4 train under (``CIFAR10_LT``), as their titles name it."""
+    return f", IF = {CIFAR10_LT['long_tail_if']:g}"
 
 
 def _std_caption(frame: pd.DataFrame, x: str, name: str) -> str:
@@ -158,7 +163,8 @@ def fig3_aux_size(ctx, study):
     ax.set_ylabel("test accuracy (%)")
     if fig3.ours_mean.notna().any():
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title("Fig. 3: FedAvg, FT and FEDIC against the size of D_aux" + _on(ctx, grid), fontsize=9)
+    ax.set_title("Fig. 3: FedAvg, FT and FEDIC against the size of D_aux" + _long_tail() + _on(ctx, grid),
+                 fontsize=9)
     fig.tight_layout()
     ctx.save_figure(fig, "fig3_aux_size", experiment="fig3", title="Fig. 3: accuracy against the size of D_aux",
                     caption="FT: the global model fine-tuned on D_aux (the teacher of FEDIC with LA off); a run "
@@ -179,7 +185,7 @@ def fig4_lambda(ctx, study):
     _curves(ax, fig4, "lambda", None, lambda k: "FEDIC", why_empty(grid, ctx.profile.name))
     ax.set_xlabel("λ (weight of the KL in Eq. 9)")
     ax.set_ylabel("test accuracy (%)")
-    ax.set_title("Fig. 4: FEDIC against λ" + _on(ctx, grid))
+    ax.set_title("Fig. 4: FEDIC against λ" + _long_tail() + _on(ctx, grid))
     fig.tight_layout()
     ctx.save_figure(fig, "fig4_lambda", experiment="fig4", title="Fig. 4: FEDIC's accuracy against λ",
                     caption=_std_caption(fig4, "lambda", "λ"),
