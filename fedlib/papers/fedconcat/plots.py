@@ -343,9 +343,9 @@ def fig4_communication(ctx, fig4):
                     title="Fig. 4 against communication: accuracy per parameter sent and received",
                     caption="Dotted: baselines on one cluster model (Table 1's runs); solid with markers: on "
                             "FedConcat's final architecture; star and dashed line: FedConcat at its total "
-                            f"communication. Each line is the mean over {_seeds_phrase(F.seeds_of(fig4.summary['final']))} "
-                            "at each round, drawn without its spread: the final accuracies with their std are in "
-                            "fig4_final_architecture.",
+                            "communication. Each line is the mean over "
+                            f"{_seeds_phrase(F.seeds_of(fig4.summary['final']))} at each round, drawn without its "
+                            "spread: the final accuracies with their std are in fig4_final_architecture.",
                     datasets=grid4.runs.dataset_used.dropna().unique())
     return fig
 

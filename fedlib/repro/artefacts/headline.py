@@ -160,8 +160,8 @@ def headline_figure(paper: str, figures_root: str | Path, ledger=None):
     bars = (f"Error bars: the std of the difference over seeds ({over}); none where a scale has one seed. "
             if seeds_text else "No error bars: every scale that ran has one seed. ")
     caption = (f"{name} per column of {table.title} ({table.id}): the paper's gap (grey) and ours at each scale "
-               f"that ran. {bars}Each panel's title gives {pp.method_label(q.baseline)}'s accuracy there (over the columns "
-               f"that ran). Columns with no value of ours say why, in place.").strip()
+               f"that ran. {bars}Each panel's title gives {pp.method_label(q.baseline)}'s accuracy there (over the "
+               f"columns that ran). Columns with no value of ours say why, in place.").strip()
     return save_figure(fig, "headline", root, title=f"{pp.title}: headline gap", caption=caption, close=True,
                        datasets=sorted(datasets), stand_in=stand_in, experiment=None, paper=paper,
                        claim=claim.id)
