@@ -180,6 +180,16 @@ def test_a_figure_without_its_partition_is_reported(tmp_path):
     assert fd.check_data(fig, name="f", meta={"profile": "quick"})["setting_named"]
 
 
+def test_a_centralized_figure_names_its_setting_by_saying_so():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar([0], [88.0], label="Centralized")  # one client holding the training set: no partition to name
+    ax.set_title("CIFAR-10, profile quick")
+    with pytest.warns(UserWarning, match="setting_named"):
+        assert fd.check_data(fig, name="f", meta={"profile": "quick"})["setting_named"] is False
+    ax.set_title("CIFAR-10, centralized (one client), profile quick")
+    assert fd.check_data(fig, name="f", meta={"profile": "quick"})["setting_named"]
+
+
 # ------------------------------------------------------------------ no figure of nothing
 def test_a_placeholder_that_draws_nothing_writes_no_png_and_says_why(tmp_path):
     from fedlib.repro.artefacts.figure_rules import mark_empty

@@ -27,7 +27,8 @@ flags what it can on the figure itself (a series at chance, a bar too short to s
     seed count ("N seeds").
 ``setting_named``
     The figure names its dataset, profile and seeds (``save_figure``'s stamp) and its partition
-    with its parameter ("Dir(0.5)", "β = 0.5", "#C=2", "IF = 100" …) in a text, title or caption.
+    with its parameter ("Dir(0.5)", "β = 0.5", "#C=2", "IF = 100" …), or says it is centralized (one client
+    holding the training set), in a text, title or caption.
     Report-only (:data:`DATA_REPORT_ONLY`): figures without a partition (a toy, a schematic) warn.
 """
 
@@ -57,7 +58,7 @@ _ATTR = "_fedlib_noise"
 _ACC = re.compile(r"accura|\bacc\b|top-?1", re.I)
 _NOT_ACC = re.compile(r"gap|differ|Δ|\bdelta\b|drop|change|gain|\bpp\b|−|minus|\bvs\b", re.I)
 _PARTITION = re.compile(r"dir\s*\(|β\s*=|α\s*=|#c\s*=|\bif\s*=|\bq\(|\bd\(|\biid\b|shard|partition|long[- ]tail|"
-                        r"imbalance|label skew|classes per client|two clients|toy", re.I)
+                        r"imbalance|label skew|classes per client|two clients|toy|centrali[sz]ed", re.I)
 _NUMBER = re.compile(r"[−\-+]?\d+(?:[.,]\d+)?")
 
 
