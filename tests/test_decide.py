@@ -386,6 +386,38 @@ def test_the_plan_counts_the_runs_a_stopped_decide_left_in_the_committed_records
     assert "2 runs to train, 2 more in the committed records (a decide that stopped: 2 of 4 done)" in describe(again)
 
 
+def test_a_decision_whose_runs_the_records_hold_all_of_renders_them_into_its_table(tmp_path, monkeypatch):
+    """FedABC's Table 2 SCAFFOLD 'as printed' (2026-12-07): its 16 runs were in the committed records (Table 1's
+    SCAFFOLD row is the same configuration, trained by another decision), so the plan said "0 runs to train, all
+    in the records"; decide then took the decision as rendered already and left the table at 1 seed.  It reads
+    the records into the table and declares the seeds, training nothing."""
+    import shutil
+
+    from fedlib.repro.artefacts.tables import DECIDED_FILE
+    from fedlib.repro.run import grid as grid_module
+    from fedlib.repro.run.records import RECORDS_FILE
+
+    first = tmp_path / "first"
+    _table(first, "smoke", {"fedlc": {0: 70.0}, "fedrs": {0: 60.0}})
+    frame = pd.DataFrame([_row(scale="smoke", ours=10.0, sd=0.1, n=1, paper=30.0)])
+    [d] = plan("fedlc", frame, first)
+    cli.decide([d], root=first, store=tmp_path / "store1", progress=False, claims=False, log=lambda line: None)
+    root = tmp_path / "figures"  # the same records beside a table that still holds 1 seed a cell
+    out = _table(root, "smoke", {"fedlc": {0: 70.0}, "fedrs": {0: 60.0}})
+    shutil.copy(first / "fedlc" / "smoke" / RECORDS_FILE, out / RECORDS_FILE)
+    [again] = plan("fedlc", frame, root)
+    assert (again.runs, again.held) == (0, 4) and again.seeds == (1, 2)
+    calls = []
+    monkeypatch.setattr(grid_module, "_run_one", lambda cfg, store_root: calls.append(cfg))
+    assert cli.decide([again], root=root, store=tmp_path / "store2", progress=False, claims=False,
+                      log=lambda line: None)["done"] == [again]
+    assert calls == []  # nothing trained: every run came from the records
+    table = pd.read_csv(out / "table4.csv").set_index("row")
+    assert all(sorted(json.loads(table.at[r, "ours_seeds"])) == ["0", "1", "2"] for r in ("fedlc", "fedrs"))
+    declared = [json.loads(line) for line in (out / DECIDED_FILE).read_text().splitlines()]
+    assert sorted((x["row"], tuple(x["seeds"])) for x in declared) == [("fedlc", (1, 2)), ("fedrs", (1, 2))]
+
+
 def test_a_table_written_before_per_seed_values_is_planned_as_its_regeneration_from_the_records(tmp_path):
     """A table CSV with no per-seed values (a paper table trained before ``ours_seeds``) is decided by training it
     again with run records (issue 49): the plan is the profile's seeds of its cells, less the runs whose records

@@ -287,7 +287,8 @@ def decide(decisions: list[Decision], *, root: Path, store, device: str = "cpu",
         if d.target is None:
             skipped.append((d, "not decidable by seeds at this spread"))
             continue
-        if not d.runs:  # trained and rendered before a stop: the claims are what is left
+        if not d.runs and not d.held:  # trained and rendered before a stop: the claims are what is left
+            # (runs the records hold but the table lacks, ``held``, go on: train takes them from the records)
             log(f"{label}: {describe(d)}")
             done.append(d)
             continue
