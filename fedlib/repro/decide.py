@@ -287,8 +287,7 @@ def decide(decisions: list[Decision], *, root: Path, store, device: str = "cpu",
         if d.target is None:
             skipped.append((d, "not decidable by seeds at this spread"))
             continue
-        if not d.runs and not d.held:  # trained and rendered before a stop: the claims are what is left
-            # (runs the records hold but the table lacks, ``held``, go on: train takes them from the records)
+        if not d.runs and not d.held:  # rendered before a stop (held runs: train reads them from the records)
             log(f"{label}: {describe(d)}")
             done.append(d)
             continue

@@ -34,10 +34,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .artefacts.tables import DECIDED_FILE
 from .verdict.spread import SPREAD_FILE
-
-#: the seeds ``python -m fedlib.repro.decide`` added to some cells (:data:`fedlib.repro.artefacts.tables.DECIDED_FILE`)
-DECIDED_FILE = "_decided.jsonl"
 
 __all__ = ["notebook_imports", "notebook_bindings", "used_source", "module_closure", "companion_modules",
            "reach_fingerprint"]
@@ -213,9 +211,9 @@ def companion_modules(paper: str, root: Path) -> set[str]:
 
 def reach_fingerprint(notebook: Path, records: Path | None, root: Path, companions: tuple[str, ...] = ()) -> str:
     """A hash of what a notebook's outputs depend on: its own file, the run records it renders from and the
-    seed-to-seed spread measured beside them (``_spread.json``), the seeds ``decide`` added (``_decided.jsonl``), and the source of every module it reaches
-    (:func:`module_closure`) from its imports and from ``companions`` (its paper's, and those it reads:
-    :func:`companion_modules`).  Equal fingerprints: equal outputs."""
+    seed-to-seed spread measured beside them (``_spread.json``), the seeds ``decide`` added (``_decided.jsonl``),
+    and the source of every module it reaches (:func:`module_closure`) from its imports and from ``companions``
+    (its paper's, and those it reads: :func:`companion_modules`).  Equal fingerprints: equal outputs."""
     h = hashlib.sha256()
     h.update(Path(notebook).read_bytes())
     if records is not None:  # the run records, the measured spread beside them (the tables' verdicts read it) and

@@ -253,9 +253,9 @@ def table3_groups(ctx, study):
         mark_empty(ax, "accuracy of every class and of the many / medium / few groups, row by row",
                    why_empty(grid, ctx.profile.name))
         ax.set_axis_off()
-    tails = {c.params["long_tail_if"] for c in reported.TABLES["table3"].columns}  # one IF, the paper's
-    ax.set_title("Table 3 (ours): teachers (a)-(d) and distilled students (e)-(h), by group"
-                 + "".join(_long_tail({"long_tail_if": t}) for t in sorted(tails)) + _on(ctx, grid), fontsize=9)
+    tails = dict.fromkeys(_long_tail(c.params) for c in reported.TABLES["table3"].columns)  # one IF, the paper's
+    ax.set_title("Table 3 (ours): teachers (a)-(d) and distilled students (e)-(h), by group" + "".join(tails)
+                 + _on(ctx, grid), fontsize=9)
     fig.tight_layout()
     few = ("" if "fmnist" not in datasets_used(grid) else
            " On the FashionMNIST-LT stand-in the 'few' classes (7-9: sneaker, bag, ankle boot) are FashionMNIST's "
