@@ -210,11 +210,13 @@ def test_a_regeneration_goes_on_from_the_runs_that_finished_under_this_code(writ
     """In write mode with --resume, a run recorded under the code version the current code gives it is not
     trained again (the store's own rule, from the records a checkout carries); one recorded under other code is
     trained.  Without --resume, the committed records are not read: the regeneration trains.
-    Every run's record, resumed or trained, is in the new records file."""
+    Every run's record, resumed or trained, is in the new records file; a resumed one as it was, naming the
+    commit and machine that trained it (before 2026-12-07 it was written again with the reader's)."""
     trained, path = written
     recs = list(records.read(path).values())
     stale = recs[0]["id"]
     recs[0] = {**recs[0], "code_version": "0" * 16}  # trained by other code
+    recs[1] = {**recs[1], "commit": "c0ffee" * 6 + "c0ff", "machine": {"model": "another CPU"}}  # trained elsewhere
     folder, plain = _committed(tmp_path, recs)
     monkeypatch.setenv(records.RECORDS_ENV, str(plain))
     calls = []
@@ -229,6 +231,7 @@ def test_a_regeneration_goes_on_from_the_runs_that_finished_under_this_code(writ
     assert len(calls) == 1 and records.record_id(grid_module.identity(calls[0])) == stale
     pd.testing.assert_frame_equal(_comparable(again.runs), _comparable(trained.runs))
     assert set(records.read(plain)) == {r["id"] for r in recs}
+    assert records.read(plain)[recs[1]["id"]] == recs[1]
 
 
 def test_each_run_is_recorded_as_it_finishes_so_a_stopped_grid_keeps_them(monkeypatch, tmp_path):

@@ -280,6 +280,7 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
     recording = records.mode()
     bar = _Progress(len(unique), desc, progress)
     written: set[str] = set()  # the runs whose record is in this regeneration's records file
+    held: dict[str, dict] = {}  # the runs answered by a record that stands for them (records.resumable)
 
     def finished(ident: str, result: dict) -> None:
         bar.update(result)
@@ -295,16 +296,19 @@ def run_grid(cells: Iterable[dict], *, seeds: Sequence[int] | None = (0,), store
         else:
             # a regeneration goes on from the runs that finished under this code (records.resumable), then
             # trains the rest, writing each one's record as it finishes
-            results = records.resumable(unique) if recording == "write" else {}
+            held = records.resumable(unique) if recording == "write" else {}
+            results = {ident: records.resumed_result(rec) for ident, rec in held.items()}
             for ident in results:
                 bar.update(results[ident])
             todo = {ident: cfg for ident, cfg in unique.items() if ident not in results}
             results.update(runner.run(todo, _run_one, store_root, finished))
     finally:
         bar.close()
-    if recording == "write":  # a regeneration: what this grid's outputs are computed from, beside them
-        records.append(os.environ[records.RECORDS_ENV], [records.make_record(ident, cfg, results[ident])
-                                                         for ident, cfg in unique.items() if ident not in written])
+    if recording == "write":  # a regeneration: what this grid's outputs are computed from, beside them; a run
+        # resumed from its record keeps that record (the commit and machine that trained it)
+        records.append(os.environ[records.RECORDS_ENV],
+                       [held.get(ident) or records.make_record(ident, cfg, results[ident])
+                        for ident, cfg in unique.items() if ident not in written])
 
     run_rows, hist_rows = [], []
     for row, cfg in jobs:

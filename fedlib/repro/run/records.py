@@ -41,7 +41,7 @@ from typing import Iterable
 from ...store import Store
 
 __all__ = ["RECORDS_ENV", "MODE_ENV", "RESUME_ENV", "RECORDS_FILE", "PLAIN_RECORDS", "STOPPED_RECORDS", "FINISHED", "MissingRecords",
-           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "code_versions", "trained", "machines", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "stands_for", "set_aside_stopped", "merge", "fold",
+           "NeedsTraining", "ReadOnlyStore", "RecordsConflict", "conflicts", "code_versions", "trained", "machines", "mode", "record_id", "make_record", "append", "read", "lookup", "resumable", "resumed_result", "stands_for", "set_aside_stopped", "merge", "fold",
            "write_plain", "write_compressed"]
 
 RECORDS_ENV = "FEDLIB_RECORDS"
@@ -187,12 +187,19 @@ def resumable(configs: dict[str, dict]) -> dict[str, dict]:
     (:data:`RECORDS_ENV`), a stopped regeneration's complete lines (:data:`STOPPED_RECORDS`) or, with
     :data:`RESUME_ENV` set, the committed file beside it (a regeneration otherwise trains cold, or from its
     store, as its outputs claim), each marked
-    as not trained here.  A record counts only where it stands for the run (:func:`stands_for`)."""
+    as not trained here (:func:`resumed_result`).  A record counts only where it stands for the run
+    (:func:`stands_for`).  Returns grid identity -> that record, unchanged: its commit and machine are those of
+    the training, not of the regeneration that reads it."""
     plain = Path(os.environ[RECORDS_ENV])
     committed = read(plain.with_name(RECORDS_FILE)) if os.environ.get(RESUME_ENV) else {}
     known = {**committed, **read(plain.with_name(STOPPED_RECORDS)), **read(plain)}
-    return {ident: {**known[record_id(ident)]["result"], "from_store": True, "elapsed_s": 0.0}
-            for ident, cfg in configs.items() if stands_for(known.get(record_id(ident)), cfg)}
+    return {ident: known[record_id(ident)] for ident, cfg in configs.items()
+            if stands_for(known.get(record_id(ident)), cfg)}
+
+
+def resumed_result(rec: dict) -> dict:
+    """The grid's result of a run answered by its record ``rec`` (:func:`resumable`), marked as not trained here."""
+    return {**rec["result"], "from_store": True, "elapsed_s": 0.0}
 
 
 def stands_for(rec: dict | None, cfg: dict) -> bool:
