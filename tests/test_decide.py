@@ -574,3 +574,8 @@ def test_a_study_row_says_the_seeds_it_wants_of_its_study_and_their_cost(tmp_pat
     # the profile gives the study the seeds wanted already (outputs that predate them): regenerate, nothing to add
     done = study_need(pp, part, {**row, "n_seeds": 2, "ours_std": 0.01}, tmp_path)
     assert "gives study 'fig5'" in done and "--only 05_ablation --resume" in done, done
+    # a seed whose run failed in a cell (no partition at that seed) fails again: one more seed replaces it
+    lines[-1] = json.dumps({**json.loads(lines[-1]), "result": {"wall_time_s": 60.0, "status": "failed"}})
+    (out / RECORDS_FILE).write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    again = study_need(pp, part, {**row, "n_seeds": len(held) - 1}, tmp_path)
+    assert f"seeds [{held[-1]}] failed" in again and f"= {tuple(range(want + 1))}" in again, again

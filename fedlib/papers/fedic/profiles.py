@@ -126,7 +126,7 @@ QUICK = Profile(
         "fig4": {"lambdas": (0.0, 0.5, 1.0), "seeds": (0, 1, 2)},
         # Fig. 5 at 4 seeds: one seed gives its gaps no interval (decide's plan: 3 seeds), and seed 2's Dir(0.01)
         # partition cannot be drawn (a client would hold no sample), so seed 3 gives α = 0.01 its third
-        "fig5": {"alphas": (1.0, 0.1, 0.01), "methods": ("fedavg", "feddf", "fedic"), "seeds": (0, 1, 2, 3)},
+        "fig5": {"alphas": (1.0, 0.1, 0.01), "methods": ("fedavg", "feddf", "fedic"), "seeds": (0, 1, 2, 3, 4)},
         # the learns study (issue 49): FedAvg at 8-64 rounds, FEDIC and FedAvg over 3 seeds where FedAvg learns
         "learns": {"multiples": (1, 2, 4, 8)},
     }),

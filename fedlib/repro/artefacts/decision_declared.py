@@ -11,7 +11,8 @@ says, in words, what the ledger's row needs:
 
 * **how many seeds**: :func:`fedlib.repro.artefacts.decision.seeds_wanted` (the closed form at the row's mean and
   paired std, as the ledger's ``decide`` column says; with one seed, or unpaired seeds, at least
-  :data:`~fedlib.repro.artefacts.decision.MIN_SEEDS`), as for a ladder's row;
+  :data:`~fedlib.repro.artefacts.decision.MIN_SEEDS`), as for a ladder's row; a seed at which a cell's run failed
+  (no partition draw at that seed) counts as tried, not held, so another seed replaces it;
 * **which runs**: every configured cell of the studies of that experiment in the notebook that saved the output
   (its sidecar's ``experiment`` and ``notebook``) × the seeds added;
 * **what it costs**: each cell's recorded wall time at the seeds it holds (``_records.jsonl.gz``: ``wall_time_s``,
@@ -36,7 +37,8 @@ def study_need(pp, part, row: dict, root: str | Path) -> str | None:
     """In words, the runs that would decide ``row`` (a ledger row of ``part``, whose quantity is a ``Contrast``),
     their cost and the commands; None where ``part`` is not a study's contrast or its scale is not a profile's.
     ``root``: the figures folder."""
-    from ..run.records import RECORDS_FILE, read
+    from ..run.grid import identity
+    from ..run.records import RECORDS_FILE, read, record_id
     from .decision import new_seeds, run_seconds, seeds_wanted
     from .decision_seeds import profile_of
 
@@ -61,20 +63,26 @@ def study_need(pp, part, row: dict, root: str | Path) -> str | None:
     studies = [s for s in pp.studies.values() if s.id == experiment and (not names or s.name in names)]
     cells = [c["config"] for s in studies for c in s.cells(prof) if c.get("config") is not None]
     held = tuple(prof.seeds_for(experiment))
-    seeds = tuple(sorted(held)) + new_seeds(set(held), set(held), want)  # the smallest seeds it has not run
+    recorded = read(out / RECORDS_FILE)
+    # a seed at which a cell's run failed (a partition with no draw at that seed) fails again: it counts as tried,
+    # not as a seed with a value (FEDIC's Fig. 5 at α = 0.01, seed 2)
+    failed = {s for s in held for cfg in cells
+              if (recorded.get(record_id(identity({**cfg, "seed": s}))) or {}).get("result", {}).get("status")
+              == "failed"}
+    seeds = tuple(sorted(held)) + new_seeds(set(held) - failed, set(held), want)  # the smallest seeds not run
     added = len(seeds) - len(held)
     command = f"`python -m fedlib.repro.regenerate --profile {profile} --paper {pp.name} --only {notebook} --resume`"
     if not added:  # the profile gives the study these seeds already: its outputs predate them
         return (f"a study row: {want} seeds ({have} now; {why}); the {profile!r} profile gives study "
                 f"{experiment!r} {len(held)} seeds already: {command} trains what the records lack")
-    recorded = read(out / RECORDS_FILE)
+    failed = f"; seeds {sorted(failed)} failed" if failed else ""
     total, sources = 0.0, set()
     for cfg in cells:
         sec, src = run_seconds(pp, profile, cfg, recorded, held, gpu=False)
         sources.add(src)
         total = None if sec is None or total is None else total + sec * added
     cost = "cost unknown" if total is None else f"≈ {total / 60:.0f} CPU-min ({', '.join(sorted(sources))})"
-    return (f"a study row: {want} seeds ({have} now; {why}) of every cell of study "
+    return (f"a study row: {want} seeds ({have} now{failed}; {why}) of every cell of study "
             f"{', '.join(repr(s.name) for s in studies) or repr(experiment)} ({len(cells)} cells): "
             f"experiments[{experiment!r}]['seeds'] = {seeds} in the {profile!r} profile of "
             f"fedlib/papers/{pp.name}/profiles.py, then {command}: {len(cells) * added} runs, {cost}")
