@@ -227,7 +227,8 @@ def clusters_heatmap(ctx, clusters):
         fig, axes = plt.subplots(len(shown), 3, figsize=(11, 3.2 * len(shown)), squeeze=False)
     for row, column in zip(axes if shown else (), shown):
         ds = views[(column, "fedconcat")]
-        _heat(row[0], ds, "p_", f"{column}: FedConcat, P(y) (Eq. 2) by cluster")
+        setting = f"{paper.DATASET_LABELS[column.split('_')[-2]]} {partition_label(column)}, {len(ds)} clients"
+        _heat(row[0], ds, "p_", f"{setting}: FedConcat, P(y) (Eq. 2) by cluster")
         row[0].set_ylabel("clients, by cluster")
         if (column, "fedconcat_id") in views:
             vi = views[(column, "fedconcat_id")]
@@ -242,7 +243,9 @@ def clusters_heatmap(ctx, clusters):
                     title="The clients' label distributions ordered by cluster (K = 5)",
                     caption="Rows: clients ordered by cluster (white lines between clusters); columns: classes; "
                             "colour: probability. Left: FedConcat's K-means on Eq. 2; middle and right: FedConcat-ID's "
-                            "clusters of its inferred Eq. 3 rows, and the true rows in that order.",
+                            "clusters of its inferred Eq. 3 rows, and the true rows in that order. #C=2 gives each "
+                            "client the same two classes on every dataset at one seed "
+                            "(fedlib.partition.classes_per_client), so its left panels nearly agree across datasets.",
                     datasets=grid.runs.dataset_used.dropna().unique())
     return fig
 

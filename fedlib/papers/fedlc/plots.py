@@ -229,6 +229,14 @@ def _chance_note(ax, series: dict, k: int) -> None:
                 fontsize=7, color="firebrick", linespacing=1.1)
 
 
+def _skew(cfg) -> str:
+    """The label skew of ``cfg`` as the paper writes it: D(β=0.1), Q(α=2) or IID."""
+    if cfg.partition == "dirichlet":
+        return f"D(β={cfg.partition_beta:g})"
+    return f"Q(α={cfg.partition_alpha})" if cfg.partition == "shards" else "IID" if cfg.partition == "iid" \
+        else cfg.partition
+
+
 def fig6_before_after(ctx, start, per_class: pd.DataFrame):
     """Fig. 6: per-class accuracy after the local update and after aggregation, FedAvg vs FedLC."""
     import matplotlib.pyplot as plt
@@ -260,8 +268,9 @@ def fig6_before_after(ctx, start, per_class: pd.DataFrame):
     fig.legend(*axes[1].get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
                fontsize=8)
     cfg = start.config
-    fig.suptitle(f"Per-class accuracy, FedAvg vs FedLC, {_dataset(cfg.dataset)}: {cfg.num_clients} clients, seed "
-                 f"{cfg.seed}, one local epoch from FedAvg's global model after {cfg.rounds} rounds", fontsize=10)
+    fig.suptitle(f"Per-class accuracy, FedAvg vs FedLC, {_dataset(cfg.dataset)}: {cfg.num_clients} clients under "
+                 f"{_skew(cfg)}, seed {cfg.seed}, one local epoch from FedAvg's global model after {cfg.rounds} "
+                 "rounds", fontsize=10)
     fig.tight_layout()
     ctx.save_figure(fig, "fig6_before_after_aggregation", experiment="fig6",
                     title="Fig. 6: per-class accuracy after the local update and after aggregation, FedAvg vs FedLC",
@@ -289,8 +298,9 @@ def fig7_tsne(ctx, start, points: pd.DataFrame, scores: pd.DataFrame):
                      f"5-NN {100 * sc.knn5_accuracy_tsne:.0f}%")
         ax.set_xticks([]), ax.set_yticks([])
         ax.legend(fontsize=7, markerscale=2, loc="upper center", bbox_to_anchor=(0.5, -0.02))
-    fig.suptitle(f"t-SNE of test features, {_dataset(start.config.dataset)}: client {scores.client.iloc[0]}, seed "
-                 f"{start.config.seed}, one local epoch from the same global model", fontsize=10)
+    fig.suptitle(f"t-SNE of test features, {_dataset(start.config.dataset)}: client {scores.client.iloc[0]} of "
+                 f"{start.config.num_clients} under {_skew(start.config)}, seed {start.config.seed}, one local epoch "
+                 "from the same global model", fontsize=10)
     fig.tight_layout()
     ctx.save_figure(fig, "fig7_tsne", experiment="fig7",
                     title="Fig. 7: t-SNE of test features of a missing, a minority and a majority class after the "
