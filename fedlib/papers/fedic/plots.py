@@ -31,7 +31,7 @@ def _on(ctx, grid) -> str:
 
 
 def _long_tail(params: dict = CIFAR10_LT) -> str:
-    """The long tail a figure's runs train under, as its title names it: ``CIFAR10_LT`` for Figs. 3 and 4, a
+    """The long tail a figure's runs train under, as its title names it: ``CIFAR10_LT`` for Figs. 3-5, a
     table's column parameters for Table 3."""
     return f", IF = {params['long_tail_if']:g}"
 
@@ -79,7 +79,12 @@ def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "
                        color=line.lines[0].get_color(), va="top" if ran else "bottom", rotation=90)
     ticks = sorted(float(v) for v in frame[x].dropna().unique())
     ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    # a value where a point holds fewer seeds than the others (a seed without a result there) says so at its tick
+    counts = frame[frame.ours_mean.notna()].groupby(x).n_seeds.agg(["min", "max"])
+    fewer = {float(v): (f"{int(c['min'])}" if c["min"] == c["max"] else f"{int(c['min'])}-{int(c['max'])}")
+             for v, c in counts.iterrows() if n >= 2 and pd.notna(c["min"]) and c["min"] < n}
+    ax.xaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: f"{v:g}" + (f"\n({fewer[float(v)]} of {n} seeds)" if float(v) in fewer else "")))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
 
@@ -210,7 +215,7 @@ def fig5_alpha(ctx, study):
     ax.set_ylabel("test accuracy (%)")
     if fig5.ours_mean.notna().any():
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title("Fig. 5: accuracy against the non-IID degree" + _on(ctx, grid), fontsize=9)
+    ax.set_title("Fig. 5: accuracy against the non-IID degree" + _long_tail() + _on(ctx, grid), fontsize=9)
     fig.tight_layout()
     ctx.save_figure(fig, "fig5_alpha", experiment="fig5", title="Fig. 5: accuracy against the non-IID degree α",
                     caption=_std_caption(fig5, "alpha", "α"),
