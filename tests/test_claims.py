@@ -520,10 +520,32 @@ def test_a_headline_decided_at_a_scale_the_figure_has_no_panel_for_is_named_unde
         {"claim": "headline", "part": "FMNIST #C=2", "scale": "ladder paper", "verdict": "inconclusive",
          "ours": -2.02, "ours_std": 1.93, "n_seeds": 3, "paired": True, "budget_share": 0.156,
          "dataset_used": "FMNIST", "on_paper_data": True}])
-    said = _decided_elsewhere(frame, ["quick", "paper"])
+    said = _decided_elsewhere(frame, ["quick", "paper"], {"FMNIST #C=2"})
     assert said == ["FMNIST #C=2: the ledger decides it at ladder paper scale (FMNIST, 15.6 % of the paper's "
                     "budget): -2.02 ± 1.93 (3 seeds, paired), inconclusive"]
-    assert _decided_elsewhere(frame, ["quick", "ladder paper"]) == [] and _decided_elsewhere(None, []) == []
+    assert _decided_elsewhere(frame, ["quick", "ladder paper"], {"FMNIST #C=2"}) == []
+    assert _decided_elsewhere(None, [], set()) == []
+
+
+def test_a_headline_part_the_figure_draws_no_bar_for_is_named_under_it_at_a_drawn_scale():
+    """FEDIC's headline has a second part, FEDIC − FedAvg where FedAvg learns (a study's contrast), decided at
+    quick: a scale the figure draws, but with the table's gap (+52.9 over a FedAvg at 27.8 %), not that part's
+    +30.55.  Before 2026-12-07 the figure named neither it nor FedLC's masked reading; now every part whose
+    quantity is not the panels' gap is named under them."""
+    from fedlib.repro.artefacts.claims import claims_of
+    from fedlib.repro.artefacts.headline import _decided_elsewhere, _shown
+
+    claim = next(c for c in claims_of("fedic") if c.headline)
+    assert _shown(claim) == {"CIFAR-10-LT, IF = 100"}
+    fedlc = next(c for c in claims_of("fedlc") if c.headline)
+    assert "absent classes masked" not in _shown(fedlc) and len(_shown(fedlc)) == 1
+    frame = pd.DataFrame([
+        {"claim": "headline", "part": "where FedAvg learns", "scale": "quick", "verdict": "reproduced",
+         "ours": 30.55, "ours_std": 3.63, "n_seeds": 3, "paired": True, "budget_share": 0.0193,
+         "dataset_used": "FashionMNIST-LT", "on_paper_data": False}])
+    said = _decided_elsewhere(frame, ["quick"], _shown(claim))
+    assert said == ["where FedAvg learns: the ledger decides it at quick scale (FashionMNIST-LT, 1.93 % of the "
+                    "paper's budget): +30.55 ± 3.63 (3 seeds, paired), reproduced"], said
 
 
 def test_a_direction_reproduced_says_whether_its_size_falls_short_or_is_exceeded():

@@ -46,15 +46,26 @@ def _distinct(panels: list, q, columns: list) -> list:
     return out
 
 
-def _decided_elsewhere(frame, drawn: list[str]) -> list[str]:
+def _shown(claim) -> set[str]:
+    """The names of ``claim``'s parts that the figure draws: a gap of its first part's table, method and baseline
+    (in any column).  Another quantity (FedLC's masked reading, FEDIC's study where FedAvg learns) is no bar here."""
+    q = claim.quantity
+    key = lambda p: (type(p), getattr(p, "table", None), getattr(p, "method", None), getattr(p, "baseline", None))
+    return {p.name for p in claim.parts if key(p.quantity) == key(q)}
+
+
+def _decided_elsewhere(frame, drawn: list[str], shown: set[str]) -> list[str]:
     """The headline's parts whose best scale (the ledger's, :func:`.claims_text.best_rows`) is not a panel of the
-    figure (a budget ladder's rung, say), each as one line: where the ledger decides it, ours and the verdict."""
+    figure (a budget ladder's rung, say), or whose quantity no panel draws (:func:`_shown`), each as one line:
+    where the ledger decides it, ours and the verdict."""
     from .claims_text import best_rows, ours_text
 
     if frame is None:
         return []
     best = best_rows(frame)
-    best = best[(best.claim == "headline") & (best.verdict != "not tested") & ~best.scale.isin(drawn)]
+    part = best.part.where(best.part.notna(), "").astype(str) if "part" in best else ""
+    best = best[(best.claim == "headline") & (best.verdict != "not tested")
+                & ~(best.scale.isin(drawn) & (part.isin(shown) if "part" in best else True))]
     return [f"{r.part or 'headline'}: the ledger decides it at {r.scale} scale ({r.dataset_used}, "
             f"{100 * r.budget_share:.3g} % of the paper's budget): {ours_text(r)}, {r.verdict}"
             for r in best.itertuples()]
@@ -150,7 +161,8 @@ def headline_figure(paper: str, figures_root: str | Path, ledger=None):
     axes[-1, 0].set_xticklabels([table.column(c).label for c in columns], rotation=35, ha="right", fontsize=7)
     fig.suptitle(f"{pp.title}: {name}, ours against the paper's, per column of {table.id}", fontsize=9)
     fig.tight_layout()
-    elsewhere = _decided_elsewhere(ledger, [x for s, _ in panels for x in s.split(" = ")])  # "paper = GPU": both
+    elsewhere = _decided_elsewhere(ledger, [x for s, _ in panels for x in s.split(" = ")],  # "paper = GPU": both
+                                   _shown(claim))
     if elsewhere:  # the verdict the README gives comes from no panel here: said under them, in the figure
         fig.text(0.01, -0.06, "\n".join(elsewhere), ha="left", va="top", fontsize=8, color="firebrick",
                  transform=fig.transFigure)
