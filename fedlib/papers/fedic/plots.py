@@ -165,7 +165,8 @@ def fig3_aux_size(ctx, study):
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
     _curves(ax, fig3, "aux_per_class", ["curve", "ulb"],
-            lambda k: k[0] if k[0] == "FedAvg" else f"{k[0]}, D_ulb {k[1]}", why_empty(grid, ctx.profile.name))
+            lambda k: "FedAvg (no D_aux: its clients hold the rest)" if k[0] == "FedAvg" else f"{k[0]}, D_ulb {k[1]}",
+            why_empty(grid, ctx.profile.name))
     ax.set_xlabel("D_aux per class")
     ax.set_ylabel("test accuracy (%)")
     if fig3.ours_mean.notna().any():
@@ -174,7 +175,9 @@ def fig3_aux_size(ctx, study):
                  fontsize=9)
     fig.tight_layout()
     ctx.save_figure(fig, "fig3_aux_size", experiment="fig3", title="Fig. 3: accuracy against the size of D_aux",
-                    caption="FT: the global model fine-tuned on D_aux (the teacher of FEDIC with LA off); a run "
+                    caption="FedAvg trains on no D_aux, but D_aux is taken out of the training set before the long "
+                            "tail and the partition (server_aux_per_class), so each size gives its clients another "
+                            "split. FT: the global model fine-tuned on D_aux (the teacher of FEDIC with LA off); a run "
                             "whose model stopped being finite is labelled 'diverged'. "
                             + _std_caption(fig3, "aux_per_class", "D_aux per class"),
                     datasets=datasets_used(grid), placeholder=not fig3.ours_mean.notna().any(),
