@@ -165,7 +165,7 @@ def fig3_aux_size(ctx, study):
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     ax.set_xscale("log")
     _curves(ax, fig3, "aux_per_class", ["curve", "ulb"],
-            lambda k: "FedAvg (no D_aux: its clients hold the rest)" if k[0] == "FedAvg" else f"{k[0]}, D_ulb {k[1]}",
+            lambda k: "FedAvg (no D_aux;\nclients hold the rest)" if k[0] == "FedAvg" else f"{k[0]}, D_ulb {k[1]}",
             why_empty(grid, ctx.profile.name))
     ax.set_xlabel("D_aux per class")
     ax.set_ylabel("test accuracy (%)")
