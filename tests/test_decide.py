@@ -386,6 +386,22 @@ def test_the_plan_counts_the_runs_a_stopped_decide_left_in_the_committed_records
     assert "2 runs to train, 2 more in the committed records (a decide that stopped: 2 of 4 done)" in describe(again)
 
 
+def test_a_stopped_decide_keeps_its_seeds_after_another_decision_of_the_table_took_them(tmp_path, monkeypatch):
+    """FedLC Table 5 (2026-12-07): E = 20's decide stopped after 22 runs at seeds 28-41, while E = 10's decision
+    rendered seeds 28-39 into its own rows. The plan takes new seeds no cell of the table tried, so it moved
+    E = 20 to seeds 40-53 and left 20 of its runs behind. Now the seeds whose runs the records hold for the
+    decision's own cells come first."""
+    from fedlib.repro.run.records import RECORDS_FILE, merge
+
+    root, out, frame, d, _ = _stopped_decide(tmp_path, monkeypatch)
+    merge(out / ".records-decide.jsonl", out / RECORDS_FILE, replace=False)
+    added = [s for s in d.seeds if s != 0]
+    _table(root, "smoke", {"fedlc": {0: 70.0}, "fedrs": {0: 60.0},  # another row now holds the added seeds
+                           "fedavg": {0: 50.0, **{s: 50.0 + s for s in added}}})
+    [again] = plan("fedlc", frame, root)
+    assert again.seeds == d.seeds and (again.runs, again.held) == (2, 2), (d.seeds, again.seeds)
+
+
 def test_a_decision_whose_runs_the_records_hold_all_of_renders_them_into_its_table(tmp_path, monkeypatch):
     """FedABC's Table 2 SCAFFOLD 'as printed' (2026-12-07): its 16 runs were in the committed records (Table 1's
     SCAFFOLD row is the same configuration, trained by another decision), so the plan said "0 runs to train, all

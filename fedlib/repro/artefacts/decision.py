@@ -44,7 +44,7 @@ from ..verdict.spread import SPREAD_FILE
 from .decision_record import Decision, describe, order
 from .claim_evidence import num
 from .decision_seeds import (cell_seeds, held_in_records, held_seeds, predates_seeds, profile_of, recorded_run,
-                             recorded_seeds)
+                             recorded_seeds, resumed_seeds)
 
 __all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "ladder_need", "cell_seeds",
            "held_seeds", "recorded_seeds", "held_in_records", "recorded_run", "PLANNED_RULES", "MIN_SEEDS",
@@ -278,6 +278,13 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
 
     decided = {} if scale == "GPU" else decided_seeds(root / profile, q.table)
     fill = _fill_seeds(cells, seeds_of, common, lambda x: declared | set(decided.get(x, ())) | set(seeds_of[x]))
+    if scale != "GPU":  # then the seeds a stopped decide trained for these cells: it goes on from them
+        if profile not in cache:
+            from ..run.records import RECORDS_FILE, read
+            cache[profile] = read(root / profile / RECORDS_FILE)
+        upto = max(tried | common | {0}) + 60
+        fill += [s for s in resumed_seeds(pp, profile, q.table, cells, seeds_of, cache[profile], upto)
+                 if s not in fill]
     new = new_seeds(common, tried | common, target, fill)
     wanted = sorted(common) + list(new)
     stale = predates_seeds(seeds_of, cells)

@@ -127,3 +127,23 @@ def recorded_run(folder: Path, cfg: dict, cache: dict) -> bool:
     if folder not in cache:
         cache[folder] = read(folder / RECORDS_FILE)
     return bool(held_in_records(cfg, [cfg["seed"]], cache[folder]))
+
+
+def resumed_seeds(pp, profile: str, table: str, cells, seeds_of: dict, recorded: dict, upto: int) -> list[int]:
+    """The seeds below ``upto`` that ``cells`` lack in the table but whose runs the committed records hold for one
+    of them, finished under the code that runs now: a decide that stopped trained them.  The plan takes them
+    first, so that it goes on from them even where another decision of the table has since claimed the seeds it
+    would otherwise pick (FedLC Table 5's E = 20, stopped at seeds 28-41 while E = 10 took 28-39)."""
+    from ..run.grid import identity
+    from ..run.records import record_id
+
+    t, prof, found = pp.table(table), pp.profile(profile), set()
+    for r, c in cells:
+        cfg, _ = prof.resolve(t.config(r, c), t.id)
+        if cfg is None:
+            continue
+        there = [s for s in range(upto) if s not in seeds_of[(r, c)]
+                 and record_id(identity({**cfg, "seed": s})) in recorded]  # cheap first: then the code version
+        found.update(held_in_records(cfg, there, recorded))
+    return sorted(found)
+
