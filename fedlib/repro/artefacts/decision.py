@@ -17,7 +17,8 @@ For each such row of a paper's claims frame (:func:`fedlib.repro.artefacts.claim
 * **which runs**: the part's cells (method and baseline in each column that ran at that scale; a best row's rivals
   too) × the seeds they lack: first the seeds some of them hold and others lack (another decision added them to a
   cell they share: training them pairs the cells again), unless a cell lacking one tried it (the profile's seeds,
-  those decided for it, ``_decided.jsonl``); then the smallest seeds no cell of the table tried (its CSV's
+  those decided for it, ``_decided.jsonl``); then those the records hold runs of for these cells (a decide that
+  stopped, :func:`.decision_seeds.resumed_seeds`); then the smallest seeds no cell of the table tried (its CSV's
   ``ours_seeds`` and the profile's seeds; the GPU's ``paper/gpu/<table>_gpu_runs.csv``), since a seed that
   diverged diverges again;
 * **what it costs**: per run, the wall time recorded for the same cell at another seed (the run records,
