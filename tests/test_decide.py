@@ -400,6 +400,11 @@ def test_a_stopped_decide_keeps_its_seeds_after_another_decision_of_the_table_to
                            "fedavg": {0: 50.0, **{s: 50.0 + s for s in added}}})
     [again] = plan("fedlc", frame, root)
     assert again.seeds == d.seeds and (again.runs, again.held) == (2, 2), (d.seeds, again.seeds)
+    # a decision that wants more seeds than those: they come first, once, and fresh seeds follow (FedABC Table 2
+    # read "seeds 3, ..., 10, 3, 4, ..." before 2026-12-07: the resumed seeds were taken again as new ones)
+    _table(root, "smoke", {"fedlc": {0: 64.0, 3: 61.0}, "fedrs": {0: 60.0, 3: 60.0}})  # 2 seeds, 0 and 3
+    [more] = plan("fedlc", pd.DataFrame([_row(scale="smoke", ours=3.0, sd=2.0, n=2, paper=4.0)]), root)
+    assert more.target == 5 and more.seeds == (1, 2, 4) and more.held == 2, (more.seeds, more.target, more.held)
 
 
 def test_a_decision_whose_runs_the_records_hold_all_of_renders_them_into_its_table(tmp_path, monkeypatch):

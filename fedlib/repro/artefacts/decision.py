@@ -45,7 +45,7 @@ from ..verdict.spread import SPREAD_FILE
 from .decision_record import Decision, describe, order
 from .claim_evidence import num
 from .decision_seeds import (cell_seeds, held_in_records, held_seeds, predates_seeds, profile_of, recorded_run,
-                             recorded_seeds, resumed_seeds)
+                             recorded_seeds, records_of, resumed_seeds)
 
 __all__ = ["Decision", "plan", "describe", "order", "is_inconclusive", "gpu_entries", "ladder_need", "cell_seeds",
            "held_seeds", "recorded_seeds", "held_in_records", "recorded_run", "PLANNED_RULES", "MIN_SEEDS",
@@ -142,11 +142,7 @@ def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, r
     """``(runs, cpu_s, gpu_s, device, sources, held)`` of training ``cells`` to the seeds ``wanted``: the runs to
     train and their cost, and ``held``, the runs the committed records hold already (None: a cell not configured
     under ``profile``)."""
-    from ..run.records import RECORDS_FILE, read
-
-    t, prof = pp.table(table), pp.profile(profile)
-    if profile not in cache:
-        cache[profile] = read(root / profile / RECORDS_FILE)
+    t, prof, recorded = pp.table(table), pp.profile(profile), records_of(root, profile, cache)
     runs, cpu, gpu, device, sources, held = 0, 0.0, 0.0, "cuda" if scale == "GPU" else "cpu", set(), 0
     for r, c in cells:
         lack = [s for s in wanted if s not in seeds_of[(r, c)]]
@@ -156,7 +152,7 @@ def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, r
         if cfg is None:
             return None
         if scale != "GPU":
-            there = held_in_records(cfg, lack, cache[profile])
+            there = held_in_records(cfg, lack, recorded)
             held += len(there)
             lack = [s for s in lack if s not in there]
             if not lack:
@@ -164,7 +160,7 @@ def _costed(pp, profile: str, scale: str, table: str, cells, seeds_of, wanted, r
         runs += len(lack)
         needs_gpu = scale == "GPU" or (prof.cost is not None and not prof.cost.fits_cpu(cfg))
         device = "cuda" if needs_gpu else device
-        sec, src = run_seconds(pp, profile, cfg, cache[profile], seeds_of[(r, c)], gpu=False)
+        sec, src = run_seconds(pp, profile, cfg, recorded, seeds_of[(r, c)], gpu=False)
         cpu = None if sec is None or cpu is None else cpu + sec * len(lack)
         sources.add(src)
         if needs_gpu:
@@ -280,13 +276,9 @@ def _decide_row(pp, claim, part, row: dict, root: Path, cache: dict) -> Decision
     decided = {} if scale == "GPU" else decided_seeds(root / profile, q.table)
     fill = _fill_seeds(cells, seeds_of, common, lambda x: declared | set(decided.get(x, ())) | set(seeds_of[x]))
     if scale != "GPU":  # then the seeds a stopped decide trained for these cells: it goes on from them
-        if profile not in cache:
-            from ..run.records import RECORDS_FILE, read
-            cache[profile] = read(root / profile / RECORDS_FILE)
-        upto = max(tried | common | {0}) + 60
-        fill += [s for s in resumed_seeds(pp, profile, q.table, cells, seeds_of, cache[profile], upto)
+        fill += [s for s in resumed_seeds(pp, profile, q.table, cells, seeds_of, records_of(root, profile, cache))
                  if s not in fill]
-    new = new_seeds(common, tried | common, target, fill)
+    new = new_seeds(common, tried | common | set(fill), target, fill)  # a seed taken first is not taken again
     wanted = sorted(common) + list(new)
     stale = predates_seeds(seeds_of, cells)
     seeds_of, progress = held_seeds(root, pp, scale, q.table, cells, cache, seeds_of)

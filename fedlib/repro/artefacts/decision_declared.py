@@ -75,14 +75,14 @@ def study_need(pp, part, row: dict, root: str | Path) -> str | None:
     if not added:  # the profile gives the study these seeds already: its outputs predate them
         return (f"a study row: {want} seeds ({have} now; {why}); the {profile!r} profile gives study "
                 f"{experiment!r} {len(held)} seeds already: {command} trains what the records lack")
-    failed = f"; seeds {sorted(failed)} failed" if failed else ""
+    said = f"; seeds {sorted(failed)} failed" if failed else ""
     total, sources = 0.0, set()
     for cfg in cells:
         sec, src = run_seconds(pp, profile, cfg, recorded, held, gpu=False)
         sources.add(src)
         total = None if sec is None or total is None else total + sec * added
     cost = "cost unknown" if total is None else f"≈ {total / 60:.0f} CPU-min ({', '.join(sorted(sources))})"
-    return (f"a study row: {want} seeds ({have} now{failed}; {why}) of every cell of study "
+    return (f"a study row: {want} seeds ({have} now{said}; {why}) of every cell of study "
             f"{', '.join(repr(s.name) for s in studies) or repr(experiment)} ({len(cells)} cells): "
             f"experiments[{experiment!r}]['seeds'] = {seeds} in the {profile!r} profile of "
             f"fedlib/papers/{pp.name}/profiles.py, then {command}: {len(cells) * added} runs, {cost}")

@@ -93,18 +93,14 @@ def held_seeds(root: Path, pp, scale: str, table: str, cells, cache: dict | None
     where the table CSV predates per-seed values and the profile's committed run records hold runs of the cells,
     the seeds those records hold (:func:`recorded_seeds`), and ``progress`` = (runs recorded, runs of the cells at
     the profile's seeds): the table's regeneration with records is what decides it, and this is how far it got."""
-    from ..run.records import RECORDS_FILE, read
-
     seeds_of = cell_seeds(root, pp, scale, table) if seeds_of is None else seeds_of
     profile = profile_of(pp, scale)
     if scale == "GPU" or profile is None or not predates_seeds(seeds_of, [c for c in cells if c in seeds_of]):
         return seeds_of, None
-    cache = {} if cache is None else cache
-    if profile not in cache:
-        cache[profile] = read(root / profile / RECORDS_FILE)
-    if not cache[profile]:
+    recorded = records_of(root, profile, {} if cache is None else cache)
+    if not recorded:
         return seeds_of, None
-    rec = recorded_seeds(pp, profile, table, cells, cache[profile])
+    rec = recorded_seeds(pp, profile, table, cells, recorded)
     planned = len(cells) * len(pp.profile(profile).seeds_for(table))
     return {**seeds_of, **rec}, (sum(len(v) for v in rec.values()), planned)
 
@@ -129,21 +125,29 @@ def recorded_run(folder: Path, cfg: dict, cache: dict) -> bool:
     return bool(held_in_records(cfg, [cfg["seed"]], cache[folder]))
 
 
-def resumed_seeds(pp, profile: str, table: str, cells, seeds_of: dict, recorded: dict, upto: int) -> list[int]:
-    """The seeds below ``upto`` that ``cells`` lack in the table but whose runs the committed records hold for one
-    of them, finished under the code that runs now: a decide that stopped trained them.  The plan takes them
-    first, so that it goes on from them even where another decision of the table has since claimed the seeds it
-    would otherwise pick (FedLC Table 5's E = 20, stopped at seeds 28-41 while E = 10 took 28-39)."""
-    from ..run.grid import identity
-    from ..run.records import record_id
+def records_of(root: Path, profile: str, cache: dict) -> dict:
+    """The committed records of ``root/<profile>`` (``_records.jsonl.gz``), read once into ``cache``."""
+    from ..run.records import RECORDS_FILE, read
 
+    if profile not in cache:
+        cache[profile] = read(Path(root) / profile / RECORDS_FILE)
+    return cache[profile]
+
+
+def resumed_seeds(pp, profile: str, table: str, cells, seeds_of: dict, recorded: dict) -> list[int]:
+    """The seeds that ``cells`` lack in the table but whose runs the committed records hold for one of them,
+    finished under the code that runs now: a decide that stopped trained them.  The plan takes them first, so
+    that it goes on from them even where another decision of the table has since claimed the seeds it would
+    otherwise pick (FedLC Table 5's E = 20, stopped at seeds 28-41 while E = 10 took 28-39)."""
     t, prof, found = pp.table(table), pp.profile(profile), set()
+    by_method: dict = {}  # the seeds recorded for each method: the candidates, checked run by run below
+    for rec in recorded.values():
+        by_method.setdefault(rec["config"].get("method"), set()).add(rec["config"].get("seed"))
     for r, c in cells:
         cfg, _ = prof.resolve(t.config(r, c), t.id)
         if cfg is None:
             continue
-        there = [s for s in range(upto) if s not in seeds_of[(r, c)]
-                 and record_id(identity({**cfg, "seed": s})) in recorded]  # cheap first: then the code version
+        there = sorted(s for s in by_method.get(cfg.get("method"), ())
+                       if isinstance(s, int) and s not in seeds_of[(r, c)])
         found.update(held_in_records(cfg, there, recorded))
     return sorted(found)
-

@@ -63,9 +63,10 @@ def _decided_elsewhere(frame, drawn: list[str], shown: set[str]) -> list[str]:
     if frame is None:
         return []
     best = best_rows(frame)
-    part = best.part.where(best.part.notna(), "").astype(str) if "part" in best else ""
-    best = best[(best.claim == "headline") & (best.verdict != "not tested")
-                & ~(best.scale.isin(drawn) & (part.isin(shown) if "part" in best else True))]
+    on_panel = best.scale.isin(drawn)
+    if "part" in best:  # a part the panels draw: its scale must be one of them
+        on_panel &= best.part.fillna("").astype(str).isin(shown)
+    best = best[(best.claim == "headline") & (best.verdict != "not tested") & ~on_panel]
     return [f"{r.part or 'headline'}: the ledger decides it at {r.scale} scale ({r.dataset_used}, "
             f"{100 * r.budget_share:.3g} % of the paper's budget): {ours_text(r)}, {r.verdict}"
             for r in best.itertuples()]
