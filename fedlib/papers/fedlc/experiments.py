@@ -21,8 +21,8 @@ from . import PAPER
 from ...repro.budget.gate import decide
 from ...repro.spec.profiles import Profile
 
-__all__ = ["setting_params", "trained_cell", "trained_model", "skew_label", "skew_params", "not_run_frame",
-           "save_not_run"]
+__all__ = ["setting_params", "trained_cell", "trained_model", "skew_label", "skew_text", "skew_params",
+           "not_run_frame", "save_not_run"]
 
 
 def skew_params(key: str) -> dict:
@@ -39,7 +39,12 @@ def skew_params(key: str) -> dict:
 
 def skew_label(key: str) -> str:
     """``"cifar10_beta0.1"`` -> ``"D(β=0.1)"``, ``"cifar10_alpha2"`` -> ``"Q(α=2)"``, ``"…_iid"`` -> ``"IID"``."""
-    p = skew_params(key)
+    return skew_text(skew_params(key))
+
+
+def skew_text(p: dict) -> str:
+    """Partition parameters (as :func:`skew_params` gives them, or a config's ``to_dict()``) as the paper writes
+    them."""
     if p["partition"] == "iid":
         return "IID"
     return f"D(β={p['partition_beta']:g})" if p["partition"] == "dirichlet" else f"Q(α={p['partition_alpha']})"

@@ -18,6 +18,7 @@ from ...repro.artefacts.not_run import short_reason
 from . import PAPER
 from . import reported as paper
 from .deviation_study import LOSS_NAMES
+from .experiments import skew_text
 from .local_models import ROLES
 from .toy import toy_panels
 
@@ -229,14 +230,6 @@ def _chance_note(ax, series: dict, k: int) -> None:
                 fontsize=7, color="firebrick", linespacing=1.1)
 
 
-def _skew(cfg) -> str:
-    """The label skew of ``cfg`` as the paper writes it: D(β=0.1), Q(α=2) or IID."""
-    if cfg.partition == "dirichlet":
-        return f"D(β={cfg.partition_beta:g})"
-    return f"Q(α={cfg.partition_alpha})" if cfg.partition == "shards" else "IID" if cfg.partition == "iid" \
-        else cfg.partition
-
-
 def fig6_before_after(ctx, start, per_class: pd.DataFrame):
     """Fig. 6: per-class accuracy after the local update and after aggregation, FedAvg vs FedLC."""
     import matplotlib.pyplot as plt
@@ -269,8 +262,8 @@ def fig6_before_after(ctx, start, per_class: pd.DataFrame):
                fontsize=8)
     cfg = start.config
     fig.suptitle(f"Per-class accuracy, FedAvg vs FedLC, {_dataset(cfg.dataset)}: {cfg.num_clients} clients under "
-                 f"{_skew(cfg)}, seed {cfg.seed}, one local epoch from FedAvg's global model after {cfg.rounds} "
-                 "rounds", fontsize=10)
+                 f"{skew_text(cfg.to_dict())}, seed {cfg.seed}, one local epoch from FedAvg's global model after "
+                 f"{cfg.rounds} rounds", fontsize=10)
     fig.tight_layout()
     ctx.save_figure(fig, "fig6_before_after_aggregation", experiment="fig6",
                     title="Fig. 6: per-class accuracy after the local update and after aggregation, FedAvg vs FedLC",
@@ -298,9 +291,10 @@ def fig7_tsne(ctx, start, points: pd.DataFrame, scores: pd.DataFrame):
                      f"5-NN {100 * sc.knn5_accuracy_tsne:.0f}%")
         ax.set_xticks([]), ax.set_yticks([])
         ax.legend(fontsize=7, markerscale=2, loc="upper center", bbox_to_anchor=(0.5, -0.02))
-    fig.suptitle(f"t-SNE of test features, {_dataset(start.config.dataset)}: client {scores.client.iloc[0]} of "
-                 f"{start.config.num_clients} under {_skew(start.config)}, seed {start.config.seed}, one local epoch "
-                 "from the same global model", fontsize=10)
+    cfg = start.config
+    fig.suptitle(f"t-SNE of test features, {_dataset(cfg.dataset)}: client {scores.client.iloc[0]} of "
+                 f"{cfg.num_clients} under {skew_text(cfg.to_dict())}, seed {cfg.seed}, one local epoch from the "
+                 "same global model", fontsize=10)
     fig.tight_layout()
     ctx.save_figure(fig, "fig7_tsne", experiment="fig7",
                     title="Fig. 7: t-SNE of test features of a missing, a minority and a majority class after the "
