@@ -275,6 +275,26 @@ def test_decided_seeds_survive_a_render_from_records(tmp_path, monkeypatch):
     assert "decided" not in json.loads((out / "table4.json").read_text())["parameters"]
 
 
+def test_decided_seeds_reach_every_table_cell_that_reads_the_same_runs(tmp_path):
+    """FedABC's Tables 1 and 2 read the same runs at quick (one run, two metrics): a seed decide added to a cell of
+    one is a seed of the other's cell with the same configuration (compared here from the gate's configurations),
+    and of no cell whose configuration differs (Table 2's held-classes rows); a second pass changes nothing."""
+    from fedlib.repro.artefacts.tables import DECIDED_FILE, decided_seeds, grid_cells, share_decided
+    from fedlib.repro.spec.paper import get_paper
+
+    profile = get_paper("fedabc").profile("quick")
+    config = {t: {(c["row"], c["column"]): c["config"] for c in grid_cells(profile, t)} for t in ("table1", "table2")}
+    shared = next(k for k, v in config["table2"].items() if v is not None and config["table1"].get(k) == v)
+    alone = next(k for k, v in config["table2"].items() if v is not None and v not in config["table1"].values())
+    (tmp_path / DECIDED_FILE).write_text("".join(
+        json.dumps({"table": "table2", "row": r, "column": c, "seeds": [3, 4]}) + "\n" for r, c in (shared, alone)))
+    assert share_decided(profile, tmp_path) == 1
+    assert decided_seeds(tmp_path, "table1") == {shared: (3, 4)}
+    assert decided_seeds(tmp_path, "table2") == {shared: (3, 4), alone: (3, 4)}
+    text = (tmp_path / DECIDED_FILE).read_text()
+    assert share_decided(profile, tmp_path) == 0 and (tmp_path / DECIDED_FILE).read_text() == text
+
+
 @pytest.mark.slow
 def test_a_table_without_decided_seeds_renders_as_before(tmp_path):
     """A table no ``_decided.jsonl`` line names renders from its committed records byte for byte (CSV and

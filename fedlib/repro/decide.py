@@ -14,8 +14,8 @@ cost from the run records or the cost model).  For each decision, in order:
    current code (:func:`fedlib.repro.run.records.resumable`), on this machine or another;
 2. **declare** the seeds it added, cell by cell, in ``figures/<paper>/<profile>/_decided.jsonl``
    (:func:`declare`; :data:`fedlib.repro.artefacts.tables.DECIDED_FILE`): every later regeneration of the table
-   (:func:`fedlib.repro.artefacts.tables.reproduce_table`, from records or training) runs those cells at those
-   seeds too, so the decided seeds are not lost when the table renders again from its notebook;
+   (:func:`fedlib.repro.artefacts.tables.reproduce_table`, from records or training), and every table cell that
+   reads the same runs (``share_decided``), runs those cells at those seeds too, so none is lost;
 3. **render** the table's decided cells again: each cell's per-seed values (``ours_seeds``: the committed seeds
    and the new runs, from the grid's records) give its mean, std, ``n_seeds`` and ``delta`` in ``<table>.csv``;
    its note says which seeds were added here.  The table's ``.md`` and figure follow at its next regeneration
@@ -159,20 +159,18 @@ def declare(d: Decision, grid, *, root: Path) -> int:
     table, to ``figures/<paper>/<profile>/_decided.jsonl`` (one sorted JSON line per cell: table, row, column,
     seeds; no machine path), so that every regeneration of the table runs them too.  Returns the cells
     declared.  A GPU-scale decision (its runs table, not the profile's) declares nothing."""
-    from .artefacts.tables import DECIDED_FILE
+    from .artefacts.tables import DECIDED_FILE, share_decided
     from .spec.paper import get_paper
 
     if d.scale == "GPU" or grid.runs.empty:
         return 0
-    profile_seeds = set(get_paper(d.paper).profile(d.profile).seeds_for(d.table))
+    profile = get_paper(d.paper).profile(d.profile)
+    profile_seeds = set(profile.seeds_for(d.table))
     runs = grid.runs[grid.runs.status.isin(("ok", "diverged"))]
     path = root / d.paper / d.profile / DECIDED_FILE
     cells: dict[tuple[str, str, str], set[int]] = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                rec = json.loads(line)
-                cells.setdefault((rec["table"], rec["row"], rec["column"]), set()).update(map(int, rec["seeds"]))
+    for rec in map(json.loads, filter(str.strip, path.read_text().splitlines() if path.exists() else ())):
+        cells.setdefault((rec["table"], rec["row"], rec["column"]), set()).update(map(int, rec["seeds"]))
     n = 0
     for r, c in d.cells:
         seeds = {int(s) for s in runs[(runs.row == r) & (runs.column == c)].seed} & set(d.seeds)
@@ -182,6 +180,7 @@ def declare(d: Decision, grid, *, root: Path) -> int:
     if cells:
         path.write_text("".join(json.dumps({"table": t, "row": r, "column": c, "seeds": sorted(v)}) + "\n"
                                 for (t, r, c), v in sorted(cells.items())))
+        share_decided(profile, path.parent)  # the cells of other tables that read the same runs
     return n
 
 

@@ -14,7 +14,8 @@
   initialization for every method, so two rows at one seed are a paired draw;
 * :func:`decided_seeds` -- the extra seeds that ``python -m fedlib.repro.decide`` added to cells of a table
   (``<out_dir>/_decided.jsonl``, :data:`DECIDED_FILE`): :func:`reproduce_table` runs those cells at those seeds
-  too, so every regeneration (from records or training) keeps them.
+  too, so every regeneration (from records or training) keeps them; :func:`share_decided` gives them to every
+  table cell that reads the same runs.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from .saving import save_table
 from ..verdict.spread import spread_for, table_metric
 
 __all__ = ["reproduce_table", "grid_cells", "metric_of", "cell_values", "last_rounds", "over_last_rounds",
-           "recount", "seeds_text", "parse_seeds", "decided_seeds", "with_decided", "DECIDED_FILE", "Value"]
+           "recount", "seeds_text", "parse_seeds", "decided_seeds", "share_decided", "with_decided", "DECIDED_FILE",
+           "Value"]
 
 #: The runs ``python -m fedlib.repro.decide`` added to a profile's tables, beside their outputs
 #: (``figures/<paper>/<profile>/_decided.jsonl``): one JSON line per cell, ``{"table", "row", "column", "seeds"}``,
@@ -194,6 +196,36 @@ def decided_seeds(out_dir: str | os.PathLike | None, table: str) -> dict[tuple[s
                 key = (rec["row"], rec["column"])
                 out[key] = tuple(sorted(set(out.get(key, ())) | {int(s) for s in rec["seeds"]}))
     return out
+
+
+def share_decided(profile: Profile, out_dir: str | os.PathLike) -> int:
+    """Give each table cell of ``profile`` the decided seeds (:func:`decided_seeds`) of every other table's cell
+    with the same configuration, in ``<out_dir>/_decided.jsonl``: two tables that read the same runs (FedABC's
+    Tables 1 and 2 at quick: one run, two metrics) are one set of runs, and a seed decide trained for one is a
+    seed of both.  Returns the cells that gained seeds (0: the file is left as it was)."""
+    path = Path(out_dir) / DECIDED_FILE
+    if not path.exists():
+        return 0
+    pp, cells = profile.companion, {}
+    for t in pp.tables:  # (table, row, column) by configuration: the run a cell reads at each seed
+        for c in grid_cells(profile, t):
+            if c["config"] is not None:
+                cells[(t, c["row"], c["column"])] = json.dumps(c["config"], sort_keys=True, default=str)
+    seeds = {(t, r, c): set(s) for t in pp.tables for (r, c), s in decided_seeds(out_dir, t).items()}
+    kept = {k for k in seeds if k not in cells}  # a cell the profile no longer configures keeps its line
+    by_config: dict[str, set[int]] = {}
+    for key, held in seeds.items():
+        if key in cells:
+            by_config.setdefault(cells[key], set()).update(held)
+    shared = {key: by_config[cfg] - set(profile.seeds_for(key[0])) for key, cfg in cells.items()
+              if cfg in by_config}
+    shared = {key: s for key, s in shared.items() if s}
+    gained = sum(1 for key, s in shared.items() if s != seeds.get(key, set()))
+    if gained:
+        lines = {**{k: seeds[k] for k in kept}, **shared}
+        path.write_text("".join(json.dumps({"table": t, "row": r, "column": c, "seeds": sorted(v)}) + "\n"
+                                for (t, r, c), v in sorted(lines.items())))
+    return gained
 
 
 def with_decided(cells: list[dict], decided: dict, seeds) -> list[dict]:
