@@ -199,10 +199,10 @@ def decided_seeds(out_dir: str | os.PathLike | None, table: str) -> dict[tuple[s
 
 
 def share_decided(profile: Profile, out_dir: str | os.PathLike) -> int:
-    """Give each table cell of ``profile`` the decided seeds (:func:`decided_seeds`) of every other table's cell
-    with the same configuration, in ``<out_dir>/_decided.jsonl``: two tables that read the same runs (FedABC's
-    Tables 1 and 2 at quick: one run, two metrics) are one set of runs, and a seed decide trained for one is a
-    seed of both.  Returns the cells that gained seeds (0: the file is left as it was)."""
+    """Give each table cell of ``profile`` the decided seeds (:func:`decided_seeds`) of every other cell with the
+    same configuration, in ``<out_dir>/_decided.jsonl``: cells that read the same runs (FedABC's Tables 1 and 2 at
+    quick: one run, two metrics; FEDIC Table 3's all/many/medium/few columns) are one set of runs, and a seed
+    decide trained for one is a seed of each.  Returns the cells that changed (0: the file is left as it was)."""
     path = Path(out_dir) / DECIDED_FILE
     if not path.exists():
         return 0
