@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from .pooling import relu_max_pool
+
 
 def check_positive_int(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -28,13 +30,13 @@ def two_conv5_pool_size(image_size, model: str) -> tuple[int, int]:
 
 
 def conv_relu_pool(conv, pool, x):
-    """``pool(relu(conv(x)))``, the papers' conv → ReLU → max-pool block; without autograd (evaluation) computed
-    as ``relu(pool(conv(x)))``, which touches a quarter of the elements.
+    """``pool(relu(conv(x)))``, the papers' conv → ReLU → max-pool block, as
+    :func:`fedlib.models.pooling.relu_max_pool`: on a CPU a 2×2 pool by strided views, ReLU after it (a quarter of
+    the elements), and a gradient that is torch's bit for bit; elsewhere torch's own pool, after the ReLU in
+    training and before it in evaluation.
 
-    The two are equal bit for bit: ReLU is monotone, so it commutes with a max over a window.  Training keeps
-    the papers' order: their gradients are equal in value, but under vmap the gradient that reaches the
-    convolution comes in another memory layout, and its bias gradient (a sum) rounds differently
-    (tests/test_models.py checks both)."""
-    if torch.is_grad_enabled():
-        return pool(F.relu(conv(x)))
-    return F.relu(pool(conv(x)))
+    The orders are equal bit for bit in the output: ReLU is monotone, so it commutes with a max over a window.
+    Training on another device keeps the papers' order: there the gradient would reach the convolution in
+    another memory layout under vmap, and its bias gradient (a sum) would round differently
+    (tests/test_models.py, tests/test_pooling.py)."""
+    return relu_max_pool(pool, conv(x))
