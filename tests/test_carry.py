@@ -110,6 +110,16 @@ def test_the_check_finds_the_same_code_identical_and_a_changed_one_different(tmp
     assert row["from_versions"] != row["to_versions"]  # the edit moved the old copy's code version
 
 
+def test_a_group_of_many_runs_reaches_the_tiny_runs_process_whole(tmp_path):
+    """A group's configurations go to the fresh process on stdin: on the command line, FedLC's 1,100 quick CNN
+    records (one JSON argument far past Linux's 128 KiB for one argument) stopped the check with E2BIG."""
+    cfg = {**TINY, "method": "fedavg"}
+    configs = [{**cfg, "seed": s} for s in range(1500)]
+    assert len(json.dumps(configs)) > 128 * 1024
+    out = carry._run(REPO, configs, None, tmp_path / "params.pt")
+    assert out["versions"] == [code_version(Config.from_dict(c)) for c in configs]
+
+
 def test_the_check_refuses_a_commit_that_is_not_one_before_any_run(tmp_path):
     with pytest.raises(ValueError, match="from must name a commit of this repository, got 'no-such-commit'"):
         carry.check([{**TINY}], from_commit="no-such-commit", log=lambda *_: None)

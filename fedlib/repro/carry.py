@@ -60,7 +60,7 @@ import fedlib
 from fedlib.config import Config
 from fedlib.simulation import simulate
 from fedlib.store import code_version
-spec = json.loads(sys.argv[1])
+spec = json.loads(sys.stdin.read())
 out = {"fedlib": fedlib.__file__, "versions": [code_version(Config.from_dict(c)) for c in spec["configs"]]}
 if spec.get("tiny"):
     run = simulate(Config.from_dict(spec["tiny"]), store=None, progress=False)
@@ -132,8 +132,8 @@ def _group(cfg: dict) -> str:
 def _run(root: Path, configs: list[dict], tiny: dict | None, params_out: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(root), "PYTHONHASHSEED": "0"}
     spec = {"configs": configs, "tiny": tiny, "params_out": str(params_out)}
-    proc = subprocess.run([sys.executable, "-c", _RUNNER, json.dumps(spec)], capture_output=True, text=True,
-                          cwd=root, env=env, timeout=1800)
+    proc = subprocess.run([sys.executable, "-c", _RUNNER], input=json.dumps(spec), capture_output=True, text=True,
+                          cwd=root, env=env, timeout=1800)  # on stdin: a group of thousands of runs outgrows argv
     line = next((x for x in proc.stdout.splitlines() if x.startswith("CARRY ")), None)
     if proc.returncode != 0 or line is None:
         raise RuntimeError(f"the tiny run under {root} failed: {proc.stderr[-2000:]}")
