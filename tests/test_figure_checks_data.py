@@ -47,6 +47,20 @@ def test_a_series_at_chance_of_its_datasets_classes_is_refused_unflagged():
     assert _check(fig, datasets=["cifar10"], seeds=[0, 1])["chance_from_data"]
 
 
+def test_a_line_at_chance_is_ringed_and_named_in_the_note_above_the_data(tmp_path):
+    """FedConcat quick Fig. 4: "<line> at chance" written beside a point landed on the other curves, which crowd
+    near chance.  The points are ringed in the line's colour, and the line is named in the note above the data."""
+    fig, ax = _at_chance_figure()
+    ax.plot([1, 2, 3], [84.0, 86.0, 88.0], color="C2", label="FedAvg")
+    save_figure(fig, "c", tmp_path, caption="#C=2", datasets=["cifar10"], seeds=[0], profile="quick")
+    [note] = [t for t in ax.texts if "chance" in t.get_text()]  # no other text: none beside a point
+    assert note.get_text().startswith("at chance (1/10 = 10): MOON (ringed)") and "FedConcat" not in note.get_text()
+    [ring] = [line for line in ax.lines if line.get_label() == "_at chance"]
+    assert list(ring.get_ydata()) == [10.0, 10.3, 10.0] and ring.get_markeredgecolor() == ax.lines[1].get_color()
+    assert ring.get_linestyle() == "None"
+    assert note.get_position()[1] > 0.9 and ax.get_ylim()[1] > 100  # above the data, in headroom
+
+
 def test_chance_follows_the_classes_and_a_gap_axes_is_not_an_accuracy():
     fig, ax = _at_chance_figure()
     assert _check(fig, datasets=["cifar100"], seeds=[0, 1])["chance_from_data"]  # 1 % chance: 10 % is above it

@@ -17,8 +17,9 @@ __all__ = ["mend", "stamp_setting"]
 
 
 def mend(fig, datasets: Iterable[str] | None = None, *, dpi: float = 200.0) -> None:
-    """Flag on ``fig`` what needs no judgement: each series at chance ("<series> at chance (1/K = …)"),
-    each bar too short to see (its value as a label)."""
+    """Flag on ``fig`` what needs no judgement: each series at chance, named in a note above the data ("at chance
+    (1/K = …): <series>"; a line's points at chance ringed, a bar's marked), each bar too short to see (its value
+    as a label)."""
     fig.canvas.draw()
     for ax in fig.axes:
         hits = [h for h in at_chance(ax, datasets, CHANCE_MARGIN_PP) if not flagged(ax, fig, h[0])]
@@ -30,9 +31,12 @@ def mend(fig, datasets: Iterable[str] | None = None, *, dpi: float = 200.0) -> N
             names, top = [], chance + (CHANCE_MARGIN_PP if hi > 1.5 else CHANCE_MARGIN_PP / 100)
             for label, _, artist in hits:
                 bars = _chance_bars(ax, artist, top, chance)
-                if bars or not _point(ax, label, artist, top):
-                    names += [f"{n} ({label})" if public(label) else n for n in bars] if bars else \
-                        ([label] if public(label) else [])
+                if bars:
+                    names += [f"{n} ({label})" if public(label) else n for n in bars]
+                elif _point(ax, label, artist, top):  # a line's points at chance: ringed, named in the note
+                    names.append(f"{label} (ringed)")
+                elif public(label):
+                    names.append(label)
             if names or not all(public(lab) for lab, _, _ in hits):
                 k = round(1 / (chance / (100 if hi > 1.5 else 1)))
                 names = list(dict.fromkeys(names))
@@ -67,8 +71,8 @@ def _note(ax, text: str) -> None:
 
 
 def _point(ax, label: str, artist, top: float) -> bool:
-    """Write "<label> at chance" beside the lowest point at chance of a line (towards the axes' middle);
-    False for what is no line or has no name."""
+    """Ring each point of a line at chance, in the line's colour (no text: a label beside a point lands on the
+    other curves, which crowd near chance); False for what is no line, has no name or no point at chance."""
     from matplotlib.lines import Line2D
 
     if not isinstance(artist, Line2D) or not public(label):
@@ -77,10 +81,8 @@ def _point(ax, label: str, artist, top: float) -> bool:
     xy = xy[np.isfinite(xy).all(axis=1) & (xy[:, 1] <= top)]
     if not len(xy):
         return False
-    x, y = xy[np.argmin(xy[:, 1])]
-    right = ax.transAxes.inverted().transform(ax.transData.transform((x, y)))[0] > 0.5
-    ax.annotate(f"{label} at chance", (x, y), xytext=(-6 if right else 6, 6), textcoords="offset points",
-                ha="right" if right else "left", va="bottom", fontsize=7, color="firebrick", zorder=6)
+    ax.plot(xy[:, 0], xy[:, 1], ls="none", marker="o", ms=9, mfc="none", mec=artist.get_color(), mew=1.2,
+            zorder=6, label="_at chance", clip_on=False)
     return True
 
 
