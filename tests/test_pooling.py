@@ -79,3 +79,36 @@ def test_the_pool_without_gradient_gives_torchs_floats_in_torchs_layout(fmt):
         y, y_ref = relu_max_pool(pool, x), _reference(x)
     assert torch.equal(y.isnan(), y_ref.isnan()) and torch.equal(y.nan_to_num(), y_ref.nan_to_num())
     assert y.stride() == y_ref.stride()
+
+
+@pytest.mark.parametrize("name,shape", [("cnn_cifar", (3, 16, 16)), ("simple_cnn", (3, 32, 32)),
+                                        ("concat5_simple_cnn", (3, 32, 32)), ("cnn_mnist", (1, 28, 28))])
+def test_the_models_gradients_are_the_papers_order_bit_for_bit_in_both_engines(name, shape, monkeypatch):
+    """A model's parameter gradients, one client (the sequential engine) and two clients under vmap (the vectorized
+    engine), equal those of torch's conv → ReLU → pool bit for bit.  Under vmap the fold of the fast path handed
+    the grouped convolution its gradient in another layout, and the conv biases' gradients rounded otherwise
+    (FedLC's CIFAR CNN, FedConcat's SimpleCNN): vmap keeps torch's ops."""
+    import importlib
+
+    from torch.func import functional_call, vmap
+
+    from fedlib.models import build_model
+    from fedlib.models.registry import memory_format
+
+    torch.manual_seed(0)
+    model = build_model(name, 10, shape)
+    params = {k: v.detach().clone() for k, v in model.named_parameters()}
+    x = torch.randn(6, *shape).contiguous(memory_format=memory_format(name, shape))
+
+    def grads():
+        one = {k: v.clone().requires_grad_() for k, v in params.items()}
+        two = {k: torch.stack([v, v * 0.5]).requires_grad_() for k, v in params.items()}
+        functional_call(model, one, (x,)).square().sum().backward()
+        vmap(lambda q: functional_call(model, q, (x,)))(two).square().sum().backward()
+        return [t.grad for t in (*one.values(), *two.values())]
+
+    ours = grads()
+    for module in ("fedlc_cnn", "simple_cnn", "fedabc_nets"):
+        monkeypatch.setattr(importlib.import_module(f"fedlib.models.{module}"), "conv_relu_pool",
+                            lambda conv, pool, t: pool(F.relu(conv(t))))
+    assert all(torch.equal(_bits(a), _bits(b)) for a, b in zip(ours, grads()))

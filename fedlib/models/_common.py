@@ -32,11 +32,11 @@ def two_conv5_pool_size(image_size, model: str) -> tuple[int, int]:
 def conv_relu_pool(conv, pool, x):
     """``pool(relu(conv(x)))``, the papers' conv → ReLU → max-pool block, as
     :func:`fedlib.models.pooling.relu_max_pool`: on a CPU a 2×2 pool by strided views, ReLU after it (a quarter of
-    the elements), and a gradient that is torch's bit for bit; elsewhere torch's own pool, after the ReLU in
-    training and before it in evaluation.
+    the elements), and a gradient that is torch's bit for bit; under vmap and elsewhere torch's own pool, after
+    the ReLU in training and before it in evaluation.
 
-    The orders are equal bit for bit in the output: ReLU is monotone, so it commutes with a max over a window.
-    Training on another device keeps the papers' order: there the gradient would reach the convolution in
-    another memory layout under vmap, and its bias gradient (a sum) would round differently
-    (tests/test_models.py, tests/test_pooling.py)."""
+    The orders are equal in the output: ReLU is monotone, so it commutes with a max over a window.  Training
+    under vmap keeps the papers' order: swapped, the gradient would reach the grouped convolution in another
+    memory layout, and its bias gradient (a sum) would round differently (tests/test_models.py,
+    tests/test_pooling.py)."""
     return relu_max_pool(pool, conv(x))

@@ -22,8 +22,11 @@ four strided views of the input, several times faster (``benchmarks/README.md``,
   ``+0.0`` everywhere else; in a window holding a NaN, torch's scan names its last NaN, and ReLU passes NaN's
   gradient on.
 * Layout: the output and the input's gradient come in the memory format torch's kernels give them (channels-last
-  where the input is channels-last), so the convolutions around it run the same kernels.  Under ``vmap`` the
-  vmapped dimension is folded into the images' batch, as torch's batching rule for ``max_pool2d`` folds it.
+  where the input is channels-last), so the convolutions around it run the same kernels.
+
+Under ``vmap`` (the vectorized engine) :func:`relu_max_pool` keeps torch's ops: folding the clients into the
+images' batch, as torch's rule for ``max_pool2d`` does, gives the same values, but hands the grouped convolution
+its gradient in another layout, and the conv biases' gradients round otherwise (``_batched``).
 
 Without autograd (evaluation) it is the same forward.  On another device, or for another pooling,
 :func:`relu_max_pool` is torch's own pool and ReLU.
@@ -121,11 +124,26 @@ def _is_2x2(pool: nn.Module) -> bool:
             and not pool.return_indices)
 
 
+def _batched(x: Tensor) -> bool:
+    """Whether ``x`` is a tensor inside ``vmap`` (the vectorized engine's clients).  There, torch's ReLU and its
+    backward run on the clients' stacked tensor, and the gradient they hand the grouped convolution comes in a
+    layout this module's fold does not give: its bias gradient (a sum) rounds otherwise (FedLC's CIFAR CNN,
+    FedConcat's SimpleCNN), so vmap keeps torch's ops."""
+    return _is_batchedtensor is None or bool(_is_batchedtensor(x))  # a torch that cannot tell: torch's ops
+
+
+try:  # torch's own test for a vmapped tensor
+    from torch._C._functorch import is_batchedtensor as _is_batchedtensor
+except ImportError:  # pragma: no cover -- every torch fedlib supports has it
+    _is_batchedtensor = None
+
+
 def relu_max_pool(pool: nn.Module, x: Tensor) -> Tensor:
     """``pool(relu(x))``: by :func:`relu_max_pool2x2` where ``pool`` is a 2×2, stride-2 ``nn.MaxPool2d`` and ``x``
-    a 4-d CPU tensor (the same floats, faster); else, and under ``torch.compile`` (which fuses its own kernels),
-    torch's own, as ``relu(pool(x))`` without autograd (the same floats: ReLU commutes with a window's maximum;
+    a 4-d CPU tensor (the same floats, faster); else, under ``vmap`` and under ``torch.compile`` (which fuses its
+    own kernels), torch's own, as ``relu(pool(x))`` without autograd (the same floats: ReLU commutes with a window's maximum;
     a quarter of the elements)."""
-    if x.device.type == "cpu" and x.dim() == 4 and _is_2x2(pool) and not torch.compiler.is_compiling():
+    if x.device.type == "cpu" and x.dim() == 4 and _is_2x2(pool) and not torch.compiler.is_compiling() \
+            and not _batched(x):
         return relu_max_pool2x2(x)
     return pool(F.relu(x)) if torch.is_grad_enabled() else F.relu(pool(x))
