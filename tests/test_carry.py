@@ -120,6 +120,33 @@ def test_a_group_of_many_runs_reaches_the_tiny_runs_process_whole(tmp_path):
     assert out["versions"] == [code_version(Config.from_dict(c)) for c in configs]
 
 
+def test_a_group_whose_tiny_run_fails_is_checked_on_its_next_member_or_else_not_carried(tmp_path, monkeypatch):
+    """FEDIC's Fig. 5 at α = 0.01: the tiny subset of a member found no Dirichlet draw, and the whole check stopped.
+    Now the next member's tiny configuration is tried; a group none of whose tiny runs trains is "not checked",
+    and no version of it is carried."""
+    configs = [{**TINY, "method": "fedavg", "seed": 0}, {**TINY, "method": "fedavg", "seed": 1}]
+    same = tmp_path / "same"
+    shutil.copytree(REPO / "fedlib", same / "fedlib", ignore=shutil.ignore_patterns("__pycache__"))
+    real = carry._run
+
+    def flaky(root, members, tiny, out):
+        if tiny["seed"] == 0:
+            raise RuntimeError("the tiny run failed: Traceback\nPartitionError: dirichlet: no draw")
+        return real(root, members, tiny, out)
+
+    monkeypatch.setattr(carry, "_run", flaky)
+    row, = carry.check(configs, from_root=same, log=lambda *_: None)["paths"]
+    assert row["identical"] and row["tiny"]["seed"] == 1 and row["runs"] == 2
+
+    def broken(root, members, tiny, out):
+        raise RuntimeError("the tiny run failed: Traceback\nPartitionError: dirichlet: no draw")
+
+    monkeypatch.setattr(carry, "_run", broken)
+    record = carry.check(configs, from_root=same, log=lambda *_: None)
+    row, = record["paths"]
+    assert not row["identical"] and row["failed"] == "PartitionError: dirichlet: no draw" and record["versions"] == []
+
+
 def test_the_check_refuses_a_commit_that_is_not_one_before_any_run(tmp_path):
     with pytest.raises(ValueError, match="from must name a commit of this repository, got 'no-such-commit'"):
         carry.check([{**TINY}], from_commit="no-such-commit", log=lambda *_: None)

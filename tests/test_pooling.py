@@ -112,3 +112,25 @@ def test_the_models_gradients_are_the_papers_order_bit_for_bit_in_both_engines(n
         monkeypatch.setattr(importlib.import_module(f"fedlib.models.{module}"), "conv_relu_pool",
                             lambda conv, pool, t: pool(F.relu(conv(t))))
     assert all(torch.equal(_bits(a), _bits(b)) for a, b in zip(ours, grads()))
+
+
+@pytest.mark.parametrize("name,shape", [("cnn_cifar", (3, 16, 16)), ("concat5_simple_cnn", (3, 32, 32))])
+def test_the_vectorized_engines_pass_estimate_is_torchs_ops(name, shape, monkeypatch):
+    """The bytes a pass saves for backward set how many clients share a vmapped pass, and so how its grouped
+    convolutions round.  Those passes run torch's ops, so the estimate measures torch's ops: with the pool by
+    views it measured other saved tensors, and FedConcat's MOON on concat5_simple_cnn regrouped its passes."""
+    import importlib
+
+    import fedlib.vectorized as V
+    from fedlib.models import build_model
+
+    model = build_model(name, 10, shape)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    x = torch.randn(4, *shape)
+    ours = V.activation_bytes_per_sample(model, params, x)
+    V._ACTIVATIONS.clear()
+    for module in ("fedlc_cnn", "simple_cnn", "fedabc_nets"):
+        monkeypatch.setattr(importlib.import_module(f"fedlib.models.{module}"), "conv_relu_pool",
+                            lambda conv, pool, t: pool(F.relu(conv(t))))
+    assert ours == V.activation_bytes_per_sample(model, params, x) > 0
+    V._ACTIVATIONS.clear()

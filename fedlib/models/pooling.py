@@ -34,11 +34,13 @@ Without autograd (evaluation) it is the same forward.  On another device, or for
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["relu_max_pool", "relu_max_pool2x2"]
+__all__ = ["relu_max_pool", "relu_max_pool2x2", "torch_ops"]
 
 _WINDOW = ((0, 0), (0, 1), (1, 0), (1, 1))  # torch's scan order over a 2×2 window (row-major)
 
@@ -124,6 +126,21 @@ def _is_2x2(pool: nn.Module) -> bool:
             and not pool.return_indices)
 
 
+_TORCH_OPS = [False]  # set by torch_ops(): every call takes torch's own ops
+
+
+@contextlib.contextmanager
+def torch_ops():
+    """Inside, :func:`relu_max_pool` is torch's own pool and ReLU everywhere.  The vectorized engine measures the
+    bytes a pass saves for backward with it (``fedlib.vectorized.activation_bytes_per_sample``): its vmapped passes
+    run torch's ops, and the estimate sets how many clients share a pass, which sets how its convolutions round."""
+    _TORCH_OPS[0], before = True, _TORCH_OPS[0]
+    try:
+        yield
+    finally:
+        _TORCH_OPS[0] = before
+
+
 def _batched(x: Tensor) -> bool:
     """Whether ``x`` is a tensor inside ``vmap`` (the vectorized engine's clients).  There, torch's ReLU and its
     backward run on the clients' stacked tensor, and the gradient they hand the grouped convolution comes in a
@@ -144,6 +161,6 @@ def relu_max_pool(pool: nn.Module, x: Tensor) -> Tensor:
     own kernels), torch's own, as ``relu(pool(x))`` without autograd (the same floats: ReLU commutes with a window's maximum;
     a quarter of the elements)."""
     if x.device.type == "cpu" and x.dim() == 4 and _is_2x2(pool) and not torch.compiler.is_compiling() \
-            and not _batched(x):
+            and not _TORCH_OPS[0] and not _batched(x):
         return relu_max_pool2x2(x)
     return pool(F.relu(x)) if torch.is_grad_enabled() else F.relu(pool(x))
