@@ -63,7 +63,6 @@ import torch
 from torch.func import functional_call, vmap
 
 from .engine import ClientOptimizer, ClientOutput, ClientTask, finish_client, local_step, objective, sgd_step_
-from .models.pooling import torch_ops
 from .tree import Params
 
 __all__ = ["train_clients_vectorized", "activation_bytes_per_sample", "group_size", "vectorization_blocker",
@@ -113,8 +112,7 @@ def _saved_bytes(model: torch.nn.Module, params: Params, xb: torch.Tensor) -> in
         total += t.numel() * t.element_size()
         return t
 
-    # torch's ops, as a vmapped pass runs them (a CNN's pool by views saves other tensors: fedlib.models.pooling)
-    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), torch_ops():
+    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         functional_call(model, {k: v.detach().requires_grad_(True) for k, v in params.items()}, (xb,))
     return total
 

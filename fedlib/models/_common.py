@@ -30,13 +30,12 @@ def two_conv5_pool_size(image_size, model: str) -> tuple[int, int]:
 
 
 def conv_relu_pool(conv, pool, x):
-    """``pool(relu(conv(x)))``, the papers' conv → ReLU → max-pool block, as
-    :func:`fedlib.models.pooling.relu_max_pool`: on a CPU a 2×2 pool by strided views, ReLU after it (a quarter of
-    the elements), and a gradient that is torch's bit for bit; under vmap and elsewhere torch's own pool, after
-    the ReLU in training and before it in evaluation.
+    """``pool(relu(conv(x)))``, the papers' conv → ReLU → max-pool block.  Without autograd (evaluation) it is
+    computed as ``relu(pool(conv(x)))``, which touches a quarter of the elements, the pool on a CPU by strided
+    views (:func:`fedlib.models.pooling.relu_max_pool`).
 
-    The orders are equal in the output: ReLU is monotone, so it commutes with a max over a window.  Training
-    under vmap keeps the papers' order: swapped, the gradient would reach the grouped convolution in another
-    memory layout, and its bias gradient (a sum) would round differently (tests/test_models.py,
-    tests/test_pooling.py)."""
+    The two are equal bit for bit: ReLU is monotone, so it commutes with a max over a window.  Training keeps
+    the papers' order and torch's ops: their gradients are equal in value, but under vmap the gradient that
+    reaches the convolution would come in another memory layout, and its bias gradient (a sum) would round
+    differently (tests/test_models.py, tests/test_pooling.py)."""
     return relu_max_pool(pool, conv(x))
