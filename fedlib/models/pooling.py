@@ -4,17 +4,17 @@
 Every CNN of these papers ends a conv block with ReLU → 2×2 max-pool (:func:`fedlib.models._common.conv_relu_pool`).
 On a CPU, torch's ``max_pool2d`` on an NCHW tensor walks each window element by element: for FedLC's Table 8 CNN it
 costs as much as the convolution before it.  Without autograd the same maximum is three ``torch.maximum`` of the
-window's four strided views, several times faster (``benchmarks/README.md``, "The max-pool").
+window's four strided views, several times faster (``benchmarks/bench_pooling.py``).  On a channels-last tensor
+(FedLC's CIFAR CNN) torch's kernel runs along the channels and is the faster: it is used there.
 
 * **The same floats.**  ReLU is monotone, so ``max(relu(a), relu(b)) = relu(max(a, b))``: the window's maximum,
   then ReLU on a quarter of the elements.  A zero maximum keeps the sign of the window's first zero, as torch's
-  scan does, and an input holding a NaN is pooled by torch.  The output
-  comes in the memory format torch's pool gives it (channels-last where the input is), so the convolution after
-  it runs the same kernel.
+  scan does, and an input holding a NaN is pooled by torch.  The output is NCHW-contiguous, as torch's pool
+  gives it for an NCHW input, so the convolution after it runs the same kernel.
 * **Training keeps torch's ops.**  A pool by views needs its own backward, which must find each window's first
   maximum again: on this CPU that took longer than torch's forward and backward together
-  (``benchmarks/README.md``).  So with autograd recording, and under ``vmap`` or ``torch.compile``, this is
-  torch's own ``pool(relu(x))``, and every gradient is torch's.
+  (``benchmarks/README.md``, "The max-pool").  So with autograd recording this is torch's own
+  ``pool(relu(x))``, and every gradient is torch's; under ``vmap`` or ``torch.compile``, torch's ops too.
 """
 
 from __future__ import annotations
@@ -26,13 +26,6 @@ from torch import Tensor, nn
 __all__ = ["relu_max_pool"]
 
 _WINDOW = ((0, 0), (0, 1), (1, 0), (1, 1))  # torch's scan order over a 2×2 window (row-major)
-
-
-def _layout(x: Tensor) -> torch.memory_format:
-    """The memory format torch's pooling kernel gives its output for ``x`` (``suggest_memory_format``)."""
-    if x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last):
-        return torch.channels_last
-    return torch.contiguous_format
 
 
 def _window_max(x: Tensor) -> Tensor | None:
@@ -74,14 +67,14 @@ except ImportError:  # pragma: no cover -- every torch fedlib supports has it
 
 def relu_max_pool(pool: nn.Module, x: Tensor) -> Tensor:
     """``pool(relu(x))``.  Without autograd, where ``pool`` is a 2×2, stride-2 ``nn.MaxPool2d`` and ``x`` a 4-d
-    CPU tensor outside ``vmap`` and ``torch.compile``: ReLU of each window's maximum by strided views (the same
-    floats, faster).  Else torch's own: ``pool(relu(x))`` with autograd, ``relu(pool(x))`` without it (the same
+    NCHW-contiguous CPU tensor outside ``vmap`` and ``torch.compile``: ReLU of each window's maximum by strided
+    views (the same floats, faster; on a channels-last tensor torch's own kernel is the faster).  Else torch's own: ``pool(relu(x))`` with autograd, ``relu(pool(x))`` without it (the same
     floats, a quarter of the elements)."""
     if torch.is_grad_enabled():
         return pool(F.relu(x))
     if x.device.type == "cpu" and x.dim() == 4 and _is_2x2(pool) and not torch.compiler.is_compiling() \
-            and not _batched(x):
+            and not _batched(x) and x.is_contiguous():
         best = _window_max(x)
         if best is not None:
-            return F.relu(best).contiguous(memory_format=_layout(x))
+            return F.relu(best).contiguous()
     return F.relu(pool(x))
