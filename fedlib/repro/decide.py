@@ -159,7 +159,7 @@ def declare(d: Decision, grid, *, root: Path) -> int:
     table, to ``figures/<paper>/<profile>/_decided.jsonl`` (one sorted JSON line per cell: table, row, column,
     seeds; no machine path), so that every regeneration of the table runs them too.  Returns the cells
     declared.  A GPU-scale decision (its runs table, not the profile's) declares nothing."""
-    from .artefacts.tables import DECIDED_FILE, share_decided
+    from .artefacts.tables import read_decided, share_decided, write_decided
     from .spec.paper import get_paper
 
     if d.scale == "GPU" or grid.runs.empty:
@@ -167,10 +167,8 @@ def declare(d: Decision, grid, *, root: Path) -> int:
     profile = get_paper(d.paper).profile(d.profile)
     profile_seeds = set(profile.seeds_for(d.table))
     runs = grid.runs[grid.runs.status.isin(("ok", "diverged"))]
-    path = root / d.paper / d.profile / DECIDED_FILE
-    cells: dict[tuple[str, str, str], set[int]] = {}
-    for rec in map(json.loads, filter(str.strip, path.read_text().splitlines() if path.exists() else ())):
-        cells.setdefault((rec["table"], rec["row"], rec["column"]), set()).update(map(int, rec["seeds"]))
+    out = root / d.paper / d.profile
+    cells = read_decided(out)
     n = 0
     for r, c in d.cells:
         seeds = {int(s) for s in runs[(runs.row == r) & (runs.column == c)].seed} & set(d.seeds)
@@ -178,9 +176,8 @@ def declare(d: Decision, grid, *, root: Path) -> int:
             cells.setdefault((d.table, r, c), set()).update(seeds - profile_seeds)
             n += 1
     if cells:
-        path.write_text("".join(json.dumps({"table": t, "row": r, "column": c, "seeds": sorted(v)}) + "\n"
-                                for (t, r, c), v in sorted(cells.items())))
-        share_decided(profile, path.parent)  # the cells of other tables that read the same runs
+        write_decided(out, cells)
+        share_decided(profile, out)  # the cells of other tables that read the same runs
     return n
 
 

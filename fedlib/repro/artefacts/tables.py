@@ -39,8 +39,8 @@ from .saving import save_table
 from ..verdict.spread import spread_for, table_metric
 
 __all__ = ["reproduce_table", "grid_cells", "metric_of", "cell_values", "last_rounds", "over_last_rounds",
-           "recount", "seeds_text", "parse_seeds", "decided_seeds", "share_decided", "with_decided", "DECIDED_FILE",
-           "Value"]
+           "recount", "seeds_text", "parse_seeds", "read_decided", "write_decided", "decided_seeds", "share_decided",
+           "with_decided", "DECIDED_FILE", "Value"]
 
 #: The runs ``python -m fedlib.repro.decide`` added to a profile's tables, beside their outputs
 #: (``figures/<paper>/<profile>/_decided.jsonl``): one JSON line per cell, ``{"table", "row", "column", "seeds"}``,
@@ -182,20 +182,28 @@ def over_last_rounds(histories: pd.DataFrame, k: int) -> pd.DataFrame:
     return cell
 
 
+def read_decided(out_dir: str | os.PathLike | None) -> dict[tuple[str, str, str], set[int]]:
+    """``{(table, row, column): seeds}`` of ``<out_dir>/_decided.jsonl`` (:data:`DECIDED_FILE`); ``{}`` without one."""
+    path = Path(out_dir) / DECIDED_FILE if out_dir is not None else None
+    out: dict[tuple[str, str, str], set[int]] = {}
+    for line in path.read_text().splitlines() if path is not None and path.exists() else ():
+        if line.strip():
+            rec = json.loads(line)
+            out.setdefault((rec["table"], rec["row"], rec["column"]), set()).update(int(s) for s in rec["seeds"])
+    return out
+
+
+def write_decided(out_dir: str | os.PathLike, cells: Mapping[tuple[str, str, str], Any]) -> None:
+    """Write ``{(table, row, column): seeds}`` as ``<out_dir>/_decided.jsonl``: one sorted JSON line per cell."""
+    (Path(out_dir) / DECIDED_FILE).write_text("".join(json.dumps({"table": t, "row": r, "column": c,
+                                                                  "seeds": sorted(v)}) + "\n"
+                                                      for (t, r, c), v in sorted(cells.items())))
+
+
 def decided_seeds(out_dir: str | os.PathLike | None, table: str) -> dict[tuple[str, str], tuple[int, ...]]:
     """``{(row, column): seeds}``: the seeds ``python -m fedlib.repro.decide`` added to cells of ``table`` (the
     CSV's name), from ``<out_dir>/_decided.jsonl`` (:data:`DECIDED_FILE`); ``{}`` without one."""
-    path = Path(out_dir) / DECIDED_FILE if out_dir is not None else None
-    if path is None or not path.exists():
-        return {}
-    out: dict[tuple[str, str], tuple[int, ...]] = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            rec = json.loads(line)
-            if rec.get("table") == table:
-                key = (rec["row"], rec["column"])
-                out[key] = tuple(sorted(set(out.get(key, ())) | {int(s) for s in rec["seeds"]}))
-    return out
+    return {(r, c): tuple(sorted(v)) for (t, r, c), v in read_decided(out_dir).items() if t == table}
 
 
 def share_decided(profile: Profile, out_dir: str | os.PathLike) -> int:
@@ -203,15 +211,14 @@ def share_decided(profile: Profile, out_dir: str | os.PathLike) -> int:
     same configuration, in ``<out_dir>/_decided.jsonl``: cells that read the same runs (FedABC's Tables 1 and 2 at
     quick: one run, two metrics; FEDIC Table 3's all/many/medium/few columns) are one set of runs, and a seed
     decide trained for one is a seed of each.  Returns the cells that changed (0: the file is left as it was)."""
-    path = Path(out_dir) / DECIDED_FILE
-    if not path.exists():
+    seeds = read_decided(out_dir)
+    if not seeds:
         return 0
     pp, cells = profile.companion, {}
     for t in pp.tables:  # (table, row, column) by configuration: the run a cell reads at each seed
         for c in grid_cells(profile, t):
             if c["config"] is not None:
                 cells[(t, c["row"], c["column"])] = json.dumps(c["config"], sort_keys=True, default=str)
-    seeds = {(t, r, c): set(s) for t in pp.tables for (r, c), s in decided_seeds(out_dir, t).items()}
     kept = {k for k in seeds if k not in cells}  # a cell the profile no longer configures keeps its line
     by_config: dict[str, set[int]] = {}
     for key, held in seeds.items():
@@ -222,9 +229,7 @@ def share_decided(profile: Profile, out_dir: str | os.PathLike) -> int:
     shared = {key: s for key, s in shared.items() if s}
     gained = sum(1 for key, s in shared.items() if s != seeds.get(key, set()))
     if gained:
-        lines = {**{k: seeds[k] for k in kept}, **shared}
-        path.write_text("".join(json.dumps({"table": t, "row": r, "column": c, "seeds": sorted(v)}) + "\n"
-                                for (t, r, c), v in sorted(lines.items())))
+        write_decided(out_dir, {**{k: seeds[k] for k in kept}, **shared})
     return gained
 
 
