@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from fedlib.repro.artefacts import figure_checks_data as fd  # noqa: E402
+from fedlib.repro.artefacts.figure_artists import data_lines  # noqa: E402
 from fedlib.repro.artefacts.saving import save_figure  # noqa: E402
 
 
@@ -58,7 +59,22 @@ def test_a_line_at_chance_is_ringed_and_named_in_the_note_above_the_data(tmp_pat
     [ring] = [line for line in ax.lines if line.get_label() == "_at chance"]
     assert list(ring.get_ydata()) == [10.0, 10.3, 10.0] and ring.get_markeredgecolor() == ax.lines[1].get_color()
     assert ring.get_linestyle() == "None"
+    assert ring not in data_lines(ax)
     assert note.get_position()[1] > 0.9 and ax.get_ylim()[1] > 100  # above the data, in headroom
+
+
+def test_the_rings_of_two_lines_at_chance_at_the_same_points_are_marks_not_lines_hiding_each_other(tmp_path):
+    """The smoke budget ladders: two methods at chance at every rung, told apart by their markers; their rings
+    coincide, and were read as one unnamed line drawn under another (series_visible) or as points under the legend."""
+    fig, ax = plt.subplots(figsize=(4, 3))
+    for colour, marker, label in (("C0", "o", "FedAvg"), ("C1", "s", "FedLC")):
+        ax.plot([1, 2, 3], [10.0, 10.2, 10.0], color=colour, marker=marker, label=label)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("test accuracy (%)")
+    ax.legend(loc="upper right")
+    save_figure(fig, "rings", tmp_path, caption="#C=2", datasets=["cifar10"], seeds=[0], profile="quick")
+    rings = [line for line in ax.lines if line.get_label() == "_at chance"]
+    assert len(rings) == 2 and not set(rings) & set(data_lines(ax)) and (tmp_path / "rings.png").exists()
 
 
 def test_chance_follows_the_classes_and_a_gap_axes_is_not_an_accuracy():

@@ -227,7 +227,7 @@ def test_code_version_covers_training_code_only(tmp_path):
     fedlc = Config(method="fedlc+scaffold", dataset="fmnist")
     extra = run_modules(fedlc)
     assert set(extra) == {"algorithms/fedlc.py", "algorithms/scaffold.py", "losses/logit_calibration.py",
-                          "models/fedlc_cnn.py"}
+                          "models/fedlc_cnn.py", "models/pooling.py"}
     base = _code_digest(pkg, extra)
     assert base == code_version(fedlc) and base != code_version(Config(method="fedprox", dataset="fmnist"))
 
@@ -244,7 +244,7 @@ def test_code_version_covers_training_code_only(tmp_path):
                 "models/resnet.py"):
         assert not edited(rel), rel
     for rel in ("losses/logit_calibration.py", "algorithms/fedlc.py", "algorithms/scaffold.py", "vectorized.py",
-                "engine.py", "simulation.py", "algorithms/fedavg.py", "models/fedlc_cnn.py", "algorithms/kinds.py",
+                "engine.py", "simulation.py", "algorithms/fedavg.py", "models/fedlc_cnn.py", "models/pooling.py", "algorithms/kinds.py",
                 "algorithms/composition.py", "client.py", "server.py", "state.py", "experiment.py", "evaluation.py"):
         assert edited(rel), rel
     (pkg / "algorithms" / "newmethod.py").write_text("x = 1\n")  # adding a method keeps the stored runs

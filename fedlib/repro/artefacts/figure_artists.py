@@ -10,13 +10,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["visible", "errorbar_parts", "data_lines", "bars", "scatters", "areas", "meshes", "segments",
+__all__ = ["MARK", "visible", "errorbar_parts", "data_lines", "bars", "scatters", "areas", "meshes", "segments",
            "axes_name", "has_data", "within", "norm", "dataset_names", "legend_texts", "titles", "figure_texts",
            "text_data_position", "all_texts"]
 
 
 _ALIASES = {"fmnist": ("fashionmnist", "fashion-mnist", "fmnist"), "cifar10": ("cifar-10", "cifar10"),
             "cifar100": ("cifar-100", "cifar100")}
+
+
+#: the gid of what the figure tools draw over the data to flag it (a ring around a point at chance): a mark, not data,
+#: so no rule reads it as a series, a point under a legend or a line hiding another
+MARK = "fedlib-mark"
 
 
 # ------------------------------------------------------------------------ what an axes draws
@@ -44,7 +49,7 @@ def errorbar_parts(ax) -> tuple[set[int], list]:
 
 def data_lines(ax) -> list:
     caps, _ = errorbar_parts(ax)
-    return [ln for ln in ax.lines if id(ln) not in caps and visible(ln) and _in_data(ln, ax)]
+    return [ln for ln in ax.lines if id(ln) not in caps and visible(ln) and _in_data(ln, ax) and ln.get_gid() != MARK]
 
 
 def bars(ax) -> list[tuple[Any, str]]:

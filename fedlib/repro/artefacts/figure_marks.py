@@ -9,7 +9,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .figure_artists import segments
+from .figure_artists import MARK, segments
 from .figure_checks_data import CHANCE_MARGIN_PP, at_chance, chance_level, flagged, short_bars
 from .figure_lines import public
 
@@ -82,7 +82,7 @@ def _point(ax, label: str, artist, top: float) -> bool:
     if not len(xy):
         return False
     ax.plot(xy[:, 0], xy[:, 1], ls="none", marker="o", ms=9, mfc="none", mec=artist.get_color(), mew=1.2,
-            zorder=6, label="_at chance", clip_on=False)
+            zorder=6, label="_at chance", clip_on=False, gid=MARK)
     return True
 
 

@@ -188,7 +188,9 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
         for v in x[sel & ran]:
             ax2.text(float(v), 0.03, f"{n} of {most} seeds", transform=ax2.get_xaxis_transform(), rotation=90,
                      ha="center", va="bottom", fontsize=7, color="0.35")
-    ax2.legend(frameon=False, fontsize=8)
+    # below the axes too: inside, "best" found no free corner between the paper's dotted lines and the curves
+    # (FEDIC smoke: the key sat on FEDIC's peak)
+    ax2.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.36), ncol=2)
     used = sorted({d for v in table.get("dataset_used", pd.Series(dtype=object)).dropna() for d in str(v).split(", ")})
     if used:  # every axes names the dataset its runs trained on (a stand-in in reduced profiles)
         where = "run on " + ", ".join(pp.dataset_label(d) for d in used)
@@ -197,9 +199,9 @@ def ladder_figure(spec: LadderSpec, table: pd.DataFrame, title: str = ""):
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    legend = ax1.get_legend()
-    if legend is not None:  # under the x label, wherever the ticks put it (staggered ticks pushed it onto the key)
-        fig.canvas.draw()
-        below = ax1.transAxes.inverted().transform((0, ax1.xaxis.label.get_window_extent().y0))[1]
-        legend.set_bbox_to_anchor((0.5, below - 0.03), transform=ax1.transAxes)
+    fig.canvas.draw()
+    for ax in (ax1, ax2):  # each key under its x label, wherever the ticks put it (staggered ticks pushed it onto it)
+        if ax.get_legend() is not None:
+            below = ax.transAxes.inverted().transform((0, ax.xaxis.label.get_window_extent().y0))[1]
+            ax.get_legend().set_bbox_to_anchor((0.5, below - 0.03), transform=ax.transAxes)
     return fig
