@@ -4,8 +4,9 @@ Every library trains fedlib's partition from fedlib's initial weights (``benchma
 same local SGD (E, B, lr), every sampled client each round and a test-set evaluation every round.  Runs
 alternate library by library, repetition by repetition, so that a load that comes and goes falls on all of
 them; each run's first round (warm-up) is dropped and the median is taken over the other rounds of all its
-repetitions.  The same at 1 torch thread and at every core (``os.cpu_count()``: fedlib's ``threads=N``,
-``torch.set_num_threads(N)`` for the peers).  Writes ``benchmarks/results_peers.md``.
+repetitions.  The same at 1 torch thread and at every core (``os.cpu_count()``: fedlib's ``threads=N`` for its
+vectorized engine, ``client_threads=N`` for its sequential one, ``torch.set_num_threads(N)`` for the peers).
+Writes ``benchmarks/results_peers.md``.
 
     python benchmarks/bench_peers.py            # the three settings, 3 repetitions (~15-30 min on 2 shared cores)
     python benchmarks/bench_peers.py --quick    # tiny sizes: proves the script runs; writes nothing
@@ -62,10 +63,12 @@ def time_run(library: str, config: Config, ex, rounds: int, threads: int) -> tup
     """One run of ``rounds`` rounds: the seconds of each round after the first, and the final accuracy."""
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
-    if library in ENGINES:  # fedlib under another of its engines
-        library, config = "fedlib", config.replace(engine=ENGINES[library])
+    config = config.replace(threads=threads)
+    if library in ENGINES:  # fedlib under another of its engines; at N cores the clients train on N threads, each
+        # on one intra-op thread (client_threads: the numbers of one thread, where threads=N rounds otherwise)
+        library, config = "fedlib", config.replace(engine=ENGINES[library], threads=1, client_threads=threads)
     try:
-        fed = federation(library, config.replace(threads=threads), ex)
+        fed = federation(library, config, ex)
         stamps = [time.perf_counter()]
         acc = fed.train(rounds, lambda: stamps.append(time.perf_counter()))
     finally:

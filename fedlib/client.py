@@ -159,6 +159,8 @@ def client_trainer(config, algorithm=None):
                                      compiled=config.engine == "compiled")
         warnings.warn(f"engine={config.engine!r} falls back to the sequential engine for {config.method!r}: {reason}",
                       EngineFallbackWarning, stacklevel=2)
+    if getattr(config, "client_threads", 1) > 1:
+        return functools.partial(train_clients_sequential, client_threads=config.client_threads)
     return train_clients_sequential
 
 

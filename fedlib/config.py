@@ -48,11 +48,12 @@ __all__ = ["Config", "ConfigError", "CORE_PARAMS", "KEY_EXCLUDED", "all_params",
 PARTITIONS = ("natural", "iid", "shards", "classes_per_client", "dirichlet")
 ENGINES = ("sequential", "vectorized", "compiled")
 
-# Parameters that do not change the result and so are not part of its store key.  (memory_budget_gb
+# Parameters that do not change the result and so are not part of its store key (client_threads: the same floats
+# as one thread, tests/test_client_threads.py).  (memory_budget_gb
 # is: it decides how the vectorized engine groups clients, which changes float rounding.)  The group
 # parameters only summarise a finished run (Result.group_accuracy).
-KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every", "group_rule", "group_rank_fraction", "group_many_above",
-                          "group_few_below"})
+KEY_EXCLUDED = frozenset({"data_root", "checkpoint_every", "client_threads", "group_rule", "group_rank_fraction",
+                          "group_many_above", "group_few_below"})
 # Parameters added after runs were stored: at these values they stay out of the key's content, so a
 # configuration at the value every earlier run had keeps the same content (the code version still moves).
 KEY_OMITTED_AT = {"precision": "float32", "input_normalization": "per_channel", "personalized_classes": "all",
@@ -197,6 +198,10 @@ CORE_SECTIONS: tuple[tuple[str, tuple[Param, ...]], ...] = (
               "any machine and worker count; more split reductions differently (float rounding only), so a count "
               "other than 1 is part of the store key (fedlib.simulation.intra_op_threads)", check=_ge(1),
               allowed="an integer ≥ 1"),
+        Param("client_threads", 1, int, "sequential engine: the clients of a round train on this many threads at "
+              "once, and the test set is scored on them, each with one intra-op thread: the numbers of 1 bit for bit, "
+              "so not part of the store key (fedlib.threads); needs threads=1", check=_ge(1),
+              allowed="an integer ≥ 1"),
         Param("checkpoint_every", 10, int, "rounds between checkpoints in the store", check=_ge(1),
               allowed="an integer ≥ 1"),
     )),
@@ -335,6 +340,11 @@ def _validate(c) -> None:
                      f"≤ {n_train // c.num_clients} so that every client can hold it", c.min_client_size)
     _require(c.precision not in CUDA_ONLY or c.device.startswith("cuda"), "precision",
              f"'float32' on device={c.device!r} ({' and '.join(CUDA_ONLY)} need device='cuda')", c.precision)
+    if c.client_threads > 1:
+        _require(c.engine == "sequential", "engine", f"'sequential' for client_threads={c.client_threads} (the "
+                 "clients that train one by one are the ones threads can share out)", c.engine)
+        _require(c.threads == 1, "threads", f"1 for client_threads={c.client_threads} (each client thread keeps "
+                 "one intra-op thread)", c.threads)
     for token in tokens:  # the method's own joint checks (e.g. FedConcat: num_clusters ≤ num_clients)
         if token.check is not None:
             token.check(c)

@@ -37,6 +37,7 @@ from torch import nn
 from torch.func import functional_call
 
 from . import tree
+from .threads import own_copy, thread_map
 from .tree import Params
 
 __all__ = ["ClientOptimizer", "ClientTask", "ClientOutput", "client_batches", "sample_clients", "local_update",
@@ -278,7 +279,10 @@ def finish_client(algorithm, task: ClientTask, received: Params, start: Params, 
 
 def train_clients_sequential(model, algorithm, global_params: Params, tasks: list[ClientTask],
                              server_correction_state: dict, x: torch.Tensor, y: torch.Tensor,
-                             opt: ClientOptimizer) -> list[ClientOutput]:
-    """Train each sampled client in turn."""
-    return [local_update(model, algorithm, global_params, task, server_correction_state, x, y, opt)
-            for task in tasks]
+                             opt: ClientOptimizer, *, client_threads: int = 1) -> list[ClientOutput]:
+    """Train each sampled client in turn; ``client_threads`` > 1: that many at once, each on a thread of its
+    own with one intra-op thread, the outputs in the clients' order (the same floats: :mod:`fedlib.threads`)."""
+    def train(task: ClientTask) -> ClientOutput:
+        return local_update(own_copy(model), algorithm, global_params, task, server_correction_state, x, y, opt)
+
+    return thread_map(train, tasks, client_threads)

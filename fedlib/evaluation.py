@@ -19,6 +19,7 @@ import torch
 
 from .client import client_tasks, train_locally
 from .state import ServerState
+from .threads import own_copy, thread_map
 
 __all__ = ["evaluate", "evaluate_predictor", "eval_batch_size", "evaluation_row", "personalized_evaluation",
            "personal_scores", "pool_personal"]
@@ -64,29 +65,35 @@ def eval_batch_size(model: torch.nn.Module, params: dict, x: torch.Tensor) -> in
 
 
 def evaluate(model: torch.nn.Module, params: dict, x: torch.Tensor, y: torch.Tensor, num_classes: int,
-             batch_size: int | None = None, logits: Callable | None = None) -> tuple[float, np.ndarray]:
+             batch_size: int | None = None, logits: Callable | None = None,
+             threads: int = 1) -> tuple[float, np.ndarray]:
     """Test accuracy and per-class accuracy (NaN for a class absent from the test set).
     ``logits`` reads the model's output (default: the output itself); ``batch_size`` rows go through the
-    model at once (default :func:`eval_batch_size`)."""
+    model at once (default :func:`eval_batch_size`); ``threads`` score the chunks at once (a run's
+    ``client_threads``: each row's logits are its own, so the same counts)."""
     def predict(xb):
-        out = torch.func.functional_call(model, params, (xb,))
+        out = torch.func.functional_call(own_copy(model), params, (xb,))
         return logits(out) if logits is not None else out
 
     if batch_size is None:
         batch_size = eval_batch_size(model, params, x) if len(y) > EVAL_BATCH_RANGE[0] else len(y) or 1
-    return evaluate_predictor(predict, x, y, num_classes, batch_size)
+    return evaluate_predictor(predict, x, y, num_classes, batch_size, threads=threads)
 
 
 @torch.no_grad()
 def evaluate_predictor(predict: Callable, x: torch.Tensor, y: torch.Tensor, num_classes: int,
-                       batch_size: int = 2048) -> tuple[float, np.ndarray]:
-    """:func:`evaluate` for any ``predict(x) -> logits`` (e.g. an ensemble).  The counts stay on
-    the data's device and come to the host once (they are whole numbers: exact in float64)."""
+                       batch_size: int = 2048, threads: int = 1) -> tuple[float, np.ndarray]:
+    """:func:`evaluate` for any ``predict(x) -> logits`` (e.g. an ensemble; with ``threads`` > 1 it must be
+    safe to call from several threads at once).  The counts stay on the data's device and come to the host
+    once (they are whole numbers: exact in float64, whatever the order they are added in)."""
+    def hits(i: int) -> torch.Tensor:
+        with torch.no_grad():  # no_grad is per thread
+            return (predict(x[i:i + batch_size]).argmax(1) == y[i:i + batch_size]).to(torch.float64)
+
     correct = torch.zeros(num_classes, dtype=torch.float64, device=y.device)
-    for i in range(0, len(y), batch_size):
-        out = predict(x[i:i + batch_size])
-        yb = y[i:i + batch_size]
-        correct.index_add_(0, yb, (out.argmax(1) == yb).to(torch.float64))
+    starts = range(0, len(y), batch_size)
+    for i, hit in zip(starts, thread_map(hits, starts, threads)):
+        correct.index_add_(0, y[i:i + batch_size], hit)
     correct = correct.cpu()
     total = torch.bincount(y, minlength=num_classes).to(torch.float64).cpu()
     per_class = np.where(total.numpy() > 0, correct.numpy() / np.maximum(total.numpy(), 1), np.nan)
@@ -96,7 +103,8 @@ def evaluate_predictor(predict: Callable, x: torch.Tensor, y: torch.Tensor, num_
 def evaluation_row(exp, params: dict, round_: int) -> dict:
     """The global model's test accuracy and per-class accuracy as a history row."""
     acc, per_class = evaluate(exp.model, params, exp.data.test_x, exp.data.test_y, exp.data.num_classes,
-                              logits=exp.algorithm.personalization.global_logits)
+                              logits=exp.algorithm.personalization.global_logits,
+                              threads=getattr(exp.config, "client_threads", 1))
     row = {"round": round_, "test_accuracy": acc}
     row.update({f"acc_class_{k}": (None if np.isnan(v) else float(v)) for k, v in enumerate(per_class)})
     return row
