@@ -319,7 +319,7 @@ def test_the_stamp_says_which_seeds_every_cell_holds_and_which_some_do():
     fig, _ = plt.subplots()
     stamp_setting(fig, None, {"profile": "quick", "seeds": (0, 1, 2, 3, 4), "seeds_some": [2, 3, 4]})
     [text] = [t.get_text() for t in fig.texts]
-    assert text == ("Profile: quick; seeds 0, 1 in every cell that ran; seeds 2, 3, 4 in some cells only (added to "
+    assert text == ("Profile: quick; seeds 0, 1 in every cell that ran; seeds 2–4 in some cells only (added to "
                     "decide a claim).")
 
 

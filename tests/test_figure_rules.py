@@ -350,7 +350,7 @@ def test_a_table_figure_stamps_the_seeds_its_cells_hold_not_the_profiles(tmp_pat
     stamp = _table_figure_stamp(Context("smoke", notebook="fedlc/01_motivation", out_dir=tmp_path))
     side = json.loads((tmp_path / "t.json").read_text())
     assert side["seeds"] == [0, 1, 2] and side["seeds_fewer"] == [1, 2], side
-    assert "seeds 0, 1, 2 (1 of the 2 cells that ran holds fewer)" in stamp, stamp
+    assert "seeds 0–2 (1 of the 2 cells that ran holds fewer)" in stamp, stamp
     assert "decide" not in stamp  # nothing was added to decide a claim
 
 
@@ -374,7 +374,7 @@ def test_seeds_decide_added_to_every_cell_that_ran_are_not_said_to_be_in_some_ce
         return _table_figure_stamp(Context("smoke", notebook="fedlc/01_motivation", out_dir=out, announce=False))
 
     every = stamp_of([(0, 1, 2), (0, 1, 2)])
-    assert "seeds 0, 1, 2." in every and "some cells only" not in every, every
+    assert "seeds 0–2." in every and "some cells only" not in every, every
     some = stamp_of([(0, 1, 2), (0,)])
     assert "1 seed (0) in every cell that ran; seeds 1, 2 in some cells only" in some, some
 
@@ -459,7 +459,7 @@ def test_a_series_whose_points_hold_different_seeds_says_which_and_the_stamp_cou
     from fedlib.repro.artefacts.figure_marks import stamp_setting
 
     stamp_setting(fig, None, {"profile": "quick", "seeds": (0, 1, 2, 3, 4)})
-    assert any(t.get_text() == "Profile: quick; seeds 0, 1, 2, 3, 4." for t in fig.texts)
+    assert any(t.get_text() == "Profile: quick; seeds 0–4." for t in fig.texts)
 
 
 def test_lone_points_of_ours_at_one_x_are_set_apart_and_edged_and_curves_stay_in_place():

@@ -12,6 +12,7 @@ import numpy as np
 from .figure_artists import MARK, segments
 from .figure_checks_data import CHANCE_MARGIN_PP, at_chance, chance_level, flagged, short_bars
 from .figure_lines import public
+from .page_text import number_ranges
 
 __all__ = ["mend", "stamp_setting"]
 
@@ -120,7 +121,7 @@ def _seeds_text(seeds) -> str:
     if len(seeds) == 1:
         return f"1 seed ({seeds[0]})"
     # the seeds its cells hold, together, not counted as a cell's: a decided cell may hold seeds others lack
-    return f"seeds {', '.join(map(str, seeds))}"
+    return f"seeds {number_ranges(seeds)}"
 
 
 def stamp_setting(fig, stamp, meta: dict) -> None:
@@ -134,7 +135,7 @@ def stamp_setting(fig, stamp, meta: dict) -> None:
     if said and some and not isinstance(seeds, (int, np.integer)):
         every = [x for x in sorted(set(seeds)) if x not in some]
         said = (f"{_seeds_text(every) if every else 'no seed'} in every cell that ran; seed{'s' if len(some) != 1 else ''} "
-                f"{', '.join(map(str, some))} in some cells only (added to decide a claim)")
+                f"{number_ranges(some)} in some cells only (added to decide a claim)")
     elif said and meta.get("seeds_fewer"):
         fewer, cells = meta["seeds_fewer"]
         said += f" ({fewer} of the {cells} cells that ran hold{'s' if fewer == 1 else ''} fewer)"

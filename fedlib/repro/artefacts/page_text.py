@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-__all__ = ["MAX_LINE", "fold", "narrow_tables", "anchor"]
+__all__ = ["MAX_LINE", "fold", "narrow_tables", "anchor", "number_ranges"]
 
 #: The longest line a generated page may hold.
 MAX_LINE = 400
@@ -81,3 +81,14 @@ def anchor(*parts: str) -> str:
     """An HTML id from parts ("fedlc", "quick", "table1" → "fedlc-quick-table1"), written beside the heading it
     names (``<a id="…"></a>``) so that a link to it resolves wherever the page is rendered."""
     return "-".join(p.lower().replace(" ", "-").replace("/", "-") for p in parts)
+
+
+def number_ranges(numbers) -> str:
+    """"3–20, 25, 27, 28": three or more consecutive whole numbers as a range (seeds, deviation numbers)."""
+    runs: list[list[int]] = []
+    for n in sorted(set(int(v) for v in numbers)):
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)

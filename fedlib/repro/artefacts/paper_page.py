@@ -17,7 +17,7 @@ from pathlib import Path
 from ..verdict.compare import ONE_SEED
 from .comparison_text import mark_stand_in, stand_in_caption, verdict_text
 from .outputs import load, paper_tables, profile_order, wall
-from .page_text import anchor, fold, narrow_tables
+from .page_text import anchor, fold, narrow_tables, number_ranges
 from .scales import cell_counts, scale_section
 
 __all__ = ["write_paper_page", "gpu_lines"]
@@ -49,17 +49,6 @@ def _deviation_list(register: dict[str, list[str]]) -> list[str]:
     for i, (text, profiles) in enumerate(register.items(), 1):
         lines.append(f"{i}. {text} ({', '.join(f'`{p}`' for p in profiles)})")
     return lines + [""]
-
-
-def _ranges(numbers: list[int]) -> str:
-    """"3–20, 25": consecutive numbers as a range."""
-    runs: list[list[int]] = []
-    for n in sorted(set(numbers)):
-        if runs and n == runs[-1][-1] + 1:
-            runs[-1].append(n)
-        else:
-            runs.append([n])
-    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
 
 
 def _no_std(summary: dict) -> str:
@@ -272,7 +261,7 @@ def _item(paper: str, profile: str, m: dict, folder: Path, rel: str, run: dict, 
         marker = f"⇄ on a stand-in dataset (deviation {stand_in[0]}). " if stand_in else ""
         lines += [f"*Caption.* {marker}{m.get('caption') or ''}".rstrip(), ""]
     seeds = m.get("seeds") or []
-    refs = _ranges([numbers[d] for d in m["_deviations"]])
+    refs = number_ranges([numbers[d] for d in m["_deviations"]])
     lines += [f"*Profile* `{m.get('profile')}`"
               + (f", seeds {', '.join(map(str, seeds))}" if seeds else "")
               + (f", datasets {', '.join(m.get('datasets') or [])}" if m.get("datasets") else "")
