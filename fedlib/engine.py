@@ -41,7 +41,8 @@ from .threads import own_copy, thread_map
 from .tree import Params
 
 __all__ = ["ClientOptimizer", "ClientTask", "ClientOutput", "client_batches", "sample_clients", "local_update",
-           "train_clients_sequential", "objective", "features_and_output", "sgd_step", "sgd_step_", "local_step", "finish_client"]
+           "train_clients_sequential", "objective", "features_and_output", "sgd_step", "sgd_step_", "sgd_step_owned_",
+           "local_step", "finish_client"]
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,23 @@ def sgd_step_(w: torch.Tensor, g: torch.Tensor, buf: torch.Tensor | None, opt: C
         w.sub_(d.mul_(opt.lr))
 
 
+def sgd_step_owned_(w: torch.Tensor, d: torch.Tensor, buf: torch.Tensor | None,
+                    opt: ClientOptimizer) -> torch.Tensor | None:
+    """:func:`sgd_step` in place on one client's ``w``, with its buffer's first step as :func:`sgd_step` takes
+    it (``buf`` None: buf = d): returns the new buffer.  ``d`` (the corrected gradient, which the client owns)
+    is overwritten.  The same operations on the same operands in the same order, so the same floats as
+    :func:`sgd_step`; without the fresh tensors, whose pages fault in on a CPU at every step (about a third of
+    an MLP's round at one thread, ``benchmarks/README.md``)."""
+    if opt.weight_decay:
+        d = d.add_(opt.weight_decay * w)
+    if opt.momentum:
+        buf = d if buf is None else buf.mul_(opt.momentum).add_(d)
+        w.sub_(opt.lr * buf)
+        return buf
+    w.sub_(d.mul_(opt.lr))
+    return None
+
+
 def local_step(correction, opt: ClientOptimizer, params: Params, grads: Params, anchor: Params, context: dict,
                buffers: dict, trains) -> tuple[Params, dict]:
     """One local step of a client's training, the one definition both engines use: the
@@ -249,10 +267,14 @@ def local_update(model, algorithm, received: Params, task: ClientTask, server_co
         grads = {k: torch.zeros_like(params[k]) if g is None else g for k, g in grads.items()}
         trainable = task.trainable_at(step)
         with torch.no_grad():
-            current = {k: v.detach() for k, v in params.items()}
-            new, buffers = local_step(correction, opt, current, grads, start, context, buffers,
-                                      lambda k: trainable is None or k in trainable)
-            params = {k: w.requires_grad_(True) for k, w in new.items()}
+            current = {k: v.detach() for k, v in params.items()}  # views of the client's own parameters
+            if trainable is None:  # every parameter trains: local_step's arithmetic, in place
+                adjusted = correction.adjust(grads, current, start, context)
+                buffers = {k: sgd_step_owned_(w, adjusted[k], buffers[k], opt) for k, w in current.items()}
+            else:
+                new, buffers = local_step(correction, opt, current, grads, start, context, buffers,
+                                          lambda k: k in trainable)
+                params = {k: w.requires_grad_(True) for k, w in new.items()}
         loss_sum += float(loss.detach()) * len(rows)
         count += len(rows)
     local = {k: v.detach() for k, v in params.items()}

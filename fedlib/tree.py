@@ -55,9 +55,10 @@ def weighted_sum(trees: Sequence[Params], weights: Iterable[float]) -> Params:
             terms = torch.stack([t[k] for t in trees]).to(torch.float64) * w
             terms[0].add_(0.0)  # 0 + w_0·t_0, as the loop starts (-0.0 becomes +0.0)
             total = terms.cumsum(0)[-1]
-        else:
+        else:  # total += w_i · float64(t_i), each term in one scratch tensor: the same floats, no fresh pages
             total = torch.zeros_like(first, dtype=torch.float64)
+            term = torch.empty_like(total)
             for tree, wi in zip(trees, weights):
-                total += wi * tree[k].to(torch.float64)
+                total += term.copy_(tree[k]).mul_(wi)
         out[k] = total.to(first.dtype)
     return out

@@ -105,3 +105,27 @@ def test_momentum_is_validated_before_any_work():
     with pytest.raises(ConfigError, match="momentum must be a number"):
         Config(momentum="0.9")
     assert isinstance(Algorithm.compose().correction, NoCorrection)
+
+
+@pytest.mark.parametrize("momentum,weight_decay", [(0.0, 0.0), (0.5, 0.0), (0.9, 1e-3), (0.0, 1e-3)])
+def test_the_in_place_step_gives_the_functional_steps_bits(momentum, weight_decay):
+    """The sequential engine steps a client's parameters in place (:func:`sgd_step_owned_`, issue 52: no fresh
+    tensors a step); :func:`sgd_step` (new tensors, the definition) is the reference, compared bit for bit over
+    six steps from the same gradients, buffer and zeros included."""
+    from fedlib.engine import sgd_step, sgd_step_owned_
+
+    g = torch.Generator().manual_seed(7)
+    opt = ClientOptimizer(0.05, momentum, weight_decay)
+    w0 = torch.randn(50, 30, generator=g)
+    w0[0] = 0.0  # zeros keep their sign as the functional step gives it
+    grads = [torch.randn(50, 30, generator=g) for _ in range(6)]
+    for d in grads:
+        d[1] = 0.0
+    w, buf = w0.clone(), None
+    mine, my_buf = w0.clone(), None
+    for d in grads:
+        w, buf = sgd_step(w, d, buf, opt)
+        my_buf = sgd_step_owned_(mine, d.clone(), my_buf, opt)  # the engine hands over a gradient it owns
+        assert torch.equal(mine, w) and (buf is None) == (my_buf is None)
+        assert buf is None or torch.equal(my_buf, buf)
+    assert not torch.equal(mine, w0)

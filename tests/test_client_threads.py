@@ -49,9 +49,13 @@ def _flat(result) -> np.ndarray:
 
 
 @needs_fmnist
-@pytest.mark.parametrize("method, model", [("fedavg", "cnn_mnist"), ("fedlc+scaffold", "mlp"),
-                                           ("moon", "cnn_mnist"), ("fedprox", "mlp")])
-def test_clients_on_two_threads_give_the_one_thread_run_bit_for_bit(monkeypatch, method, model):
+@pytest.mark.parametrize("method, model, extra", [
+    ("fedavg", "cnn_mnist", {}), ("fedlc+scaffold", "mlp", {}), ("moon", "cnn_mnist", {}), ("fedprox", "mlp", {}),
+    ("fedrod", "cnn_mnist", {}),  # a personalized head per client, kept across rounds
+    ("fedconcat", "cnn_mnist", dict(rounds=1)),  # per-cluster encoders, then a classifier on their concatenation
+    ("fedic", "cnn_mnist", dict(rounds=1, server_unlabeled="mnist", server_unlabeled_size=100,
+                                server_aux_per_class=5))])  # server-side calibration and distillation
+def test_clients_on_two_threads_give_the_one_thread_run_bit_for_bit(monkeypatch, method, model, extra):
     names = set()
     update = engine.local_update
 
@@ -59,7 +63,7 @@ def test_clients_on_two_threads_give_the_one_thread_run_bit_for_bit(monkeypatch,
         names.add(threading.current_thread().name)
         return update(*args, **kw)
 
-    kw = dict(TINY, method=method, model=model, store=False, progress=False)
+    kw = dict(TINY, method=method, model=model, store=False, progress=False, **extra)
     one = run(**kw)
     monkeypatch.setattr(engine, "local_update", seen)
     two = run(**kw, client_threads=2)

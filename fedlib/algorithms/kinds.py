@@ -102,7 +102,9 @@ class Correction(Part):
         return {}
 
     def adjust(self, grads: Params, params: Params, anchor: Params, context: dict) -> Params:
-        """The gradient actually stepped along; ``anchor`` is the round's global model."""
+        """The gradient actually stepped along; ``anchor`` is the round's global model.  The engines step
+        in place and use the returned tensors as scratch: return ``grads`` or new tensors, never one held
+        in a state or in ``context``."""
         return grads
 
     def effective_steps(self, num_steps: int, lr: float, momentum: float = 0.0) -> float:
