@@ -41,7 +41,7 @@ from .threads import own_copy, thread_map
 from .tree import Params
 
 __all__ = ["ClientOptimizer", "ClientTask", "ClientOutput", "client_batches", "sample_clients", "local_update",
-           "train_clients_sequential", "objective", "features_and_output", "sgd_step", "sgd_step_", "sgd_step_owned_",
+           "train_clients_sequential", "objective", "features_and_output", "sgd_step", "sgd_step_",
            "local_step", "finish_client"]
 
 
@@ -190,32 +190,18 @@ def sgd_step(w: torch.Tensor, g: torch.Tensor, buf: torch.Tensor | None, opt: Cl
     return w - opt.lr * d, buf
 
 
-def sgd_step_(w: torch.Tensor, g: torch.Tensor, buf: torch.Tensor | None, opt: ClientOptimizer) -> None:
-    """:func:`sgd_step` in place: ``w`` (and ``buf``, the momentum buffer, zeros at the first step) updated,
-    ``g`` overwritten (scratch).  The same operations on the same operands in the same order, each rounded
-    once, so the same floats; without the new tensors and the copy back, which on a CPU cost about as much
-    as the step (freshly allocated pages fault in).  The vectorized engine's step where every client
-    trains every parameter."""
+def sgd_step_(w: torch.Tensor, g: torch.Tensor, buf: torch.Tensor | None,
+              opt: ClientOptimizer) -> torch.Tensor | None:
+    """:func:`sgd_step` in place, the step of both engines where every parameter trains: ``w`` updated,
+    ``g`` (the corrected gradient, which the caller owns) overwritten, and the momentum buffer updated in place
+    and returned (``buf`` None at a client's first step: buf = d, as :func:`sgd_step` takes it; the vectorized
+    engine's stacked buffers start at zeros, where μ·0 + d = d).  The same operations on the same operands in
+    the same order, each rounded once, so the same floats as :func:`sgd_step`
+    (``tests/test_client_optimizer.py``), without the fresh tensors and the copy back."""
     d = g.add_(w * opt.weight_decay) if opt.weight_decay else g
     if opt.momentum:
-        d = buf.mul_(opt.momentum).add_(d)
-        w.sub_(d * opt.lr)
-    else:
-        w.sub_(d.mul_(opt.lr))
-
-
-def sgd_step_owned_(w: torch.Tensor, d: torch.Tensor, buf: torch.Tensor | None,
-                    opt: ClientOptimizer) -> torch.Tensor | None:
-    """:func:`sgd_step` in place on one client's ``w``, with its buffer's first step as :func:`sgd_step` takes
-    it (``buf`` None: buf = d): returns the new buffer.  ``d`` (the corrected gradient, which the client owns)
-    is overwritten.  The same operations on the same operands in the same order, so the same floats as
-    :func:`sgd_step`; without the fresh tensors, whose pages fault in on a CPU at every step (about a third of
-    an MLP's round at one thread, ``benchmarks/README.md``)."""
-    if opt.weight_decay:
-        d = d.add_(opt.weight_decay * w)
-    if opt.momentum:
         buf = d if buf is None else buf.mul_(opt.momentum).add_(d)
-        w.sub_(opt.lr * buf)
+        w.sub_(buf * opt.lr)
         return buf
     w.sub_(d.mul_(opt.lr))
     return None
@@ -270,7 +256,7 @@ def local_update(model, algorithm, received: Params, task: ClientTask, server_co
             current = {k: v.detach() for k, v in params.items()}  # views of the client's own parameters
             if trainable is None:  # every parameter trains: local_step's arithmetic, in place
                 adjusted = correction.adjust(grads, current, start, context)
-                buffers = {k: sgd_step_owned_(w, adjusted[k], buffers[k], opt) for k, w in current.items()}
+                buffers = {k: sgd_step_(w, adjusted[k], buffers[k], opt) for k, w in current.items()}
             else:
                 new, buffers = local_step(correction, opt, current, grads, start, context, buffers,
                                           lambda k: k in trainable)

@@ -109,10 +109,11 @@ def test_momentum_is_validated_before_any_work():
 
 @pytest.mark.parametrize("momentum,weight_decay", [(0.0, 0.0), (0.5, 0.0), (0.9, 1e-3), (0.0, 1e-3)])
 def test_the_in_place_step_gives_the_functional_steps_bits(momentum, weight_decay):
-    """The sequential engine steps a client's parameters in place (:func:`sgd_step_owned_`, issue 52: no fresh
-    tensors a step); :func:`sgd_step` (new tensors, the definition) is the reference, compared bit for bit over
-    six steps from the same gradients, buffer and zeros included."""
-    from fedlib.engine import sgd_step, sgd_step_owned_
+    """Both engines step parameters in place (:func:`sgd_step_`, issue 52: no fresh tensors a step), the
+    sequential one from no buffer (None), the vectorized one from a zero buffer; :func:`sgd_step` (new tensors,
+    the definition) is the reference, compared bit for bit over six steps from the same gradients, buffer and
+    zeros included."""
+    from fedlib.engine import sgd_step, sgd_step_
 
     g = torch.Generator().manual_seed(7)
     opt = ClientOptimizer(0.05, momentum, weight_decay)
@@ -122,10 +123,12 @@ def test_the_in_place_step_gives_the_functional_steps_bits(momentum, weight_deca
     for d in grads:
         d[1] = 0.0
     w, buf = w0.clone(), None
-    mine, my_buf = w0.clone(), None
+    mine, my_buf = w0.clone(), None  # the sequential engine's first step: no buffer yet
+    stacked, stacked_buf = w0.clone(), torch.zeros_like(w0)  # the vectorized engine's: a zero buffer, updated
     for d in grads:
         w, buf = sgd_step(w, d, buf, opt)
-        my_buf = sgd_step_owned_(mine, d.clone(), my_buf, opt)  # the engine hands over a gradient it owns
-        assert torch.equal(mine, w) and (buf is None) == (my_buf is None)
-        assert buf is None or torch.equal(my_buf, buf)
+        my_buf = sgd_step_(mine, d.clone(), my_buf, opt)  # the engine hands over a gradient it owns
+        sgd_step_(stacked, d.clone(), stacked_buf, opt)
+        assert torch.equal(mine, w) and torch.equal(stacked, w) and (buf is None) == (my_buf is None)
+        assert buf is None or (torch.equal(my_buf, buf) and torch.equal(stacked_buf, buf))
     assert not torch.equal(mine, w0)
