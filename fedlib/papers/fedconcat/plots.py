@@ -324,10 +324,14 @@ def fig4_communication(ctx, fig4):
     curves, grid4 = fig4.summary["curves"], fig4.grid
     fig, ax = plt.subplots(figsize=(6.5, 3.5))
     colors = PAPER.method_colors
+    baselines = list(dict.fromkeys(curves.method[curves.method != "fedconcat"]))
     for (m, arch), g in curves[curves.method != "fedconcat"].groupby(["method", "architecture"], sort=False):
         final = arch.startswith("FedConcat")
-        ax.plot(g.communication_M, g.accuracy, color=colors.get(m), marker="o" if final else None,
-                ms=3, ls="-" if final else ":", lw=1.3,
+        # the final architecture's few points: a marker of its own per method, so that two methods at one
+        # point (FedAvg's and FedRS's at quick) both show there
+        marker = "osD^vP"[baselines.index(m) % 6] if final else None
+        ax.plot(g.communication_M, g.accuracy, color=colors.get(m), marker=marker, ms=5 if final else 3,
+                mfc="none" if final and baselines.index(m) % 2 else colors.get(m), ls="-" if final else ":", lw=1.3,
                 label=f"{paper.METHOD_LABELS[m]}, {'final architecture' if final else 'one cluster model'}")
     point = curves[curves.method == "fedconcat"]
     if not len(curves):
