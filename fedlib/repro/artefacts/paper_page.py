@@ -263,7 +263,7 @@ def _item(paper: str, profile: str, m: dict, folder: Path, rel: str, run: dict, 
     seeds = m.get("seeds") or []
     refs = number_ranges([numbers[d] for d in m["_deviations"]])
     lines += [f"*Profile* `{m.get('profile')}`"
-              + (f", seeds {', '.join(map(str, seeds))}" if seeds else "")
+              + (f", seeds {number_ranges(seeds)}" if seeds else "")
               + (f", datasets {', '.join(m.get('datasets') or [])}" if m.get("datasets") else "")
               + (f", {'rendered from the store in ' if run.get('cold') else ''}{m['wall_time_s']:.0f} s"
                  if isinstance(m.get("wall_time_s"), (int, float)) else "")
