@@ -39,8 +39,8 @@ TARGET = 0.8  # fedlib's median round at most this × the faster peer's
 #: on a CPU a conv net's clients train faster one after another (a grouped convolution is slower per sample)
 ENGINES = {"fedlib-sequential": "sequential"}
 
-# name -> (what it is, fedlib configuration, rounds a run): 8, the protocol (rounds 2-8 timed); with 3, the
-# two timed rounds held the heap's last growth (page faults in round 2 in every library) as much as the round
+# name -> (what it is, fedlib configuration, rounds a run): 8, the protocol (rounds 2-8 timed); 3 rounds gave
+# the same ratios within 0.02 (benchmarks/README.md)
 SETTINGS = {
     "mlp": ("FMNIST (15,000-sample subset), fedlib's `mlp` (784→260→200→10), 30 clients Dir(0.1), all each "
             "round, E = 1, B = 64, lr 0.01; test set 2,000",

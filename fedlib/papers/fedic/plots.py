@@ -72,7 +72,10 @@ def _curves(ax, frame: pd.DataFrame, x: str, by: str | None, label, why: str = "
     for i, (key, s) in enumerate(groups):
         s = s.sort_values(x)
         yerr = s.ours_std.where(s.n_seeds >= 2) if n >= 2 else None  # one seed: no error bar, not a 0-height one
-        line = ax.errorbar(s[x], s.ours_mean, yerr=yerr, marker="os^Dv<>"[i % 7], capsize=2, label=label(key))
+        # every other curve's marker hollow and larger: where two curves meet (FT and FEDIC in Fig. 3), the one
+        # drawn first still shows as a ring around the other
+        line = ax.errorbar(s[x], s.ours_mean, yerr=yerr, marker="os^Dv<>"[i % 7], capsize=2, label=label(key),
+                           mfc="none" if i % 2 else None, ms=8 if i % 2 else 6)
         for r in s[s.ours_mean.isna()].to_dict("records"):  # records: x may be a keyword ("lambda")
             word = "diverged" if r.get("status", "") == "diverged" else "not run"
             label_cell(ax, r[x], floor, word, key=f"{label(key)} @ {r[x]:g}",
